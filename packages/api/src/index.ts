@@ -1,1 +1,50 @@
-export {};
+export { applyDefaults } from './defaults.js';
+export {
+  DEFAULT_DISK_BUS,
+  DEFAULT_MACHINE_TYPE,
+  DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS,
+  type DefaultsOptions,
+} from './defaults-options.js';
+export { ConditionStatus, VmiConditionReason, VmiConditionType } from './conditions.js';
+export { checkVmi, decodeVmi, type DecodeOptions } from './decode-vmi.js';
+export { EventReason, EventType } from './event-reasons.js';
+export { formatFieldError, formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
+export { deriveFirmwareUuid, FIRMWARE_UUID_NAMESPACE, nameBasedUuid } from './firmware-uuid.js';
+export {
+  VMI_ACCEPTED_API_VERSIONS,
+  VMI_API_VERSION,
+  VMI_GROUP,
+  VMI_KIND,
+  VMI_LIST_KIND,
+  VMI_PLURAL,
+  VMI_SHORT_NAMES,
+  VMI_SINGULAR,
+  VMI_VERSION,
+} from './group-version.js';
+export {
+  APP_LABEL,
+  CREATED_BY_LABEL,
+  DOMAIN_ANNOTATION,
+  HEARTBEAT_ANNOTATION,
+  LAUNCHER_APP_LABEL_VALUE,
+  NODE_NAME_LABEL,
+  NODE_SCHEDULABLE_LABEL,
+  VMI_FINALIZER,
+} from './labels.js';
+export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
+export { NANOS_PER_UNIT, parseQuantity, parseQuantityValue, type Quantity, type QuantityFormat } from './quantity.js';
+export { QuantityError } from './quantity-error.js';
+export { formatQuantity } from './quantity-format.js';
+export { compareQuantities, isZeroQuantity, toBytes, toMillis } from './quantity-math.js';
+export { SUPPORTED_VMI_FIELDS, SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK, type FieldTree } from './supported-fields.js';
+export { findUnsupportedFields } from './unsupported-fields.js';
+export { DEFAULT_MIN_GUEST_MEMORY_BYTES, type ValidateOptions } from './validate-options.js';
+export { validateVmi } from './validate-vmi.js';
+export { VmiInvalidError } from './vmi-invalid-error.js';
+export type * from './types/devices.js';
+export type * from './types/domain.js';
+export type * from './types/object-meta.js';
+export type * from './types/status.js';
+export type * from './types/vmi.js';
+export type * from './types/volumes.js';
+export { VOLUME_SOURCE_KEYS } from './types/volumes.js';

@@ -1,0 +1,47 @@
+// Defaults of spec.domain.devices and spec.volumes. Each mutates the fresh copy made by
+// applyDefaults.
+
+import { pullPolicyFor } from './defaults-compute.js';
+import type { Devices, DiskBus } from './types/devices.js';
+import type { Volume } from './types/volumes.js';
+
+// QEMU offers no virtio cdrom; SATA is what KubeVirt gives a cdrom without a bus.
+const CDROM_BUS: DiskBus = 'sata';
+
+export function defaultDisks(devices: Devices, diskBus: DiskBus): void {
+  for (const disk of devices.disks ?? []) {
+    const withLun = disk as { lun?: unknown };
+    // A disk that says nothing about its kind is a plain disk.
+    if (!disk.disk && !disk.cdrom && !withLun.lun) disk.disk = {};
+    if (disk.disk) disk.disk.bus ??= diskBus;
+    if (disk.cdrom) {
+      disk.cdrom.bus ??= CDROM_BUS;
+      // Media in a drive is read-only unless asked otherwise, and the tray starts closed.
+      disk.cdrom.readonly ??= true;
+      disk.cdrom.tray ??= 'closed';
+    }
+  }
+}
+
+export function defaultWatchdog(devices: Devices): void {
+  const watchdog = devices.watchdog;
+  if (!watchdog) return;
+  // i6300esb is the watchdog model amd64 guests have drivers for; `reset` mimics real hardware.
+  watchdog.i6300esb ??= {};
+  watchdog.i6300esb.action ??= 'reset';
+}
+
+export function defaultAutoattach(devices: Devices): void {
+  // KubeVirt attaches these unless told not to; written out so the converter reads no implicit state.
+  devices.autoattachSerialConsole ??= true;
+  devices.autoattachMemBalloon ??= true;
+  devices.autoattachGraphicsDevice ??= true;
+}
+
+export function defaultVolumes(volumes: Volume[] | undefined): void {
+  for (const volume of volumes ?? []) {
+    // Decides whether the image is fetched again on each start, as Kubernetes does for images.
+    const disk = volume.containerDisk;
+    if (disk) disk.imagePullPolicy ??= pullPolicyFor(disk.image);
+  }
+}

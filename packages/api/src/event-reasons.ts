@@ -1,0 +1,38 @@
+// Reasons of the Kubernetes Events recorded against a VMI. The handler writes them with the
+// same spelling as virt-handler so `kubectl get events --field-selector reason=Started` works.
+
+export const EventReason = {
+  /** Normal: the domain was defined (first successful sync). */
+  Created: 'Created',
+  /** Normal: the VMI reached Running. */
+  Started: 'Started',
+  /** Normal: the first graceful (ACPI) shutdown was signalled. */
+  ShuttingDown: 'ShuttingDown',
+  /** Normal: the domain is being killed or undefined. */
+  Deleted: 'Deleted',
+  /** Normal when shut down, Warning when crashed. */
+  Stopped: 'Stopped',
+  /** Warning: a sync with the launcher failed; the message is the error. */
+  SyncFailed: 'SyncFailed',
+  Paused: 'Paused',
+  Unpaused: 'Unpaused',
+  SoftRebooted: 'SoftRebooted',
+  Reset: 'Reset',
+  /** Warning: a filesystem freeze or thaw failed. */
+  FreezeError: 'FreezeError',
+  /** Warning: relayed from the launcher when the guest panics. */
+  GuestPanicked: 'GuestPanicked',
+  /** Warning: relayed from the launcher on a disk I/O error. */
+  IOerror: 'IOerror',
+  /** Warning: relayed from the launcher when the guest agent stops answering. */
+  GuestAgentPingFailed: 'GuestAgentPingFailed',
+} as const;
+
+export type EventReason = (typeof EventReason)[keyof typeof EventReason];
+
+export const EventType = {
+  Normal: 'Normal',
+  Warning: 'Warning',
+} as const;
+
+export type EventType = (typeof EventType)[keyof typeof EventType];

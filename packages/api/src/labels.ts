@@ -1,0 +1,19 @@
+// Labels, annotations and finalizers shared by the controller, the handler and the launcher
+// pod, spelled as KubeVirt spells them so the same selectors work against either.
+
+/** Marks every object that belongs to the VM machinery; the value names the component. */
+export const APP_LABEL = 'kubevirt.io';
+/** On the launcher pod: the UID of the VMI it serves. */
+export const CREATED_BY_LABEL = 'kubevirt.io/created-by';
+/** On the VMI: the node it runs on (custom resources have no field selector on status). */
+export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
+/** On the Node: whether new VMIs may be scheduled there; kept fresh by the handler heartbeat. */
+export const NODE_SCHEDULABLE_LABEL = 'kubevirt.io/schedulable';
+/** On the Node: RFC 3339 time of the last handler heartbeat. */
+export const HEARTBEAT_ANNOTATION = 'kubevirt.io/heartbeat';
+/** On the launcher pod: the VMI name, used to match a domain to the pod it runs in. */
+export const DOMAIN_ANNOTATION = 'kubevirt.io/domain';
+/** Added at creation so the VMI object outlives its launcher pod until the VM is gone. */
+export const VMI_FINALIZER = 'foregroundDeleteVirtualMachine';
+/** Value of APP_LABEL on launcher pods. */
+export const LAUNCHER_APP_LABEL_VALUE = 'virt-launcher';

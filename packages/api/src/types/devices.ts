@@ -1,0 +1,67 @@
+// `spec.domain.devices` and `spec.networks`: disks, interfaces, rng, watchdog and the
+// autoattach switches, with KubeVirt's JSON names.
+
+export type DiskBus = 'virtio' | 'sata' | 'scsi' | 'usb';
+export type DiskCache = 'none' | 'writethrough' | 'writeback';
+
+export interface DiskTarget {
+  bus?: DiskBus;
+  readonly?: boolean;
+}
+
+export interface CdromTarget {
+  bus?: DiskBus;
+  /** KubeVirt defaults a cdrom to read-only. */
+  readonly?: boolean;
+  tray?: 'open' | 'closed';
+}
+
+export interface Disk {
+  /** Names the volume this disk shows to the guest. */
+  name: string;
+  disk?: DiskTarget;
+  cdrom?: CdromTarget;
+  bootOrder?: number;
+  serial?: string;
+  cache?: DiskCache;
+}
+
+export interface Port {
+  name?: string;
+  protocol?: 'TCP' | 'UDP';
+  port: number;
+}
+
+export interface Interface {
+  /** Names the network (`spec.networks[].name`) this interface attaches to. */
+  name: string;
+  bridge?: Record<string, never>;
+  masquerade?: Record<string, never>;
+  model?: string;
+  macAddress?: string;
+  bootOrder?: number;
+  ports?: Port[];
+}
+
+export interface Network {
+  name: string;
+  pod?: { vmNetworkCIDR?: string };
+}
+
+export type WatchdogAction = 'poweroff' | 'reset' | 'shutdown';
+
+export interface Watchdog {
+  name: string;
+  i6300esb?: { action?: WatchdogAction };
+}
+
+export interface Devices {
+  disks?: Disk[];
+  interfaces?: Interface[];
+  /** Presence attaches a virtio RNG fed from the host's /dev/urandom. */
+  rng?: Record<string, never>;
+  watchdog?: Watchdog;
+  autoattachSerialConsole?: boolean;
+  autoattachMemBalloon?: boolean;
+  autoattachGraphicsDevice?: boolean;
+}

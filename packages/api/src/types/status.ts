@@ -1,0 +1,80 @@
+// `status` of a VMI: written by the controller (phase up to Scheduled, nodeName, activePods,
+// qosClass, launcherContainerImageVersion) and by the handler (everything the domain shows).
+
+import type { ConditionStatus } from '../conditions.js';
+import type { VmiPhase } from '../phases.js';
+import type { QuantityValue } from './domain.js';
+
+export interface VmiCondition {
+  type: string;
+  status: ConditionStatus;
+  lastProbeTime?: string | null;
+  lastTransitionTime?: string | null;
+  reason?: string;
+  message?: string;
+}
+
+export interface VmiNetworkInterfaceStatus {
+  name?: string;
+  mac?: string;
+  ipAddress?: string;
+  ipAddresses?: string[];
+  interfaceName?: string;
+  /** Where the data came from: `domain`, `guest-agent`, `multus-status`, joined by commas. */
+  infoSource?: string;
+  queueCount?: number;
+  linkState?: string;
+  podInterfaceName?: string;
+}
+
+export interface GuestOsInfo {
+  name?: string;
+  kernelRelease?: string;
+  version?: string;
+  prettyName?: string;
+  versionId?: string;
+  kernelVersion?: string;
+  machine?: string;
+  id?: string;
+}
+
+export interface PhaseTransitionTimestamp {
+  phase: VmiPhase;
+  phaseTransitionTimestamp: string;
+}
+
+export interface MemoryStatus {
+  guestAtBoot?: QuantityValue;
+  guestCurrent?: QuantityValue;
+  guestRequested?: QuantityValue;
+}
+
+export interface CpuTopology {
+  cores?: number;
+  sockets?: number;
+  threads?: number;
+}
+
+export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+export type MigrationMethod = 'BlockMigration' | 'LiveMigration';
+
+export interface VmiStatus {
+  phase?: VmiPhase;
+  reason?: string;
+  nodeName?: string;
+  conditions?: VmiCondition[];
+  interfaces?: VmiNetworkInterfaceStatus[];
+  guestOSInfo?: GuestOsInfo;
+  phaseTransitionTimestamps?: PhaseTransitionTimestamp[];
+  /** Launcher pod UID → node name, for every pod that belongs to this VMI. */
+  activePods?: Record<string, string>;
+  qosClass?: QosClass;
+  /** The machine type qemu really runs, e.g. `pc-q35-8.2` for a requested `q35`. */
+  machine?: { type?: string };
+  /** `frozen` while the guest filesystems are frozen; absent otherwise. */
+  fsFreezeStatus?: string;
+  launcherContainerImageVersion?: string;
+  migrationMethod?: MigrationMethod;
+  memory?: MemoryStatus;
+  currentCPUTopology?: CpuTopology;
+}

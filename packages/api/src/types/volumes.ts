@@ -1,0 +1,50 @@
+// `spec.volumes`: where each disk's bytes come from. Exactly one source per volume.
+
+import type { PullPolicy, QuantityValue } from './domain.js';
+
+export interface ContainerDiskSource {
+  image: string;
+  /** Path of the disk file inside the image; KubeVirt looks under /disk when unset. */
+  path?: string;
+  imagePullPolicy?: PullPolicy;
+}
+
+export interface EmptyDiskSource {
+  capacity: QuantityValue;
+}
+
+export interface LocalObjectReference {
+  name: string;
+}
+
+export interface CloudInitNoCloudSource {
+  userData?: string;
+  userDataBase64?: string;
+  /** KubeVirt spells the user-data secret reference `secretRef` in JSON. */
+  secretRef?: LocalObjectReference;
+  networkData?: string;
+  networkDataBase64?: string;
+  networkDataSecretRef?: LocalObjectReference;
+}
+
+export type HostDiskType = 'Disk' | 'DiskOrCreate';
+
+export interface HostDiskSource {
+  path: string;
+  type: HostDiskType;
+  capacity?: QuantityValue;
+  shared?: boolean;
+}
+
+export interface Volume {
+  name: string;
+  containerDisk?: ContainerDiskSource;
+  emptyDisk?: EmptyDiskSource;
+  cloudInitNoCloud?: CloudInitNoCloudSource;
+  hostDisk?: HostDiskSource;
+}
+
+/** The JSON keys of the volume sources podvirt implements. */
+export const VOLUME_SOURCE_KEYS = ['containerDisk', 'emptyDisk', 'cloudInitNoCloud', 'hostDisk'] as const;
+
+export type VolumeSourceKey = (typeof VOLUME_SOURCE_KEYS)[number];

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  checkVmi,
+  decodeVmi,
+  EventReason,
+  formatFieldError,
+  formatFieldErrors,
+  isFinalPhase,
+  isVmiPhase,
+  SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK,
+  VMI_API_VERSION,
+  VMI_PHASES,
+  VmiConditionType,
+  VmiInvalidError,
+  VmiPhase,
+} from '../src/index.js';
+import { ephemeralVmi, masqueradeVmi, setPath } from './fixtures.js';
+
+describe('decodeVmi', () => {
+  it('returns a valid, supported VMI as is', () => {
+    const raw = ephemeralVmi();
+    const vmi = decodeVmi(raw);
+    assert.equal(vmi, raw);
+    assert.equal(vmi.spec.volumes?.[0]?.containerDisk?.image, 'registry:5000/kubevirt/cirros-container-disk-demo:devel');
+  });
+
+  it('throws every problem at once, unsupported fields first', () => {
+    const raw = setPath(ephemeralVmi(), 'spec.domain.devices.gpus', [{ name: 'g' }]);
+    setPath(raw, 'spec.terminationGracePeriodSeconds', -5);
+    assert.throws(
+      () => decodeVmi(raw),
+      (err: unknown) => {
+        assert.ok(err instanceof VmiInvalidError);
+        assert.equal(err.code, 'PODVIRT_ERR_VMI_INVALID');
+        assert.deepEqual(
+          err.fieldErrors.map((e) => `${e.field} ${e.type}`),
+          ['spec.domain.devices.gpus[0] NotSupported', 'spec.terminationGracePeriodSeconds Invalid'],
+        );
+        assert.match(err.message, /^invalid VirtualMachineInstance: spec\.domain\.devices\.gpus\[0\]: Unsupported value: .*; spec\.terminationGracePeriodSeconds: Invalid value: must be at least 0, got -5$/);
+        return true;
+      },
+    );
+  });
+
+  it('throws on malformed input instead of returning it', () => {
+    for (const raw of [null, [], { spec: null }]) assert.throws(() => decodeVmi(raw), VmiInvalidError);
+  });
+
+  it('takes a wider allow-list', () => {
+    assert.equal(checkVmi(masqueradeVmi()).length, 2);
+    assert.deepEqual(checkVmi(masqueradeVmi(), { supportedFields: SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK }), []);
+  });
+
+  it('passes validation options through', () => {
+    const raw = setPath(ephemeralVmi(), 'spec.domain.resources.requests.memory', '64Mi');
+    assert.equal(checkVmi(raw).length, 1);
+    assert.deepEqual(checkVmi(raw, { minGuestMemoryBytes: 1n }), []);
+  });
+});
+
+describe('formatFieldErrors', () => {
+  const rows: [Parameters<typeof formatFieldError>[0], string][] = [
+    [{ field: 'spec.domain.devices.disks[1].name', type: 'Required', message: 'a non-empty string is required' }, 'spec.domain.devices.disks[1].name: Required value: a non-empty string is required'],
+    [{ field: 'spec.volumes[0].name', type: 'Duplicate', message: 'x' }, 'spec.volumes[0].name: Duplicate value: x'],
+    [{ field: 'a', type: 'NotFound', message: 'x' }, 'a: Not found: x'],
+    [{ field: 'a', type: 'TypeInvalid', message: 'x' }, 'a: Invalid value: x'],
+    [{ field: 'a', type: 'TooMany', message: 'x' }, 'a: Too many: x'],
+    [{ field: 'a', type: 'Forbidden', message: 'x' }, 'a: Forbidden: x'],
+    [{ field: '', type: 'TypeInvalid', message: 'must be an object' }, 'Invalid value: must be an object'],
+  ];
+  for (const [error, text] of rows) {
+    it(text, () => assert.equal(formatFieldError(error), text));
+  }
+
+  it('joins on one line', () => {
+    assert.equal(formatFieldErrors([]), '');
+    assert.equal(formatFieldErrors(rows.slice(0, 2).map(([error]) => error)), `${rows[0]?.[1]}; ${rows[1]?.[1]}`);
+  });
+});
+
+describe('constants', () => {
+  it('speak KubeVirt', () => {
+    assert.equal(VMI_API_VERSION, 'kubevirt.io/v1');
+    assert.deepEqual(VMI_PHASES, ['', 'Pending', 'Scheduling', 'Scheduled', 'Running', 'Succeeded', 'Failed', 'Unknown']);
+    assert.equal(VmiConditionType.AgentConnected, 'AgentConnected');
+    assert.equal(EventReason.IOerror, 'IOerror');
+  });
+
+  it('know which phases are final', () => {
+    const final = VMI_PHASES.filter((phase) => isFinalPhase(phase));
+    assert.deepEqual(final, [VmiPhase.Succeeded, VmiPhase.Failed]);
+    assert.equal(isFinalPhase(undefined), false);
+    assert.equal(isVmiPhase('Running'), true);
+    assert.equal(isVmiPhase('running'), false);
+    assert.equal(isVmiPhase(3), false);
+  });
+});
