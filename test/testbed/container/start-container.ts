@@ -1,0 +1,252 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdir, open, readFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import type { Readable, Duplex } from 'node:stream';
+import { ContainerError } from './container-error.js';
+import { writeContainerAccounts } from './container-accounts.js';
+import { containerStatePaths } from './container-state-paths.js';
+import type { BindMount } from './container-state-paths.js';
+import { killNamespaceProcesses } from './kill-namespace-processes.js';
+import { mountNamespaceOf } from './mount-namespace.js';
+
+export interface ContainerOptions {
+  /** argv of the container's main process, looked up on PATH. */
+  readonly command: readonly string[];
+  /** Backs the private /etc/libvirt, /run/libvirt, … and /etc/passwd, /etc/group. */
+  readonly stateDir: string;
+  /** Extra bind mounts, made after the libvirt ones (so they may mount inside them). */
+  readonly binds?: readonly BindMount[];
+  /** Own PID namespace with a fresh /proc: the command is PID 1 there, as in a pod. */
+  readonly pidNamespace?: boolean;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** Aborting stops the container (grace `abortGraceMs`, default 5 s). */
+  readonly signal?: AbortSignal;
+  readonly abortGraceMs?: number;
+  /** Bound on the namespace set-up (default 10 s). */
+  readonly startTimeoutMs?: number;
+  /** Grace for processes left in the namespace once the main one has exited (default 1 s). */
+  readonly leftoverGraceMs?: number;
+}
+
+export interface ContainerExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/**
+ * A running container. Read (or drain) `stdout` and `stderr`: a full pipe blocks the command.
+ * `exited` resolves once the main process has exited AND nothing is left in the namespace.
+ */
+export interface Container {
+  /** Host pid of the command (PID 1 inside when `pidNamespace`). */
+  readonly pid: number;
+  /** `mnt:[<inode>]`, the container's mount namespace as /proc/<pid>/ns/mnt shows it. */
+  readonly mountNamespace: string;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  readonly exited: Promise<ContainerExit>;
+  kill(signal?: NodeJS.Signals): void;
+  /** SIGTERM, SIGKILL after `graceMs` (default 10 s), then clear the namespace. Idempotent. */
+  stop(opts?: { graceMs?: number }): Promise<ContainerExit>;
+}
+
+// Runs in the new mount namespace, before the command: bind mounts, then a handshake on
+// fd 3 ("ready" out, one line in) so the host can pin the namespace before anything can
+// exit. Set-up errors go to fd 3 too, so they reach the start error, not the caller's stderr.
+// In a new PID namespace the first fork becomes its PID 1, so there everything (even the
+// mkdir and mount commands) runs in that first child.
+// With a PID namespace, unshare's own --fork loses the exit signal of PID 1 (util-linux 2.38
+// exits 1 with "sigprocmask unblock failed"), so this shell forks PID 1 itself and re-raises
+// its signal; `set -m` keeps SIGINT/SIGQUIT from being ignored in the background child.
+const SETUP = `set -e
+exec 4>&2 2>&3
+pidns=$1 n=$2; shift 2
+start() {
+  if [ "$pidns" = 1 ]; then mount -t proc proc /proc; fi
+  while [ "$n" -gt 0 ]; do
+    src=$1; tgt=$2; ro=$3; shift 3; n=$((n - 1))
+    if [ -d "$src" ]; then mkdir -p "$tgt"
+    elif [ ! -e "$tgt" ]; then mkdir -p "$(dirname "$tgt")"; : >"$tgt"; fi
+    mount --bind "$src" "$tgt"
+    if [ "$ro" = ro ]; then mount -o remount,bind,ro "$tgt"; fi
+  done
+  echo ready >&3
+  read -r _ <&3
+  exec 2>&4 4>&- 3>&-
+  exec "$@"
+}
+if [ "$pidns" = 0 ]; then start "$@"; fi
+set -m
+start "$@" &
+child=$!
+exec 2>&4 4>&- 3>&-
+trap 'kill -KILL "$child" 2>/dev/null' TERM INT HUP
+set +e
+while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || break; done
+if [ "$rc" -gt 128 ]; then trap - TERM INT HUP; kill -n "$((rc - 128))" "$$"; fi
+exit "$rc"
+`;
+
+function unshareArgs(opts: ContainerOptions, binds: readonly BindMount[]): string[] {
+  const pidns = opts.pidNamespace === true;
+  const bindArgs = binds.flatMap((b) => [b.source, b.target, b.readOnly === true ? 'ro' : 'rw']);
+  return ['--mount', '--propagation', 'private', ...(pidns ? ['--pid'] : []), '/bin/bash', '-c', SETUP,
+    'podvirt-container', pidns ? '1' : '0', String(binds.length), ...bindArgs, ...opts.command];
+}
+
+/** Waits for the set-up handshake; resolves with whatever the set-up printed before it. */
+function handshake(child: ChildProcess, control: Duplex, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const done = (err?: Error): void => {
+      clearTimeout(timer);
+      control.off('data', onData);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString();
+      if (/^ready$/m.test(text)) done();
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      const stderr = (child.stderr?.read() as Buffer | null)?.toString() ?? '';
+      const why = `${text}${stderr}`.trim();
+      done(new ContainerError('PODVIRT_CONTAINER_START_FAILED',
+        `container set-up exited (code ${String(code)}, signal ${String(signal)}): ${why}`));
+    };
+    const onError = (err: Error): void => {
+      done(new ContainerError('PODVIRT_CONTAINER_START_FAILED', `cannot run unshare: ${err.message}`, { cause: err }));
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      done(new ContainerError('PODVIRT_CONTAINER_START_TIMEOUT', `container set-up took over ${timeoutMs} ms: ${text}`));
+    }, timeoutMs);
+    control.on('data', onData);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}
+
+/** The set-up shell's only child is the namespace's PID 1 (the command after exec). */
+async function namespaceInitPid(shellPid: number): Promise<number> {
+  const children = await readFile(`/proc/${shellPid}/task/${shellPid}/children`, 'utf8');
+  const pid = Number(children.trim().split(/\s+/)[0]);
+  if (!Number.isInteger(pid) || pid <= 0) {
+    throw new ContainerError('PODVIRT_CONTAINER_START_FAILED', `set-up shell ${shellPid} has no child`);
+  }
+  return pid;
+}
+
+/**
+ * Runs `command` in its own mount namespace (optionally its own PID namespace) with private
+ * libvirt directories and account files, the way a pod's container sees its image. Mounts
+ * live only in that namespace, so they vanish with its last process; stopping kills every
+ * process still in the namespace.
+ */
+export async function startContainer(opts: ContainerOptions): Promise<Container> {
+  opts.signal?.throwIfAborted();
+  const paths = containerStatePaths(opts.stateDir);
+  await Promise.all(
+    [paths.etcLibvirt, paths.runLibvirt, paths.varLibLibvirt, paths.varLogLibvirt, paths.varCacheLibvirt]
+      .map((d) => mkdir(d, { recursive: true })),
+  );
+  await writeContainerAccounts(paths);
+
+  const child = spawn('unshare', unshareArgs(opts, [...paths.binds, ...(opts.binds ?? [])]), {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    ...(opts.env === undefined ? {} : { env: { ...opts.env } }),
+    ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+  });
+  const rawExit = new Promise<ContainerExit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const control = child.stdio[3] as Duplex;
+  // The set-up may be killed with our "go" unread (ECONNRESET): nothing to act on.
+  control.on('error', () => undefined);
+  let nsHandle: FileHandle | undefined;
+  let pid: number;
+  let ns: string | undefined;
+  try {
+    await handshake(child, control, opts.startTimeoutMs ?? 10_000);
+    pid = opts.pidNamespace === true ? await namespaceInitPid(child.pid ?? 0) : (child.pid ?? 0);
+    ns = await mountNamespaceOf(pid);
+    // Holding the namespace open keeps its inode number from being reused by someone
+    // else's namespace while we look for our leftovers.
+    nsHandle = await open(`/proc/${pid}/ns/mnt`, 'r');
+    if (ns === undefined || ns !== (await mountNamespaceOf(pid))) throw new Error(`pid ${pid} changed`);
+    control.end('go\n');
+  } catch (err) {
+    // PID 1 (if forked yet) sits in `read` on fd 3: closing it ends the set-up there too.
+    control.destroy();
+    child.kill('SIGKILL');
+    await rawExit;
+    await nsHandle?.close();
+    throw err instanceof ContainerError
+      ? err
+      : new ContainerError('PODVIRT_CONTAINER_START_FAILED', `container set-up failed: ${String(err)}`, { cause: err });
+  }
+  control.resume();
+  void rawExit.then(() => control.destroy());
+  const mountNamespace = ns;
+  const handle = nsHandle;
+
+  let leftoverError: unknown;
+  const exited = rawExit.then(async (exit) => {
+    try {
+      await killNamespaceProcesses(mountNamespace, { graceMs: opts.leftoverGraceMs ?? 1000, timeoutMs: 5000 });
+    } catch (err) {
+      leftoverError = err;
+    } finally {
+      await handle.close();
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+    return exit;
+  });
+
+  let exitedYet = false;
+  void exited.then(() => {
+    exitedYet = true;
+  });
+  const kill = (signal: NodeJS.Signals = 'SIGTERM'): void => {
+    if (exitedYet) return;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Exited meanwhile; `exited` reports it.
+    }
+  };
+  let stopping: Promise<ContainerExit> | undefined;
+  const stop = (stopOpts?: { graceMs?: number }): Promise<ContainerExit> => {
+    stopping ??= (async () => {
+      kill('SIGTERM');
+      const timer = setTimeout(() => kill('SIGKILL'), stopOpts?.graceMs ?? 10_000);
+      try {
+        const exit = await exited;
+        if (leftoverError !== undefined) throw leftoverError;
+        return exit;
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    return stopping;
+  };
+  function onAbort(): void {
+    stop({ graceMs: opts.abortGraceMs ?? 5000 }).catch(() => undefined);
+  }
+  if (opts.signal?.aborted === true) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  return {
+    pid,
+    mountNamespace,
+    stdout: child.stdout as Readable,
+    stderr: child.stderr as Readable,
+    exited,
+    kill,
+    stop,
+  };
+}
