@@ -1,0 +1,101 @@
+// One podvirtctl run, from argv to exit code, with the process kept out: main.ts passes in the
+// arguments, the environment, the output streams and a signal that SIGINT aborts.
+import type { CommandName } from './command-table.js';
+import type { CommandResult } from './commands/command-result.js';
+import { runGuest } from './commands/guest.js';
+import { runList } from './commands/list.js';
+import { runOperation } from './commands/operations.js';
+import { runVersion } from './commands/version.js';
+import type { NodeApi, NodeApiClient } from './node-client.js';
+import { openNodeClient } from './open-node-client.js';
+import { parseArgs, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
+import { renderFailure, type FailureContext } from './render/failure.js';
+import { renderStructured } from './render/structured.js';
+import { formatHelp } from './usage.js';
+
+export interface TextSink {
+  write(chunk: string): unknown;
+}
+
+export interface CliContext {
+  readonly argv: readonly string[];
+  readonly env: ParseEnv;
+  readonly stdout: TextSink;
+  readonly stderr: TextSink;
+  readonly signal: AbortSignal;
+  readonly version: string;
+}
+
+type CallInvocation = Extract<Invocation, { call: unknown }>;
+
+export async function runCli(context: CliContext): Promise<number> {
+  let invocation: Invocation;
+  try {
+    invocation = parseArgs(context.argv, context.env);
+  } catch (err) {
+    return fail(context, err, { command: undefined, connection: undefined, timeoutMs: undefined, interrupted: false });
+  }
+  if (invocation.kind === 'help') {
+    context.stdout.write(formatHelp(invocation.command));
+    return 0;
+  }
+  if (invocation.kind === 'version') {
+    write(context, runVersion(context.version), invocation.output);
+    return 0;
+  }
+  return runCall(context, invocation);
+}
+
+async function runCall(context: CliContext, invocation: CallInvocation): Promise<number> {
+  const { connection, timeoutMs, output } = invocation.call;
+  let client: NodeApiClient | undefined;
+  try {
+    client = await openNodeClient(connection, timeoutMs, context.signal);
+    write(context, await execute(client, invocation, context.signal), output);
+    return 0;
+  } catch (err) {
+    const command = commandOf(invocation);
+    return fail(context, err, { command, connection, timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    client?.close();
+  }
+}
+
+function execute(api: NodeApi, invocation: CallInvocation, signal: AbortSignal): Promise<CommandResult> {
+  switch (invocation.kind) {
+    case 'operation':
+    case 'freeze':
+      return runOperation(api, invocation, signal);
+    case 'guest':
+      return runGuest(api, invocation, signal);
+    case 'list':
+      return runList(api, invocation, signal);
+  }
+}
+
+function commandOf(invocation: CallInvocation): CommandName {
+  switch (invocation.kind) {
+    case 'operation':
+    case 'guest':
+      return invocation.command;
+    case 'freeze':
+      return 'freeze';
+    case 'list':
+      return 'list';
+  }
+}
+
+function write(context: CliContext, result: CommandResult, output: OutputFormat): void {
+  if (output !== 'human') {
+    context.stdout.write(renderStructured(result.data, output));
+    return;
+  }
+  if (result.text !== '') context.stdout.write(result.text);
+  if (result.note !== '') context.stderr.write(result.note);
+}
+
+function fail(context: CliContext, err: unknown, failureContext: FailureContext): number {
+  const failure = renderFailure(err, failureContext);
+  context.stderr.write(failure.stderr);
+  return failure.exitCode;
+}

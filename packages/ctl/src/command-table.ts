@@ -1,0 +1,98 @@
+// Every command podvirtctl knows, with the flags it takes and its help text. parse-args
+// validates against this table and usage renders it, so the two cannot drift apart.
+
+export const OPERATION_COMMANDS = ['pause', 'unpause', 'freeze', 'unfreeze', 'soft-reboot', 'reset'] as const;
+export const GUEST_COMMANDS = ['guestosinfo', 'userlist', 'fslist'] as const;
+
+export type OperationCommand = (typeof OPERATION_COMMANDS)[number];
+export type GuestCommand = (typeof GUEST_COMMANDS)[number];
+export type CommandName = OperationCommand | GuestCommand | 'list' | 'version';
+
+// Flags by their long name; FLAG_ALIASES maps the short spellings.
+export type FlagName =
+  | 'socket' | 'server' | 'ca' | 'cert' | 'key' | 'timeout' | 'output' | 'help'
+  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout';
+
+export interface FlagSpec {
+  readonly takesValue: boolean;
+  readonly placeholder: string;
+  readonly help: string;
+}
+
+export const FLAGS: Readonly<Record<FlagName, FlagSpec>> = {
+  'namespace': { takesValue: true, placeholder: 'NAMESPACE', help: 'namespace of the VMI (default "default")' },
+  'all-namespaces': { takesValue: false, placeholder: '', help: 'list the VMIs of every namespace' },
+  'unfreeze-timeout': {
+    takesValue: true,
+    placeholder: 'DURATION',
+    help: 'thaw automatically after this long (5m, 300s or 300; 0 keeps the guest frozen) (default 5m)',
+  },
+  'output': { takesValue: true, placeholder: 'FORMAT', help: 'json or yaml instead of the human output' },
+  'timeout': { takesValue: true, placeholder: 'DURATION', help: 'deadline of the call (default 20s, 60s for freeze)' },
+  'socket': {
+    takesValue: true,
+    placeholder: 'PATH',
+    help: 'the handler\'s node API socket (default $PODVIRT_NODE_SOCKET, else /var/run/podvirt/node.sock)',
+  },
+  'server': { takesValue: true, placeholder: 'HOST:PORT', help: 'the handler\'s TLS port instead of the socket' },
+  'ca': { takesValue: true, placeholder: 'FILE', help: 'CA bundle that signed the server certificate (with --server)' },
+  'cert': { takesValue: true, placeholder: 'FILE', help: 'client certificate (with --server)' },
+  'key': { takesValue: true, placeholder: 'FILE', help: 'client private key (with --server)' },
+  'help': { takesValue: false, placeholder: '', help: 'show help' },
+};
+
+export const FLAG_ALIASES: Readonly<Record<string, FlagName>> = {
+  n: 'namespace',
+  A: 'all-namespaces',
+  o: 'output',
+  h: 'help',
+};
+
+// Flags every command that talks to the node API accepts.
+export const CONNECTION_FLAGS: readonly FlagName[] = ['socket', 'server', 'ca', 'cert', 'key', 'timeout', 'output', 'help'];
+
+export interface CommandSpec {
+  readonly summary: string;
+  readonly args: string;
+  readonly flags: readonly FlagName[];
+  readonly examples: readonly string[];
+}
+
+const VMI_ARGS = '(NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE])';
+
+function vmiCommand(summary: string, example: string, extra: readonly FlagName[] = []): CommandSpec {
+  return {
+    summary,
+    args: VMI_ARGS,
+    flags: ['namespace', ...extra, ...CONNECTION_FLAGS],
+    examples: [`podvirtctl ${example} vmi testvmi -n prod`, `podvirtctl ${example} prod/testvmi`],
+  };
+}
+
+export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
+  'pause': vmiCommand('Pause a VMI: its vCPUs stop, its memory stays', 'pause'),
+  'unpause': vmiCommand('Resume a paused VMI', 'unpause'),
+  'freeze': vmiCommand('Freeze the guest\'s filesystems through the guest agent', 'freeze', ['unfreeze-timeout']),
+  'unfreeze': vmiCommand('Thaw the guest\'s filesystems', 'unfreeze'),
+  'soft-reboot': vmiCommand('Reboot the guest OS through the guest agent or ACPI', 'soft-reboot'),
+  'reset': vmiCommand('Hard-reset the VM, like pressing its reset button', 'reset'),
+  'guestosinfo': vmiCommand('Show what the guest agent reports: OS, kernel, hostname, timezone', 'guestosinfo'),
+  'userlist': vmiCommand('List the users logged in to the guest', 'userlist'),
+  'fslist': vmiCommand('List the guest\'s mounted filesystems', 'fslist'),
+  'list': {
+    summary: 'List the VMIs on this node',
+    args: '[vmis]',
+    flags: ['namespace', 'all-namespaces', ...CONNECTION_FLAGS],
+    examples: ['podvirtctl list -A', 'podvirtctl list -n prod -o json'],
+  },
+  'version': {
+    summary: 'Print the podvirtctl version',
+    args: '',
+    flags: ['output', 'help'],
+    examples: ['podvirtctl version'],
+  },
+};
+
+export function isCommandName(word: string): word is CommandName {
+  return Object.hasOwn(COMMANDS, word);
+}

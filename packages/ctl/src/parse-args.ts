@@ -1,0 +1,244 @@
+// argv → what to do, without touching the process: the environment comes in as a parameter,
+// every mistake leaves as a UsageError naming what is accepted.
+import type { node } from '@podvirt/proto';
+import {
+  COMMANDS,
+  FLAG_ALIASES,
+  FLAGS,
+  isCommandName,
+  type CommandName,
+  type FlagName,
+  type GuestCommand,
+  type OperationCommand,
+} from './command-table.js';
+import {
+  DEFAULT_NAMESPACE,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_UNFREEZE_TIMEOUT_SECONDS,
+  FREEZE_TIMEOUT_MS,
+  NODE_API_SOCKET,
+} from './defaults.js';
+import { parseDuration } from './duration.js';
+import { UsageError } from './usage-error.js';
+
+export type OutputFormat = 'human' | 'json' | 'yaml';
+
+export type Connection =
+  | { readonly kind: 'unix'; readonly path: string }
+  | { readonly kind: 'tls'; readonly address: string; readonly ca: string | undefined; readonly cert: string; readonly key: string };
+
+export interface CallSettings {
+  readonly connection: Connection;
+  readonly output: OutputFormat;
+  readonly timeoutMs: number;
+}
+
+export type Invocation =
+  | { readonly kind: 'help'; readonly command: CommandName | undefined }
+  | { readonly kind: 'version'; readonly output: OutputFormat }
+  | { readonly kind: 'operation'; readonly command: Exclude<OperationCommand, 'freeze'>; readonly target: node.VmiRef; readonly call: CallSettings }
+  | { readonly kind: 'freeze'; readonly target: node.VmiRef; readonly unfreezeTimeoutSeconds: number; readonly call: CallSettings }
+  | { readonly kind: 'guest'; readonly command: GuestCommand; readonly target: node.VmiRef; readonly call: CallSettings }
+  // namespace "" lists every namespace.
+  | { readonly kind: 'list'; readonly namespace: string; readonly call: CallSettings };
+
+// What parse-args needs from the environment: PODVIRT_NODE_SOCKET.
+export interface ParseEnv {
+  readonly socket: string | undefined;
+}
+
+type Flags = ReadonlyMap<FlagName, string>;
+
+interface Tokens {
+  readonly positionals: readonly string[];
+  readonly flags: Flags;
+  // Unknown flags and missing values, reported once the command is known.
+  readonly problems: readonly string[];
+}
+
+const KIND_WORDS = new Set(['vmi', 'vmis', 'virtualmachineinstance', 'virtualmachineinstances']);
+const VM_WORDS = new Set(['vm', 'vms', 'virtualmachine', 'virtualmachines']);
+const MAX_INT32 = 2 ** 31 - 1;
+
+export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
+  const { positionals, flags, problems } = tokenize(argv);
+  const [word, ...rest] = positionals;
+  if (word === 'help') return helpFor(rest[0]);
+  if (word !== undefined && !isCommandName(word)) throw new UsageError(`unknown command "${word}"`, undefined);
+  const [problem] = problems;
+  if (problem !== undefined) throw new UsageError(problem, word);
+  if (word === undefined || flags.has('help')) return { kind: 'help', command: word };
+  checkFlagsAllowed(word, flags);
+  if (word === 'version') {
+    if (rest.length > 0) throw new UsageError(`"version" takes no arguments, got "${rest.join(' ')}"`, word);
+    return { kind: 'version', output: outputFormat(flags, word) };
+  }
+  if (word === 'list') return { kind: 'list', namespace: listNamespace(rest, flags), call: callSettings(word, flags, env) };
+  const target = vmiTarget(word, rest, flags);
+  const call = callSettings(word, flags, env);
+  if (word === 'freeze') return { kind: 'freeze', target, unfreezeTimeoutSeconds: unfreezeTimeout(flags), call };
+  if (word === 'guestosinfo' || word === 'userlist' || word === 'fslist') return { kind: 'guest', command: word, target, call };
+  return { kind: 'operation', command: word, target, call };
+}
+
+function helpFor(word: string | undefined): Invocation {
+  if (word === undefined) return { kind: 'help', command: undefined };
+  if (!isCommandName(word)) throw new UsageError(`unknown command "${word}"`, undefined);
+  return { kind: 'help', command: word };
+}
+
+function tokenize(argv: readonly string[]): Tokens {
+  const positionals: string[] = [];
+  const flags = new Map<FlagName, string>();
+  const problems: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    const flag = splitFlag(arg);
+    if (flag === undefined) {
+      positionals.push(arg);
+      continue;
+    }
+    if (typeof flag === 'string') {
+      problems.push(flag);
+      continue;
+    }
+    const spec = FLAGS[flag.name];
+    if (!spec.takesValue) {
+      if (flag.value !== undefined) problems.push(`flag --${flag.name} takes no value, got "${flag.value}"`);
+      flags.set(flag.name, '');
+    } else if (flag.value !== undefined) {
+      flags.set(flag.name, flag.value);
+    } else if (i + 1 < argv.length) {
+      flags.set(flag.name, argv[++i] ?? '');
+    } else {
+      problems.push(`flag --${flag.name} needs a value: ${spec.placeholder}`);
+    }
+  }
+  return { positionals, flags, problems };
+}
+
+// "--name", "--name=value", "-n", "-nvalue", "-n=value" → the flag; a plain word → undefined;
+// an unknown flag → the message saying so.
+function splitFlag(arg: string): { name: FlagName; value: string | undefined } | string | undefined {
+  if (arg.startsWith('--')) {
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+    if (!Object.hasOwn(FLAGS, name)) return `unknown flag: --${name}`;
+    return { name: name as FlagName, value: eq < 0 ? undefined : arg.slice(eq + 1) };
+  }
+  if (!arg.startsWith('-') || arg.length === 1) return undefined;
+  const letter = arg.charAt(1);
+  const name = Object.hasOwn(FLAG_ALIASES, letter) ? FLAG_ALIASES[letter] : undefined;
+  if (name === undefined) return `unknown shorthand flag: '${letter}' in ${arg}`;
+  const rest = arg.slice(2).replace(/^=/, '');
+  return { name, value: rest === '' ? undefined : rest };
+}
+
+function checkFlagsAllowed(command: CommandName, flags: Flags): void {
+  const allowed = COMMANDS[command].flags;
+  for (const name of flags.keys()) {
+    if (!allowed.includes(name)) throw new UsageError(`"${command}" does not take --${name}`, command);
+  }
+}
+
+function outputFormat(flags: Flags, command: CommandName): OutputFormat {
+  const value = flags.get('output');
+  if (value === undefined) return 'human';
+  if (value === 'json' || value === 'yaml') return value;
+  throw new UsageError(`invalid --output "${value}": accepted are json and yaml`, command);
+}
+
+function callSettings(command: CommandName, flags: Flags, env: ParseEnv): CallSettings {
+  return {
+    connection: connection(command, flags, env),
+    output: outputFormat(flags, command),
+    timeoutMs: callTimeout(command, flags),
+  };
+}
+
+function connection(command: CommandName, flags: Flags, env: ParseEnv): Connection {
+  const server = flags.get('server');
+  if (server === undefined) {
+    const tlsFlag = (['ca', 'cert', 'key'] as const).find((name) => flags.has(name));
+    if (tlsFlag !== undefined) throw new UsageError(`--${tlsFlag} goes with --server HOST:PORT`, command);
+    const path = flags.get('socket') ?? (env.socket === '' ? undefined : env.socket) ?? NODE_API_SOCKET;
+    if (path === '') throw new UsageError('--socket needs a path', command);
+    return { kind: 'unix', path };
+  }
+  if (flags.has('socket')) {
+    throw new UsageError('--socket and --server exclude each other: the socket is on this host, --server is the TLS port', command);
+  }
+  if (!/^(\[[0-9a-fA-F:.]+\]|[^\s/:[\]]+):\d{1,5}$/.test(server)) {
+    throw new UsageError(`invalid --server "${server}": want HOST:PORT`, command);
+  }
+  const cert = flags.get('cert');
+  const key = flags.get('key');
+  if (cert === undefined || key === undefined) {
+    throw new UsageError('--server needs --cert and --key: the TLS port accepts only clients with a certificate', command);
+  }
+  return { kind: 'tls', address: server, ca: flags.get('ca'), cert, key };
+}
+
+function callTimeout(command: CommandName, flags: Flags): number {
+  const text = flags.get('timeout');
+  if (text === undefined) return command === 'freeze' ? FREEZE_TIMEOUT_MS : DEFAULT_TIMEOUT_MS;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0) {
+    throw new UsageError(`invalid --timeout "${text}": want a positive duration such as 20s, 2m or 90 (seconds)`, command);
+  }
+  return ms;
+}
+
+function unfreezeTimeout(flags: Flags): number {
+  const text = flags.get('unfreeze-timeout');
+  if (text === undefined) return DEFAULT_UNFREEZE_TIMEOUT_SECONDS;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms % 1000 !== 0 || ms / 1000 > MAX_INT32) {
+    throw new UsageError(
+      `invalid --unfreeze-timeout "${text}": want whole seconds such as 5m, 300s or 300, or 0 to stay frozen until unfreeze`,
+      'freeze',
+    );
+  }
+  return ms / 1000;
+}
+
+function listNamespace(args: readonly string[], flags: Flags): string {
+  const extra = args.filter((arg, i) => !(i === 0 && KIND_WORDS.has(arg)));
+  if (extra.length > 0) throw new UsageError(`"list" takes no names, got "${extra.join(' ')}"`, 'list');
+  const namespace = flags.get('namespace');
+  if (flags.has('all-namespaces')) {
+    if (namespace !== undefined) throw new UsageError('-n and -A exclude each other', 'list');
+    return '';
+  }
+  if (namespace === '') throw new UsageError('-n needs a namespace', 'list');
+  return namespace ?? DEFAULT_NAMESPACE;
+}
+
+function vmiTarget(command: CommandName, args: readonly string[], flags: Flags): node.VmiRef {
+  let words = args;
+  if (words.length === 2 && words[0] !== undefined && VM_WORDS.has(words[0])) {
+    throw new UsageError(`podvirt acts on VMIs: use "podvirtctl ${command} vmi NAME" (a VM's VMI has the VM's name)`, command);
+  }
+  if (words.length === 2 && words[0] !== undefined && KIND_WORDS.has(words[0])) words = words.slice(1);
+  const [word] = words;
+  if (word === undefined) throw new UsageError('missing VMI: give NAMESPACE/NAME, or NAME with -n NAMESPACE', command);
+  if (words.length > 1) throw new UsageError(`one VMI at a time, got "${args.join(' ')}"`, command);
+  const flagNamespace = flags.get('namespace');
+  const parts = word.split('/');
+  const [first, second] = parts;
+  if (parts.length > 2 || parts.some((part) => part === '')) {
+    throw new UsageError(`invalid VMI "${word}": want NAMESPACE/NAME or NAME`, command);
+  }
+  if (second === undefined) {
+    if (flagNamespace === '') throw new UsageError('-n needs a namespace', command);
+    return { namespace: flagNamespace ?? DEFAULT_NAMESPACE, name: first ?? '' };
+  }
+  if (flagNamespace !== undefined && flagNamespace !== first) {
+    throw new UsageError(`namespace given twice: "${word}" and -n ${flagNamespace}`, command);
+  }
+  return { namespace: first ?? '', name: second };
+}
