@@ -17,3 +17,11 @@ export type { LibvirtDaemonOptions, TestLibvirtDaemon } from './libvirt-daemon/s
 export { LibvirtDaemonError } from './libvirt-daemon/libvirt-daemon-error.js';
 export type { LibvirtDaemonErrorCode } from './libvirt-daemon/libvirt-daemon-error.js';
 export type { DaemonSettings, LibvirtDaemonKind } from './libvirt-daemon/libvirt-daemon-config.js';
+export { ApiError, kubeconfigFor, startApiServer, writeKubeconfig } from './apiserver/index.js';
+export type { ApiServer, ApiServerOptions, JsonObject, JsonValue } from './apiserver/index.js';
+export { Scheduler } from './scheduler/index.js';
+export type { SchedulerOptions } from './scheduler/index.js';
+export { Kubelet, containerArgv, defaultImageTable, imageMapFrom } from './kubelet/index.js';
+export type { ImageCommand, ImageMap, ImageMapEntry, KubeletOptions } from './kubelet/index.js';
+export { startTestbed, testbedDown, testbedUp } from './cli/index.js';
+export type { Testbed, TestbedOptions, TestbedProcesses } from './cli/index.js';

@@ -59,7 +59,8 @@ export interface Container {
 // mkdir and mount commands) runs in that first child.
 // With a PID namespace, unshare's own --fork loses the exit signal of PID 1 (util-linux 2.38
 // exits 1 with "sigprocmask unblock failed"), so this shell forks PID 1 itself and re-raises
-// its signal; `set -m` keeps SIGINT/SIGQUIT from being ignored in the background child.
+// its signal; `set -m` keeps SIGINT/SIGQUIT from being ignored in the background child, and
+// `set +m` right after stops bash from printing a job-control "Done" line into the logs.
 const SETUP = `set -e
 exec 4>&2 2>&3
 pidns=$1 n=$2; shift 2
@@ -81,6 +82,7 @@ if [ "$pidns" = 0 ]; then start "$@"; fi
 set -m
 start "$@" &
 child=$!
+set +m
 exec 2>&4 4>&- 3>&-
 trap 'kill -KILL "$child" 2>/dev/null' TERM INT HUP
 set +e

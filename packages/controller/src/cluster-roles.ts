@@ -1,0 +1,47 @@
+// The small slices of the Kubernetes API the controller uses, named for their role. The real
+// implementations wrap @kubernetes/client-node (kube-*.ts); the unit tests use an in-memory
+// fake. Failures are ControllerErrors: CONTROLLER_CONFLICT on a stale resourceVersion,
+// CONTROLLER_NOT_FOUND when the object is gone, CONTROLLER_API_FAILED otherwise.
+
+import type { V1Pod } from '@kubernetes/client-node';
+import type { EventType, VirtualMachineInstance } from '@podvirt/api';
+
+/** The informer's view of VMIs: possibly stale, never blocking. */
+export interface VmiStore {
+  get(namespace: string, name: string): VirtualMachineInstance | undefined;
+  list(): VirtualMachineInstance[];
+}
+
+/** The informer's view of launcher pods. */
+export interface PodStore {
+  /** Pods whose controlling owner is the VMI with this UID. */
+  ownedBy(namespace: string, vmiUid: string): V1Pod[];
+}
+
+export interface MetadataPatch {
+  /** Labels to set; `null` removes one. */
+  readonly labels?: Readonly<Record<string, string | null>>;
+  /** The whole new finalizer list. */
+  readonly finalizers?: readonly string[];
+  /** Makes the patch fail with CONTROLLER_CONFLICT unless the object is still at this version. */
+  readonly resourceVersion?: string;
+}
+
+export interface VmiClient {
+  /** A fresh read from the API server; undefined when the VMI is gone. */
+  read(namespace: string, name: string, signal?: AbortSignal): Promise<VirtualMachineInstance | undefined>;
+  /** Writes `vmi.status` through the status subresource, guarded by its resourceVersion. */
+  replaceStatus(vmi: VirtualMachineInstance, signal?: AbortSignal): Promise<VirtualMachineInstance>;
+  patchMetadata(namespace: string, name: string, patch: MetadataPatch, signal?: AbortSignal): Promise<VirtualMachineInstance>;
+}
+
+export interface PodClient {
+  create(namespace: string, pod: V1Pod, signal?: AbortSignal): Promise<V1Pod>;
+  /** Deletes the pod with this UID; a pod already gone is not an error. */
+  delete(namespace: string, name: string, uid: string | undefined, signal?: AbortSignal): Promise<void>;
+}
+
+export interface EventRecorder {
+  /** Best effort: an Event that cannot be written is logged, never thrown. */
+  record(vmi: VirtualMachineInstance, type: EventType, reason: string, message: string): Promise<void>;
+}

@@ -1,0 +1,199 @@
+// decide: (VMI, its launcher pods, now) → what the VMI and its pods should become. Pure; the
+// executor (sync-vmi.ts) carries it out. The controller's share of the phase machine:
+//
+//   ""/Pending --pod exists--> Scheduling --pod Running+Ready on a node--> Scheduled
+//   Scheduling/Scheduled: pod gone, finished or terminating      --> Failed
+//   Running (the handler's phase): pod gone                       --> Failed
+//                                  pod finished for podDownGraceMs --> Failed
+//
+// Running → Succeeded/Failed is the handler's; a launcher that exits cleanly makes its pod
+// finish before the handler has written the final phase, so a finished pod of a Running VMI
+// is given a grace window instead of being failed at once.
+
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  checkVmi,
+  ConditionStatus,
+  EventType,
+  formatFieldErrors,
+  isFinalPhase,
+  NODE_NAME_LABEL,
+  VMI_FINALIZER,
+  VmiConditionType,
+  VmiPhase,
+  type VirtualMachineInstance,
+  type VmiCondition,
+  type VmiStatus,
+} from '@podvirt/api';
+import { computeImage, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
+import { withReadyCondition } from './ready-condition.js';
+import { rfc3339 } from './rfc3339.js';
+import { statusEqual } from './status-equal.js';
+import { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
+
+export interface DecideInput {
+  readonly vmi: VirtualMachineInstance;
+  /** The launcher pods owned by this VMI (matched by the VMI's UID). */
+  readonly pods: readonly V1Pod[];
+  readonly now: Date;
+  /** Why the last pod creation failed; reported in the Synchronized condition. */
+  readonly createError?: string;
+  /** How long a Running VMI's finished pod waits for the handler's final phase. */
+  readonly podDownGraceMs?: number;
+}
+
+/** Long enough for the handler to see the domain's end and write Succeeded or Failed. */
+export const DEFAULT_POD_DOWN_GRACE_MS = 30_000;
+
+/** Reason of the Synchronized=False condition when no pod can be created. */
+export const FAILED_CREATE_REASON = 'FailedCreate';
+
+interface Step {
+  phase: string;
+  reason?: string;
+  events: DecisionEvent[];
+  requeueAfterMs?: number;
+}
+
+function fail(reason: FailureReason, message: string): Step {
+  return { phase: VmiPhase.Failed, reason, events: [{ type: EventType.Warning, reason, message }] };
+}
+
+/** The launcher of a VMI on a node is gone or finished: the VMI fails. */
+function podLost(pod: V1Pod | undefined): Step | undefined {
+  if (!pod) return fail(FailureReason.PodNotExists, 'virt-launcher pod is gone');
+  if (isPodDown(pod)) return fail(FailureReason.PodFailed, `virt-launcher pod ${pod.metadata?.name ?? ''} has terminated`);
+  return undefined;
+}
+
+function nextPhase(input: DecideInput, phase: string, pod: V1Pod | undefined, deleting: boolean): Step {
+  switch (phase) {
+    case VmiPhase.Unset:
+    case VmiPhase.Pending:
+      return { phase: pod && !deleting ? VmiPhase.Scheduling : VmiPhase.Pending, events: [] };
+    case VmiPhase.Scheduling:
+    case VmiPhase.Scheduled: {
+      const lost = podLost(pod);
+      if (lost) return lost;
+      if (pod && isTerminating(pod)) return fail(FailureReason.PodTerminating, `virt-launcher pod ${pod.metadata?.name ?? ''} is terminating`);
+      const ready = phase === VmiPhase.Scheduling && pod && !deleting && isPodReady(pod) && podNodeName(pod);
+      return { phase: ready ? VmiPhase.Scheduled : phase, events: [] };
+    }
+    case VmiPhase.Running:
+      return runningStep(input, pod);
+    default:
+      return { phase, events: [] };
+  }
+}
+
+function runningStep(input: DecideInput, pod: V1Pod | undefined): Step {
+  const lost = podLost(pod);
+  if (!lost || !pod) return lost ?? { phase: VmiPhase.Running, events: [] };
+  const grace = input.podDownGraceMs ?? DEFAULT_POD_DOWN_GRACE_MS;
+  const since = podDownSince(pod);
+  const left = since === undefined ? 0 : since + grace - input.now.getTime();
+  return left > 0 ? { phase: VmiPhase.Running, events: [], requeueAfterMs: left } : lost;
+}
+
+function activePods(pods: readonly V1Pod[]): Record<string, string> {
+  const active: Record<string, string> = {};
+  for (const pod of pods) {
+    const node = podNodeName(pod);
+    const uid = pod.metadata?.uid;
+    if (node && uid) active[uid] = node;
+  }
+  return active;
+}
+
+function scheduledFields(pod: V1Pod): Partial<VmiStatus> {
+  const image = computeImage(pod);
+  const qos = pod.status?.qosClass;
+  const node = podNodeName(pod);
+  return {
+    ...(node ? { nodeName: node } : {}),
+    ...(qos === 'Guaranteed' || qos === 'Burstable' || qos === 'BestEffort' ? { qosClass: qos } : {}),
+    ...(image ? { launcherContainerImageVersion: image } : {}),
+  };
+}
+
+function synchronizedCondition(conditions: VmiCondition[], error: string | undefined, now: Date): VmiCondition[] {
+  const others = conditions.filter((c) => c.type !== VmiConditionType.Synchronized);
+  if (error === undefined) return others;
+  const previous = conditions.find((c) => c.type === VmiConditionType.Synchronized);
+  if (previous?.status === ConditionStatus.False && previous.reason === FAILED_CREATE_REASON && previous.message === error) {
+    return [...others, previous];
+  }
+  const condition: VmiCondition = {
+    type: VmiConditionType.Synchronized,
+    status: ConditionStatus.False,
+    lastProbeTime: null,
+    lastTransitionTime: rfc3339(now),
+    reason: FAILED_CREATE_REASON,
+    message: error,
+  };
+  return [...others, condition];
+}
+
+function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, createError: string | undefined): VmiStatus {
+  const current = input.vmi.status ?? {};
+  const phase = step.phase;
+  const status: VmiStatus = { ...current, phase: phase as VmiPhase };
+  if (step.reason) status.reason = step.reason;
+  if (phase !== (current.phase ?? VmiPhase.Unset)) {
+    const stamp = { phase: phase as VmiPhase, phaseTransitionTimestamp: rfc3339(input.now) };
+    status.phaseTransitionTimestamps = [...(current.phaseTransitionTimestamps ?? []), stamp];
+    if (phase === VmiPhase.Scheduled && pod) Object.assign(status, scheduledFields(pod));
+  }
+  if (!isFinalPhase(phase)) {
+    const active = activePods(input.pods);
+    if (Object.keys(active).length > 0) status.activePods = active;
+    else delete status.activePods;
+  }
+  const keepSyncError = phase === VmiPhase.Pending ? createError : undefined;
+  status.conditions = synchronizedCondition(withReadyCondition(current.conditions, phase, pod, input.now), keepSyncError, input.now);
+  return status;
+}
+
+/** No pod runs any more: each is gone, finished, or was never bound to a node. */
+function podsReleased(pods: readonly V1Pod[]): boolean {
+  return pods.every((pod) => isPodDown(pod) || !podNodeName(pod));
+}
+
+function invalidSpec(vmi: VirtualMachineInstance): string | undefined {
+  const errors = checkVmi(vmi);
+  return errors.length > 0 ? `invalid VirtualMachineInstance: ${formatFieldErrors(errors)}` : undefined;
+}
+
+export function decideVmi(input: DecideInput): VmiDecision {
+  const { vmi, pods } = input;
+  const deleting = vmi.metadata.deletionTimestamp != null;
+  const hasFinalizer = vmi.metadata.finalizers?.includes(VMI_FINALIZER) ?? false;
+  const pod = currentPod(pods);
+  const currentPhase = vmi.status?.phase ?? VmiPhase.Unset;
+  const step = nextPhase(input, currentPhase, pod, deleting);
+  const wantsPod = !deleting && !pod && (step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset);
+  const invalid = wantsPod ? invalidSpec(vmi) : undefined;
+  const createError = invalid ?? (wantsPod ? input.createError : undefined);
+  const status = desiredStatus(input, step, pod, createError);
+  // Failing a VMI that is being deleted anyway is bookkeeping, not news.
+  const events = deleting ? [] : [...step.events];
+  const previousSync = vmi.status?.conditions?.find((c) => c.type === VmiConditionType.Synchronized);
+  if (invalid !== undefined && previousSync?.message !== invalid) {
+    events.push({ type: EventType.Warning, reason: FAILED_CREATE_REASON, message: invalid });
+  }
+  const nodeName = step.phase === VmiPhase.Scheduled ? status.nodeName : undefined;
+  // The handler is done with a final VMI, and never saw one that did not reach a node.
+  const handlerDone = isFinalPhase(step.phase) || step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset || step.phase === VmiPhase.Scheduling;
+  const cleanUp = deleting && handlerDone;
+  return {
+    status,
+    statusChanged: !statusEqual(vmi.status, status),
+    nodeNameLabel: nodeName !== undefined && vmi.metadata.labels?.[NODE_NAME_LABEL] !== nodeName ? nodeName : undefined,
+    addFinalizer: !deleting && !hasFinalizer && !isFinalPhase(step.phase),
+    createPod: wantsPod && invalid === undefined,
+    deletePods: cleanUp ? pods.filter((p) => !isTerminating(p)).flatMap((p) => (p.metadata?.name ? [p.metadata.name] : [])) : [],
+    removeFinalizer: cleanUp && hasFinalizer && podsReleased(pods),
+    events,
+    requeueAfterMs: step.requeueAfterMs,
+  };
+}

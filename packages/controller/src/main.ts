@@ -1,0 +1,60 @@
+// podvirt-controller: the entry point, and the only module that touches `process`.
+
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { destination, pino } from 'pino';
+import { ControllerApp } from './controller-app.js';
+import { ControllerError } from './controller-error.js';
+import { parseControllerFlags } from './controller-flags.js';
+import { defaultLauncherImage } from './default-launcher-image.js';
+
+// Bounds a stop that hangs (an API call that never returns): the pod's grace period is longer.
+const CLOSE_TIMEOUT_MS = 20_000;
+
+async function main(): Promise<number> {
+  // Synchronous stdout: a pod that gets SIGKILLed must not lose its last lines.
+  const root = pino({ base: { component: 'podvirt-controller' }, level: process.env['PODVIRT_LOG_LEVEL'] ?? 'info' }, destination({ sync: true }));
+  let flags;
+  try {
+    flags = parseControllerFlags(process.argv.slice(2));
+  } catch (err) {
+    root.error({ err, code: err instanceof ControllerError ? err.code : undefined }, 'bad command line');
+    return 2;
+  }
+  root.level = flags.logLevel;
+  const kubeConfig = new KubeConfig();
+  if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const identity = process.env['POD_NAME'] ?? hostname();
+  const app = await ControllerApp.start({
+    kubeConfig,
+    log: root,
+    launcherImage: flags.launcherImage ?? defaultLauncherImage(),
+    allowEmulation: flags.allowEmulation,
+    workers: flags.workers,
+    namespace: flags.namespace,
+    instance: identity,
+    leaderElection: flags.leaderElect ? { namespace: flags.leaseNamespace, name: flags.leaseName, identity } : undefined,
+  });
+  root.info({ workers: flags.workers, leaderElect: flags.leaderElect }, 'controller started');
+  const stop = (signal: NodeJS.Signals): void => {
+    root.info({ signal }, 'stopping');
+    void app.close();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  const end = await app.done;
+  const closed = app.close().then(() => true);
+  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLOSE_TIMEOUT_MS).unref());
+  if (!(await Promise.race([closed, timeout]))) root.warn({ timeoutMs: CLOSE_TIMEOUT_MS }, 'close timed out');
+  // A replica that lost the Lease exits non-zero so that its Deployment restarts it clean.
+  return end === 'lost' ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`podvirt-controller: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

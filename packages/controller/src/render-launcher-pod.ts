@@ -1,0 +1,169 @@
+// VMI → launcher Pod, in the shape KubeVirt's virt-controller renders: one `compute` container
+// running the monitor with the launcher's flags, the emptyDirs at KubeVirt's paths, grace
+// periods derived from the VMI's, resources = guest + overhead, owned by the VMI.
+// Pure: the only randomness (the qemu-timeout jitter) comes from `config.random`.
+
+import type { V1Container, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
+import {
+  APP_LABEL,
+  applyDefaults,
+  CREATED_BY_LABEL,
+  DOMAIN_ANNOTATION,
+  formatQuantity,
+  LAUNCHER_APP_LABEL_VALUE,
+  NODE_NAME_LABEL,
+  NODE_SCHEDULABLE_LABEL,
+  toBytes,
+  VMI_API_VERSION,
+  VMI_KIND,
+  NANOS_PER_UNIT,
+  type VirtualMachineInstance,
+} from '@podvirt/api';
+import { ControllerError } from './controller-error.js';
+import {
+  COMPUTE_CONTAINER_NAME,
+  CONTAINER_DISK_DIR,
+  EPHEMERAL_DISK_DIR,
+  HOOK_SIDECARS,
+  KEEP_LAUNCHER_ALIVE_ANNOTATION,
+  KUBEVIRT_SHARE_DIR,
+  LAUNCHER_GRACE_EXTRA_SECONDS,
+  LAUNCHER_MONITOR_COMMAND,
+  LAUNCHER_VOLUMES,
+  POD_GRACE_EXTRA_SECONDS,
+  QEMU_TIMEOUT_BASE_SECONDS,
+  QEMU_TIMEOUT_JITTER_SECONDS,
+} from './launcher-layout.js';
+import { memoryOverheadBytes } from './memory-overhead.js';
+
+export interface LauncherPodConfig {
+  /** Image of the compute container. */
+  readonly image: string;
+  /** Passes `--allow-emulation`: run under TCG where /dev/kvm is missing. */
+  readonly allowEmulation: boolean;
+  /** CPU request of a VMI that names none; KubeVirt's cluster default is `100m`. */
+  readonly defaultCpuRequest?: string;
+  /** A number in [0, 1) choosing the qemu-timeout jitter; Math.random in production. */
+  readonly random: () => number;
+}
+
+export const DEFAULT_CPU_REQUEST = '100m';
+/** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
+export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
+
+/** Launcher pods are named after their VMI; the API server appends a random suffix. */
+export function launcherPodPrefix(vmiName: string): string {
+  return `virt-launcher-${vmiName}-`;
+}
+
+function bytesQuantity(bytes: bigint): string {
+  return formatQuantity({ nanos: bytes * NANOS_PER_UNIT, format: 'BinarySI' });
+}
+
+function requireIdentity(vmi: VirtualMachineInstance): { name: string; namespace: string; uid: string } {
+  const { name, namespace, uid } = vmi.metadata;
+  if (!name || !namespace || !uid) {
+    throw new ControllerError('CONTROLLER_INVALID_VMI', 'a launcher pod needs the VMI name, namespace and uid');
+  }
+  return { name, namespace, uid };
+}
+
+function resources(vmi: VirtualMachineInstance, config: LauncherPodConfig): V1ResourceRequirements {
+  const domain = vmi.spec.domain;
+  const guest = domain.memory?.guest ?? domain.resources?.requests?.memory;
+  if (guest === undefined) {
+    throw new ControllerError('CONTROLLER_INVALID_VMI', 'spec.domain.memory.guest or resources.requests.memory is required');
+  }
+  const cpu = domain.cpu ?? {};
+  const overhead = memoryOverheadBytes({
+    guestMemoryBytes: toBytes(guest),
+    vcpus: (cpu.sockets ?? 1) * (cpu.cores ?? 1) * (cpu.threads ?? 1),
+    graphics: domain.devices.autoattachGraphicsDevice !== false,
+    allowEmulation: config.allowEmulation,
+  });
+  const requestMemory = domain.resources?.requests?.memory ?? guest;
+  const requests: Record<string, string> = {
+    memory: bytesQuantity(toBytes(requestMemory) + overhead),
+    cpu: String(domain.resources?.requests?.cpu ?? config.defaultCpuRequest ?? DEFAULT_CPU_REQUEST),
+  };
+  const limits: Record<string, string> = {};
+  const limitMemory = domain.resources?.limits?.memory;
+  if (limitMemory !== undefined) limits['memory'] = bytesQuantity(toBytes(limitMemory) + overhead);
+  const limitCpu = domain.resources?.limits?.cpu;
+  if (limitCpu !== undefined) limits['cpu'] = String(limitCpu);
+  return Object.keys(limits).length > 0 ? { requests, limits } : { requests };
+}
+
+function launcherArgs(vmi: VirtualMachineInstance, id: { name: string; namespace: string; uid: string }, config: LauncherPodConfig, grace: number): string[] {
+  const jitter = Math.floor(Math.min(Math.max(config.random(), 0), 0.999999) * QEMU_TIMEOUT_JITTER_SECONDS);
+  const args = [
+    '--qemu-timeout', `${QEMU_TIMEOUT_BASE_SECONDS + jitter}s`,
+    '--name', id.name,
+    '--uid', id.uid,
+    '--namespace', id.namespace,
+    '--kubevirt-share-dir', KUBEVIRT_SHARE_DIR,
+    '--ephemeral-disk-dir', EPHEMERAL_DISK_DIR,
+    '--container-disk-dir', CONTAINER_DISK_DIR,
+    '--grace-period-seconds', String(grace + LAUNCHER_GRACE_EXTRA_SECONDS),
+    '--hook-sidecars', String(HOOK_SIDECARS),
+  ];
+  if (config.allowEmulation) args.push('--allow-emulation');
+  if (vmi.metadata.annotations?.[KEEP_LAUNCHER_ALIVE_ANNOTATION] === 'true') args.push('--keep-after-failure');
+  return args;
+}
+
+function computeContainer(vmi: VirtualMachineInstance, id: { name: string; namespace: string; uid: string }, config: LauncherPodConfig, grace: number): V1Container {
+  return {
+    name: COMPUTE_CONTAINER_NAME,
+    image: config.image,
+    command: [LAUNCHER_MONITOR_COMMAND],
+    args: launcherArgs(vmi, id, config, grace),
+    env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+    resources: resources(vmi, config),
+    volumeMounts: LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })),
+  };
+}
+
+function podLabels(vmi: VirtualMachineInstance, id: { name: string; uid: string }): Record<string, string> {
+  // The VMI's own labels come along (Services select VMs by them), except the node label,
+  // which describes the VMI's placement, not the pod's.
+  const inherited = Object.entries(vmi.metadata.labels ?? {}).filter(([key]) => key !== NODE_NAME_LABEL);
+  return {
+    ...Object.fromEntries(inherited),
+    [APP_LABEL]: LAUNCHER_APP_LABEL_VALUE,
+    [CREATED_BY_LABEL]: id.uid,
+    [VM_NAME_LABEL]: id.name,
+  };
+}
+
+/**
+ * Renders the launcher pod for `vmi`. Throws ControllerError `CONTROLLER_INVALID_VMI` when
+ * the VMI lacks what a pod needs (identity, a memory size).
+ */
+export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherPodConfig): V1Pod {
+  const id = requireIdentity(raw);
+  // Render from what virt-api would have defaulted, so grace and CPU counts are explicit.
+  const vmi = applyDefaults(raw);
+  const grace = vmi.spec.terminationGracePeriodSeconds ?? 0;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: launcherPodPrefix(id.name),
+      namespace: id.namespace,
+      labels: podLabels(vmi, id),
+      annotations: { [DOMAIN_ANNOTATION]: id.name },
+      ownerReferences: [
+        { apiVersion: VMI_API_VERSION, kind: VMI_KIND, name: id.name, uid: id.uid, controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    spec: {
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: grace + POD_GRACE_EXTRA_SECONDS,
+      automountServiceAccountToken: false,
+      nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
+      containers: [computeContainer(vmi, id, config, grace)],
+      volumes: LAUNCHER_VOLUMES.map((v) => ({ name: v.name, emptyDir: {} })),
+    },
+  };
+}

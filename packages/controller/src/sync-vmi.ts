@@ -1,0 +1,159 @@
+// The executor: settles identity (which VMI, is the cache caught up), asks decideVmi what to
+// do, and does it against the API. Order matters: the finalizer goes on before a pod exists,
+// and comes off only after the pods are deleted and the status is written. A write that loses
+// an optimistic-concurrency race is redone from a fresh read.
+
+import type { V1Pod } from '@kubernetes/client-node';
+import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
+import type { Logger } from 'pino';
+import type { EventRecorder, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
+import { isConflict } from './controller-error.js';
+import { decideVmi } from './decide-vmi.js';
+import type { PodExpectations } from './pod-expectations.js';
+import { renderLauncherPod, type LauncherPodConfig } from './render-launcher-pod.js';
+import type { VmiDecision } from './vmi-decision.js';
+
+export interface SyncDeps {
+  readonly vmis: VmiStore;
+  readonly pods: PodStore;
+  readonly vmiClient: VmiClient;
+  readonly podClient: PodClient;
+  readonly events: EventRecorder;
+  readonly expectations: PodExpectations;
+  readonly podConfig: LauncherPodConfig;
+  readonly now: () => Date;
+  readonly log: Logger;
+  readonly podDownGraceMs?: number;
+}
+
+export interface SyncResult {
+  /** Sync again after this long even without a change. */
+  readonly requeueAfterMs?: number;
+}
+
+/** Event reasons of the pod lifecycle, as KubeVirt's controller records them on the VMI. */
+export const PodEventReason = {
+  SuccessfulCreate: 'SuccessfulCreate',
+  FailedCreate: 'FailedCreate',
+  SuccessfulDelete: 'SuccessfulDelete',
+  FailedDelete: 'FailedDelete',
+} as const;
+
+const MAX_CONFLICT_RETRIES = 3;
+
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+class Attempt {
+  vmi: VirtualMachineInstance;
+  readonly pods: V1Pod[];
+
+  constructor(
+    private readonly deps: SyncDeps,
+    private readonly key: string,
+    vmi: VirtualMachineInstance,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.vmi = vmi;
+    this.pods = deps.pods.ownedBy(vmi.metadata.namespace ?? '', vmi.metadata.uid ?? '');
+  }
+
+  get namespace(): string {
+    return this.vmi.metadata.namespace ?? '';
+  }
+
+  get name(): string {
+    return this.vmi.metadata.name ?? '';
+  }
+
+  decide(createError?: string): VmiDecision {
+    const input = { vmi: this.vmi, pods: this.pods, now: this.deps.now(), ...(createError === undefined ? {} : { createError }) };
+    return decideVmi(this.deps.podDownGraceMs === undefined ? input : { ...input, podDownGraceMs: this.deps.podDownGraceMs });
+  }
+
+  async setFinalizers(finalizers: string[]): Promise<void> {
+    const rv = this.vmi.metadata.resourceVersion;
+    const patch = { finalizers, ...(rv === undefined ? {} : { resourceVersion: rv }) };
+    this.vmi = await this.deps.vmiClient.patchMetadata(this.namespace, this.name, patch, this.signal);
+  }
+
+  async createPod(): Promise<void> {
+    const { deps, key } = this;
+    deps.expectations.expectCreation(key);
+    let pod: V1Pod;
+    try {
+      pod = await deps.podClient.create(this.namespace, renderLauncherPod(this.vmi, deps.podConfig), this.signal);
+    } catch (err) {
+      deps.expectations.creationObserved(key);
+      const message = `Error creating pod: ${err instanceof Error ? err.message : String(err)}`;
+      await deps.events.record(this.vmi, EventType.Warning, PodEventReason.FailedCreate, message);
+      const failed = this.decide(message);
+      if (failed.statusChanged) this.vmi = await deps.vmiClient.replaceStatus({ ...this.vmi, status: failed.status }, this.signal);
+      throw err;
+    }
+    this.pods.push(pod);
+    deps.log.info({ pod: pod.metadata?.name }, 'created launcher pod');
+    await deps.events.record(this.vmi, EventType.Normal, PodEventReason.SuccessfulCreate, `Created virtual machine pod ${pod.metadata?.name ?? ''}`);
+  }
+
+  async deletePod(name: string): Promise<void> {
+    const pod = this.pods.find((p) => p.metadata?.name === name);
+    try {
+      await this.deps.podClient.delete(this.namespace, name, pod?.metadata?.uid, this.signal);
+    } catch (err) {
+      const message = `Error deleting pod ${name}: ${err instanceof Error ? err.message : String(err)}`;
+      await this.deps.events.record(this.vmi, EventType.Warning, PodEventReason.FailedDelete, message);
+      throw err;
+    }
+    this.deps.log.info({ pod: name }, 'deleted launcher pod');
+    await this.deps.events.record(this.vmi, EventType.Normal, PodEventReason.SuccessfulDelete, `Deleted virtual machine pod ${name}`);
+  }
+
+  async apply(decision: VmiDecision): Promise<SyncResult> {
+    const finalizers = this.vmi.metadata.finalizers ?? [];
+    if (decision.addFinalizer) await this.setFinalizers([...finalizers, VMI_FINALIZER]);
+    if (decision.createPod) await this.createPod();
+    for (const name of decision.deletePods) await this.deletePod(name);
+    if (decision.nodeNameLabel !== undefined) {
+      const labels = { [NODE_NAME_LABEL]: decision.nodeNameLabel };
+      this.vmi = await this.deps.vmiClient.patchMetadata(this.namespace, this.name, { labels }, this.signal);
+    }
+    if (decision.statusChanged) {
+      this.vmi = await this.deps.vmiClient.replaceStatus({ ...this.vmi, status: decision.status }, this.signal);
+      this.deps.log.debug({ phase: decision.status.phase }, 'status written');
+    }
+    if (decision.removeFinalizer) await this.setFinalizers((this.vmi.metadata.finalizers ?? []).filter((f) => f !== VMI_FINALIZER));
+    for (const event of decision.events) await this.deps.events.record(this.vmi, event.type, event.reason, event.message);
+    return decision.requeueAfterMs === undefined ? {} : { requeueAfterMs: decision.requeueAfterMs };
+  }
+}
+
+/** Reconciles the VMI `namespace/name`. Throws to have the key retried with backoff. */
+export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal): Promise<SyncResult> {
+  const { namespace, name } = splitKey(key);
+  let vmi = deps.vmis.get(namespace, name);
+  if (!vmi) {
+    // Its pods go with it: they carry an ownerReference the garbage collector follows.
+    deps.expectations.forget(key);
+    return {};
+  }
+  deps = { ...deps, log: deps.log.child({ uid: vmi.metadata.uid }) };
+  const waiting = deps.expectations.pendingFor(key);
+  if (waiting > 0) return { requeueAfterMs: waiting };
+  for (let attempt = 0; ; attempt++) {
+    const run = new Attempt(deps, key, vmi, signal);
+    try {
+      return await run.apply(run.decide());
+    } catch (err) {
+      if (!isConflict(err) || attempt >= MAX_CONFLICT_RETRIES) throw err;
+      const fresh = await deps.vmiClient.read(namespace, name, signal);
+      if (!fresh) return {};
+      deps.log.debug({ attempt }, 'conflict, retrying on a fresh object');
+      vmi = fresh;
+      // A pod created by the failed attempt is in the cache soon; until then, wait for it.
+      if (deps.expectations.pendingFor(key) > 0) return { requeueAfterMs: deps.expectations.pendingFor(key) };
+    }
+  }
+}

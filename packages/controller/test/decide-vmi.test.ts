@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance, VmiStatus } from '@podvirt/api';
+import { decideVmi } from '../src/decide-vmi.js';
+import type { VmiDecision } from '../src/vmi-decision.js';
+import { launcherPod, vmiFixture } from './fixtures.js';
+
+const now = new Date('2025-01-01T00:05:00.250Z');
+const stamp = '2025-01-01T00:05:00Z';
+const deleting = { deletionTimestamp: '2025-01-01T00:04:00Z' };
+const runningPod = launcherPod({ node: 'node01', phase: 'Running', ready: true, qosClass: 'Burstable' });
+
+interface Case {
+  name: string;
+  vmi: VirtualMachineInstance;
+  pods?: V1Pod[];
+  createError?: string;
+  expect: Partial<Omit<VmiDecision, 'status' | 'events'>> & { phase?: string; reason?: string; events?: string[] };
+  check?: (d: VmiDecision) => void;
+}
+
+const cases: Case[] = [
+  {
+    name: 'new VMI, no pod: Pending, create the pod, add the finalizer',
+    vmi: vmiFixture({ metadata: { finalizers: [] } }),
+    expect: { phase: 'Pending', createPod: true, addFinalizer: true, statusChanged: true, events: [] },
+    check: (d) => {
+      assert.deepEqual(d.status.phaseTransitionTimestamps, [{ phase: 'Pending', phaseTransitionTimestamp: stamp }]);
+      assert.equal(d.status.conditions?.find((c) => c.type === 'Ready')?.reason, 'PodNotExists');
+    },
+  },
+  {
+    name: 'Pending with a pod: Scheduling, no second pod',
+    vmi: vmiFixture({ status: { phase: 'Pending' } }),
+    pods: [launcherPod()],
+    expect: { phase: 'Scheduling', createPod: false, addFinalizer: false },
+    check: (d) => assert.equal(d.status.conditions?.find((c) => c.type === 'Ready')?.reason, 'GuestNotRunning'),
+  },
+  {
+    name: 'Scheduling, pod bound but not ready: stays Scheduling, activePods records the node',
+    vmi: vmiFixture({ status: { phase: 'Scheduling' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Running', ready: false })],
+    expect: { phase: 'Scheduling', nodeNameLabel: undefined },
+    check: (d) => assert.deepEqual(d.status.activePods, { 'pod-uid': 'node01' }),
+  },
+  {
+    name: 'Scheduling, pod Running and Ready: Scheduled with node, label, qos, image',
+    vmi: vmiFixture({ status: { phase: 'Scheduling' } }),
+    pods: [runningPod],
+    expect: { phase: 'Scheduled', nodeNameLabel: 'node01', statusChanged: true },
+    check: (d) => {
+      assert.equal(d.status.nodeName, 'node01');
+      assert.equal(d.status.qosClass, 'Burstable');
+      assert.equal(d.status.launcherContainerImageVersion, 'podvirt/launcher:0.1.0');
+      assert.deepEqual(d.status.activePods, { 'pod-uid': 'node01' });
+      assert.deepEqual(d.status.phaseTransitionTimestamps, [{ phase: 'Scheduled', phaseTransitionTimestamp: stamp }]);
+      assert.equal(d.status.conditions?.find((c) => c.type === 'Ready')?.status, 'False', 'not Ready before the guest runs');
+    },
+  },
+  {
+    name: 'Scheduling, pod gone: Failed with PodNotExists and a Warning',
+    vmi: vmiFixture({ status: { phase: 'Scheduling' } }),
+    expect: { phase: 'Failed', reason: 'PodNotExists', createPod: false, events: ['Warning PodNotExists'] },
+  },
+  {
+    name: 'Scheduled, pod failed: Failed with PodFailed',
+    vmi: vmiFixture({ status: { phase: 'Scheduled', nodeName: 'node01' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Failed' })],
+    expect: { phase: 'Failed', reason: 'PodFailed', events: ['Warning PodFailed'] },
+  },
+  {
+    name: 'Scheduled, pod terminating: Failed with PodTerminating',
+    vmi: vmiFixture({ status: { phase: 'Scheduled', nodeName: 'node01' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Running', ready: true, terminating: true })],
+    expect: { phase: 'Failed', reason: 'PodTerminating' },
+  },
+  {
+    name: 'Running, pod Ready: Ready mirrors the pod',
+    vmi: vmiFixture({ status: { phase: 'Running', nodeName: 'node01' } }),
+    pods: [runningPod],
+    expect: { phase: 'Running', events: [] },
+    check: (d) => assert.equal(d.status.conditions?.find((c) => c.type === 'Ready')?.status, 'True'),
+  },
+  {
+    name: 'Running, pod gone: Failed',
+    vmi: vmiFixture({ status: { phase: 'Running', nodeName: 'node01' } }),
+    expect: { phase: 'Failed', reason: 'PodNotExists' },
+  },
+  {
+    name: 'Running, pod finished 10 s ago: the handler has 20 s more to write the final phase',
+    vmi: vmiFixture({ status: { phase: 'Running', nodeName: 'node01' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Succeeded', computeFinishedAt: '2025-01-01T00:04:50.250Z' })],
+    expect: { phase: 'Running', requeueAfterMs: 20_000, events: [] },
+  },
+  {
+    name: 'Running, pod finished 31 s ago: Failed',
+    vmi: vmiFixture({ status: { phase: 'Running', nodeName: 'node01' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Failed', computeFinishedAt: '2025-01-01T00:04:29Z' })],
+    expect: { phase: 'Failed', reason: 'PodFailed', requeueAfterMs: undefined },
+  },
+  {
+    name: 'final VMIs are left alone, their finalizer is not re-added',
+    vmi: vmiFixture({ metadata: { finalizers: [] }, status: { phase: 'Succeeded' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Succeeded' })],
+    expect: { phase: 'Succeeded', addFinalizer: false, createPod: false, deletePods: [], events: [] },
+  },
+  {
+    name: 'deleted while Pending without a pod: finalizer off, nothing created',
+    vmi: vmiFixture({ metadata: deleting, status: { phase: 'Pending' } }),
+    expect: { phase: 'Pending', createPod: false, removeFinalizer: true, deletePods: [] },
+  },
+  {
+    name: 'deleted while Scheduling: delete the unbound pod and drop the finalizer',
+    vmi: vmiFixture({ metadata: deleting, status: { phase: 'Scheduling' } }),
+    pods: [launcherPod()],
+    expect: { phase: 'Scheduling', deletePods: ['virt-launcher-testvmi-abcde'], removeFinalizer: true },
+  },
+  {
+    name: 'deleted while Running: the handler shuts the VM down first',
+    vmi: vmiFixture({ metadata: deleting, status: { phase: 'Running', nodeName: 'node01' } }),
+    pods: [runningPod],
+    expect: { phase: 'Running', deletePods: [], removeFinalizer: false },
+  },
+  {
+    name: 'deleted and Failed, pod still up (keep-after-failure): delete it, keep the finalizer until it is down',
+    vmi: vmiFixture({ metadata: deleting, status: { phase: 'Failed', nodeName: 'node01' } }),
+    pods: [runningPod],
+    expect: { deletePods: ['virt-launcher-testvmi-abcde'], removeFinalizer: false },
+  },
+  {
+    name: 'deleted and Succeeded, pod finished: delete it and remove the finalizer',
+    vmi: vmiFixture({ metadata: deleting, status: { phase: 'Succeeded', nodeName: 'node01' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Succeeded' })],
+    expect: { deletePods: ['virt-launcher-testvmi-abcde'], removeFinalizer: true },
+  },
+  {
+    name: 'deleted while Scheduled and the pod is already terminating: Failed quietly, no second delete',
+    vmi: vmiFixture({ metadata: deleting, status: { phase: 'Scheduled', nodeName: 'node01' } }),
+    pods: [launcherPod({ node: 'node01', phase: 'Running', ready: true, terminating: true })],
+    expect: { phase: 'Failed', deletePods: [], removeFinalizer: false, events: [] },
+  },
+  {
+    name: 'an invalid VMI gets no pod: Synchronized=False FailedCreate and a Warning, once',
+    vmi: ((): VirtualMachineInstance => {
+      const vmi = vmiFixture();
+      vmi.spec.domain.devices.disks = [{ name: 'missing', disk: { bus: 'virtio' } }];
+      return vmi;
+    })(),
+    expect: { phase: 'Pending', createPod: false, events: ['Warning FailedCreate'] },
+    check: (d) => {
+      const sync = d.status.conditions?.find((c) => c.type === 'Synchronized');
+      assert.equal(sync?.status, 'False');
+      assert.equal(sync?.reason, 'FailedCreate');
+      assert.match(sync?.message ?? '', /spec\.domain\.devices\.disks\[0\]/);
+    },
+  },
+  {
+    name: 'a failed pod creation is reported in Synchronized and retried',
+    vmi: vmiFixture({ status: { phase: 'Pending' } }),
+    createError: 'Error creating pod: quota exceeded',
+    expect: { phase: 'Pending', createPod: true },
+    check: (d) => assert.equal(d.status.conditions?.find((c) => c.type === 'Synchronized')?.message, 'Error creating pod: quota exceeded'),
+  },
+];
+
+function eventsOf(d: VmiDecision): string[] {
+  return d.events.map((e) => `${e.type} ${e.reason}`);
+}
+
+describe('decideVmi', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const before = structuredClone(c.vmi);
+      const d = decideVmi({ vmi: c.vmi, pods: c.pods ?? [], now, ...(c.createError ? { createError: c.createError } : {}) });
+      const { phase, reason, events, ...rest } = c.expect;
+      if (phase !== undefined) assert.equal(d.status.phase, phase);
+      if (reason !== undefined) assert.equal(d.status.reason, reason);
+      if (events !== undefined) assert.deepEqual(eventsOf(d), events);
+      for (const [key, value] of Object.entries(rest)) assert.deepEqual(d[key as keyof VmiDecision], value, key);
+      c.check?.(d);
+      assert.deepEqual(c.vmi, before, 'decide must not mutate its input');
+    });
+  }
+
+  test('a status that is already right is not written again', () => {
+    const vmi = vmiFixture({ status: { phase: 'Scheduling' } });
+    const pods = [launcherPod({ node: 'node01', phase: 'Running', ready: false })];
+    const first = decideVmi({ vmi, pods, now });
+    assert.equal(first.statusChanged, true);
+    const second = decideVmi({ vmi: { ...vmi, status: first.status }, pods, now: new Date(now.getTime() + 60_000) });
+    assert.equal(second.statusChanged, false);
+    assert.deepEqual(second.status, first.status);
+  });
+
+  test('phase transitions append, earlier stamps are kept', () => {
+    const status: VmiStatus = { phase: 'Pending', phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: '2025-01-01T00:00:00Z' }] };
+    const d = decideVmi({ vmi: vmiFixture({ status }), pods: [launcherPod()], now });
+    assert.deepEqual(d.status.phaseTransitionTimestamps?.map((t) => t.phase), ['Pending', 'Scheduling']);
+  });
+
+  test('the invalid-spec Warning is not repeated once the condition says so', () => {
+    const vmi = vmiFixture();
+    vmi.spec.domain.devices.disks = [{ name: 'missing', disk: { bus: 'virtio' } }];
+    const first = decideVmi({ vmi, pods: [], now });
+    const again = decideVmi({ vmi: { ...vmi, status: first.status }, pods: [], now });
+    assert.deepEqual(eventsOf(again), []);
+    assert.equal(again.statusChanged, false);
+  });
+
+  test('the newest live pod wins over a terminating older one', () => {
+    const old = launcherPod({ name: 'old', uid: 'u-old', node: 'n1', phase: 'Running', ready: true, terminating: true, created: '2025-01-01T00:00:00Z' });
+    const fresh = launcherPod({ name: 'new', uid: 'u-new', node: 'n2', phase: 'Running', ready: true, created: '2025-01-01T00:01:00Z' });
+    const d = decideVmi({ vmi: vmiFixture({ status: { phase: 'Scheduling' } }), pods: [old, fresh], now });
+    assert.equal(d.status.phase, 'Scheduled');
+    assert.equal(d.status.nodeName, 'n2');
+    assert.deepEqual(d.status.activePods, { 'u-old': 'n1', 'u-new': 'n2' });
+  });
+});

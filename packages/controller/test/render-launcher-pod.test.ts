@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/launcher-layout.js';
+import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/memory-overhead.js';
+import { renderLauncherPod, type LauncherPodConfig } from '../src/render-launcher-pod.js';
+import { vmiFixture } from './fixtures.js';
+
+const config: LauncherPodConfig = { image: 'podvirt/launcher:0.1.0', allowEmulation: false, random: () => 0.5 };
+
+function flag(args: readonly string[] | undefined, name: string): string | undefined {
+  const i = args?.indexOf(name) ?? -1;
+  return i >= 0 ? args?.[i + 1] : undefined;
+}
+
+function withSpec(change: (vmi: VirtualMachineInstance) => void): VirtualMachineInstance {
+  const vmi = vmiFixture();
+  change(vmi);
+  return vmi;
+}
+
+const MI = 1024n * 1024n;
+
+describe('renderLauncherPod', () => {
+  test('the pod has KubeVirt shape: name, labels, owner, grace, restart policy, volumes', () => {
+    const pod = renderLauncherPod(vmiFixture({ metadata: { labels: { app: 'demo', 'kubevirt.io/nodeName': 'old' } } }), config);
+    assert.equal(pod.metadata?.generateName, 'virt-launcher-testvmi-');
+    assert.equal(pod.metadata?.namespace, 'default');
+    assert.deepEqual(pod.metadata?.labels, {
+      app: 'demo',
+      'kubevirt.io': 'virt-launcher',
+      'kubevirt.io/created-by': 'vmi-uid',
+      'vm.kubevirt.io/name': 'testvmi',
+    });
+    assert.deepEqual(pod.metadata?.annotations, { 'kubevirt.io/domain': 'testvmi' });
+    assert.deepEqual(pod.metadata?.ownerReferences, [
+      { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', name: 'testvmi', uid: 'vmi-uid', controller: true, blockOwnerDeletion: true },
+    ]);
+    assert.equal(pod.spec?.restartPolicy, 'Never');
+    assert.equal(pod.spec?.terminationGracePeriodSeconds, 60, 'default VMI grace 30 + 30');
+    assert.equal(pod.spec?.readinessGates, undefined);
+    assert.deepEqual(pod.spec?.nodeSelector, { 'kubevirt.io/schedulable': 'true' });
+    assert.deepEqual(pod.spec?.volumes?.map((v) => [v.name, v.emptyDir]), LAUNCHER_VOLUMES.map((v) => [v.name, {}]));
+    const compute = pod.spec?.containers[0];
+    assert.equal(pod.spec?.containers.length, 1);
+    assert.equal(compute?.name, 'compute');
+    assert.equal(compute?.image, 'podvirt/launcher:0.1.0');
+    assert.deepEqual(compute?.command, [LAUNCHER_MONITOR_COMMAND]);
+    assert.deepEqual(compute?.env, [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }]);
+    assert.deepEqual(compute?.volumeMounts?.map((m) => `${m.name}:${m.mountPath}`), [
+      'private:/var/run/kubevirt-private',
+      'public:/var/run/kubevirt',
+      'sockets:/var/run/kubevirt/sockets',
+      'libvirt-runtime:/var/run/libvirt',
+      'ephemeral-disks:/var/run/kubevirt-ephemeral-disks',
+      'container-disks:/var/run/kubevirt/container-disks',
+      'hotplug-disks:/var/run/kubevirt/hotplug-disks',
+    ]);
+  });
+
+  test('the monitor gets KubeVirt launcher flags in order', () => {
+    const pod = renderLauncherPod(vmiFixture(), config);
+    assert.deepEqual(pod.spec?.containers[0]?.args, [
+      '--qemu-timeout', '300s',
+      '--name', 'testvmi',
+      '--uid', 'vmi-uid',
+      '--namespace', 'default',
+      '--kubevirt-share-dir', '/var/run/kubevirt',
+      '--ephemeral-disk-dir', '/var/run/kubevirt-ephemeral-disks',
+      '--container-disk-dir', '/var/run/kubevirt/container-disks',
+      '--grace-period-seconds', '45',
+      '--hook-sidecars', '0',
+    ]);
+  });
+
+  const cases: Array<{ name: string; vmi: VirtualMachineInstance; config?: Partial<LauncherPodConfig>; check: (args: string[], pod: ReturnType<typeof renderLauncherPod>) => void }> = [
+    {
+      name: 'jitter 0 gives 240 s, jitter near 1 stays below 360 s',
+      vmi: vmiFixture(),
+      config: { random: () => 0.9999999 },
+      check: (args) => assert.equal(flag(args, '--qemu-timeout'), '359s'),
+    },
+    {
+      name: 'jitter 0 gives exactly 240 s',
+      vmi: vmiFixture(),
+      config: { random: () => 0 },
+      check: (args) => assert.equal(flag(args, '--qemu-timeout'), '240s'),
+    },
+    {
+      name: 'grace 0 → launcher 15, pod 30',
+      vmi: withSpec((v) => (v.spec.terminationGracePeriodSeconds = 0)),
+      check: (args, pod) => {
+        assert.equal(flag(args, '--grace-period-seconds'), '15');
+        assert.equal(pod.spec?.terminationGracePeriodSeconds, 30);
+      },
+    },
+    {
+      name: 'grace 120 → launcher 135, pod 150',
+      vmi: withSpec((v) => (v.spec.terminationGracePeriodSeconds = 120)),
+      check: (args, pod) => {
+        assert.equal(flag(args, '--grace-period-seconds'), '135');
+        assert.equal(pod.spec?.terminationGracePeriodSeconds, 150);
+      },
+    },
+    {
+      name: '--allow-emulation when configured',
+      vmi: vmiFixture(),
+      config: { allowEmulation: true },
+      check: (args) => assert.equal(args.at(-1), '--allow-emulation'),
+    },
+    {
+      name: '--keep-after-failure from the annotation "true" only',
+      vmi: vmiFixture({ metadata: { annotations: { 'kubevirt.io/keep-launcher-alive-after-failure': 'true' } } }),
+      check: (args) => assert.equal(args.at(-1), '--keep-after-failure'),
+    },
+    {
+      name: 'annotation "false" adds nothing',
+      vmi: vmiFixture({ metadata: { annotations: { 'kubevirt.io/keep-launcher-alive-after-failure': 'false' } } }),
+      check: (args) => assert.equal(args.includes('--keep-after-failure'), false),
+    },
+    {
+      name: 'the VMI node selector is kept next to the schedulable label',
+      vmi: withSpec((v) => (v.spec.nodeSelector = { 'kubernetes.io/hostname': 'node01' })),
+      check: (_args, pod) => assert.deepEqual(pod.spec?.nodeSelector, { 'kubernetes.io/hostname': 'node01', 'kubevirt.io/schedulable': 'true' }),
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const pod = renderLauncherPod(c.vmi, { ...config, ...c.config });
+      c.check(pod.spec?.containers[0]?.args ?? [], pod);
+    });
+  }
+
+  test('resources: guest memory plus the documented overhead; default cpu request', () => {
+    const pod = renderLauncherPod(vmiFixture(), config);
+    // 128Mi guest, 1 vCPU, graphics auto-attached, no emulation.
+    const expected = 128n * MI + FIXED_OVERHEAD_BYTES + (128n * MI) / 512n + 8n * MI + 32n * MI;
+    assert.equal(memoryOverheadBytes({ guestMemoryBytes: 128n * MI, vcpus: 1, graphics: true, allowEmulation: false }), expected - 128n * MI);
+    assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory: `${expected / 1024n}Ki`, cpu: '100m' } });
+  });
+
+  test('resources: vCPUs, no graphics, emulation, limits and cpu from the VMI', () => {
+    const vmi = withSpec((v) => {
+      v.spec.domain.resources = { requests: { memory: '1Gi', cpu: '500m' }, limits: { memory: '1Gi', cpu: '2' } };
+      v.spec.domain.cpu = { sockets: 1, cores: 2, threads: 1 };
+      v.spec.domain.devices.autoattachGraphicsDevice = false;
+    });
+    const pod = renderLauncherPod(vmi, { ...config, allowEmulation: true });
+    const overhead = FIXED_OVERHEAD_BYTES + (1024n * MI) / 512n + 16n * MI + 64n * MI;
+    const memory = `${(1024n * MI + overhead) / MI}Mi`;
+    assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory, cpu: '500m' }, limits: { memory, cpu: '2' } });
+  });
+
+  test('a VMI without memory or identity is refused with a stable code', () => {
+    const noMemory = withSpec((v) => delete v.spec.domain.resources);
+    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'CONTROLLER_INVALID_VMI' });
+    const noUid = vmiFixture({ metadata: { uid: '' } });
+    assert.throws(() => renderLauncherPod(noUid, config), { code: 'CONTROLLER_INVALID_VMI' });
+  });
+
+  test('rendering does not touch the VMI', () => {
+    const vmi = vmiFixture();
+    const before = structuredClone(vmi);
+    renderLauncherPod(vmi, config);
+    assert.deepEqual(vmi, before);
+  });
+});

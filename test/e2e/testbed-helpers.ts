@@ -1,0 +1,96 @@
+// Shared by the testbed conformance suites: an API server per test file, kubectl runs and
+// clients against it, and polling with a deadline.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { startApiServer, writeKubeconfig, type ApiServer, type ApiServerOptions, type JsonObject } from '../testbed/apiserver/index.js';
+import { repoRoot } from '../testbed/guest/repo-root.js';
+
+export interface TestApiServer {
+  server: ApiServer;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function vmiCrd(): Promise<JsonObject> {
+  const text = await readFile(join(repoRoot(import.meta.url), 'manifests/crds/virtualmachineinstances.yaml'), 'utf8');
+  return parse(text) as JsonObject;
+}
+
+/** An API server serving the VMI CRD, with a kubeconfig in a fresh temp dir. */
+export async function startTestApiServer(options: ApiServerOptions = {}): Promise<TestApiServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-apiserver-'));
+  const server = await startApiServer({ crds: [await vmiCrd()], ...options });
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await writeKubeconfig(kubeconfigPath, server.url);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  return {
+    server,
+    kubeconfigPath,
+    kubeConfig,
+    dir,
+    async close() {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real kubectl against `kubeconfig`; never throws on a non-zero exit. */
+export function kubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+      resolve({ code, stdout, stderr });
+    });
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A plain HTTP request to the server, returning status and parsed JSON (or text). */
+export async function http(base: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: JsonObject }> {
+  const init: RequestInit = { method, headers: { 'Content-Type': contentType, Accept: 'application/json' } };
+  if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  let parsed: JsonObject;
+  try {
+    parsed = JSON.parse(text) as JsonObject;
+  } catch {
+    parsed = { text };
+  }
+  return { status: res.status, body: parsed };
+}
+
+export function podManifest(name: string, extra: JsonObject = {}): JsonObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'demo' } },
+    spec: { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 1000'] }] },
+    ...extra,
+  };
+}

@@ -1,0 +1,113 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { builtinResourceTypes } from './builtin-resources.js';
+import { resourceTypesFromCrd } from './crd.js';
+import { Discovery } from './discovery.js';
+import { GarbageCollector } from './garbage-collector.js';
+import type { JsonObject } from './json.js';
+import { NamespaceController } from './namespace-controller.js';
+import { ObjectDeleter } from './object-deleter.js';
+import { ObjectService } from './object-service.js';
+import { OpenApiV3 } from './openapi.js';
+import { Registry } from './registry.js';
+import { RequestHandler } from './request-handler.js';
+import { Store } from './store.js';
+
+export interface ApiServerOptions {
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Changes kept for watch resume; a short history makes clients exercise their relist path. */
+  historySize?: number;
+  bookmarkIntervalMs?: number;
+  /** Upper bound of a watch's life; clients reconnect from their last resourceVersion. */
+  maxWatchSeconds?: number;
+  /** CustomResourceDefinitions (apiextensions.k8s.io/v1 objects) to serve. */
+  crds?: JsonObject[];
+  namespaces?: string[];
+  now?: () => Date;
+  logger?: Logger;
+}
+
+export interface ApiServer {
+  readonly url: string;
+  /**
+   * Ends every open watch (cleanly, as a watch timeout does, or with `abrupt` by resetting the
+   * connection as a dying apiserver does); returns how many there were.
+   */
+  dropWatches(options?: { abrupt?: boolean }): number;
+  /** Forgets the change history: watches resuming from before now get `410 Expired`. */
+  compact(): void;
+  readonly revision: number;
+  close(): Promise<void>;
+}
+
+const defaultNamespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/** Starts the testbed's Kubernetes API server on plain HTTP (no authentication). */
+export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
+  const registry = new Registry();
+  registry.add(...builtinResourceTypes());
+  for (const crd of options.crds ?? []) registry.add(...resourceTypesFromCrd(crd));
+  const store = new Store({ historySize: options.historySize ?? 1000 });
+  const service = new ObjectService(store, registry, options.now ?? (() => new Date()));
+  const deleter = new ObjectDeleter(service);
+  const nsType = registry.find('', 'v1', 'namespaces');
+  for (const name of options.namespaces ?? defaultNamespaces) {
+    if (nsType !== undefined) service.create(nsType, '', { metadata: { name } });
+  }
+  const gc = new GarbageCollector(service, deleter);
+  const namespaces = new NamespaceController(service, deleter);
+  gc.start();
+  namespaces.start();
+  const lifetime = new AbortController();
+  let address = '';
+  const handler = new RequestHandler(
+    service,
+    deleter,
+    new Discovery(registry, () => address),
+    new OpenApiV3(registry),
+    { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000, maxWatchSeconds: options.maxWatchSeconds ?? 1800 },
+    lifetime.signal,
+  );
+  const log = options.logger;
+  const server: Server = createServer((req, res) => {
+    log?.debug({ method: req.method, url: req.url }, 'request');
+    void handler.handle(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address: host, port } = server.address() as AddressInfo;
+  address = `${host}:${port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${address}`,
+    get revision() {
+      return store.revision;
+    },
+    dropWatches(dropOptions) {
+      const count = handler.watches.size;
+      for (const w of [...handler.watches]) w.drop(dropOptions?.abrupt === true);
+      return count;
+    },
+    compact: () => store.compact(),
+    close() {
+      closing ??= (async () => {
+        lifetime.abort();
+        gc.close();
+        namespaces.close();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const w of [...handler.watches]) w.drop(true);
+        server.closeAllConnections();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}

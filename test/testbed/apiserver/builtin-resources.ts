@@ -1,0 +1,60 @@
+import type { ResourceType, Strategy, Subresource } from './resource-type.js';
+import { bindingStrategy } from './strategies/binding.js';
+import { eventStrategy, eventsV1Strategy } from './strategies/event.js';
+import { leaseStrategy } from './strategies/lease.js';
+import { namespaceStrategy } from './strategies/namespace.js';
+import { nodeStrategy } from './strategies/node.js';
+import { podStrategy } from './strategies/pod.js';
+
+interface Spec {
+  group: string;
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  subresources?: Subresource[];
+  storageKey?: string;
+  verbs?: string[];
+  strategy: Strategy;
+}
+
+const specs: Spec[] = [
+  { group: '', resource: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'], strategy: namespaceStrategy },
+  { group: '', resource: 'nodes', kind: 'Node', namespaced: false, shortNames: ['no'], subresources: ['status'], strategy: nodeStrategy },
+  {
+    group: '',
+    resource: 'pods',
+    kind: 'Pod',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    subresources: ['status', 'binding', 'log'],
+    strategy: podStrategy,
+  },
+  // Only POST is served (the handler turns it into pods/binding), as in Kubernetes.
+  { group: '', resource: 'bindings', kind: 'Binding', namespaced: true, verbs: ['create'], strategy: bindingStrategy },
+  { group: '', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], strategy: eventStrategy },
+  { group: 'events.k8s.io', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], storageKey: 'events', strategy: eventsV1Strategy },
+  { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },
+];
+
+/** The built-in kinds the testbed serves (what the podvirt components and kubectl use). */
+export function builtinResourceTypes(): ResourceType[] {
+  return specs.map((s) => ({
+    group: s.group,
+    version: 'v1',
+    resource: s.resource,
+    singular: s.kind.toLowerCase(),
+    kind: s.kind,
+    listKind: `${s.kind}List`,
+    namespaced: s.namespaced,
+    shortNames: s.shortNames ?? [],
+    categories: s.categories ?? [],
+    subresources: s.subresources ?? [],
+    storageKey: s.storageKey ?? s.resource,
+    strategicMerge: true,
+    ...(s.verbs === undefined ? {} : { verbs: s.verbs }),
+    strategy: s.strategy,
+  }));
+}

@@ -1,0 +1,4 @@
+export { ApiError } from './errors.js';
+export { startApiServer, type ApiServer, type ApiServerOptions } from './api-server.js';
+export { kubeconfigFor, writeKubeconfig } from './kubeconfig.js';
+export type { JsonObject, JsonValue } from './json.js';

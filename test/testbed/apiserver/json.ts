@@ -1,0 +1,53 @@
+// JSON value helpers shared by the API server: every stored object is plain JSON, so
+// cloning and comparing by structure is enough (no Dates, no class instances).
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function clone<T extends JsonValue>(value: T): T {
+  return structuredClone(value);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    return keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]));
+  }
+  return false;
+}
+
+/** The object's `metadata`, created when absent so callers can assign into it. */
+export function meta(obj: JsonObject): JsonObject {
+  const current = obj['metadata'];
+  if (isObject(current)) return current;
+  const created: JsonObject = {};
+  obj['metadata'] = created;
+  return created;
+}
+
+export function str(value: JsonValue | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function obj(value: JsonValue | undefined): JsonObject | undefined {
+  return isObject(value) ? value : undefined;
+}
+
+export function arr(value: JsonValue | undefined): JsonValue[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** Kubernetes timestamps: RFC 3339 in UTC with whole seconds. */
+export function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

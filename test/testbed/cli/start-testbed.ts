@@ -1,0 +1,75 @@
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { parse } from 'yaml';
+import { startApiServer, type ApiServer } from '../apiserver/api-server.js';
+import type { JsonObject } from '../apiserver/json.js';
+import { writeKubeconfig } from '../apiserver/kubeconfig.js';
+import { repoRoot } from '../guest/repo-root.js';
+import { Kubelet } from '../kubelet/kubelet.js';
+import type { ImageMap } from '../kubelet/image-map.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+
+export interface TestbedOptions {
+  /** Holds the kubeconfig and the kubelet root; removed again by close(). */
+  stateDir: string;
+  imageMap?: ImageMap;
+  nodeName?: string;
+  historySize?: number;
+  logger?: Logger;
+  /** Extra CRDs beside the VMI one from manifests/crds. */
+  crds?: JsonObject[];
+}
+
+export interface Testbed {
+  kubeconfigPath: string;
+  apiUrl: string;
+  apiServer: ApiServer;
+  nodeName: string;
+  kubeletRoot: string;
+  close(): Promise<void>;
+}
+
+/** Starts API server, scheduler and kubelet in this process (what tests use). */
+export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
+  const log = options.logger ?? pino({ level: 'silent' });
+  await mkdir(options.stateDir, { recursive: true });
+  const crdText = await readFile(join(repoRoot(import.meta.url), 'manifests/crds/virtualmachineinstances.yaml'), 'utf8');
+  const apiServer = await startApiServer({
+    crds: [parse(crdText) as JsonObject, ...(options.crds ?? [])],
+    logger: log,
+    ...(options.historySize === undefined ? {} : { historySize: options.historySize }),
+  });
+  const kubeconfigPath = join(options.stateDir, 'kubeconfig');
+  const kubeletRoot = join(options.stateDir, 'kubelet');
+  const nodeName = options.nodeName ?? hostname();
+  const closers: Array<() => Promise<void>> = [() => apiServer.close()];
+  const close = async (): Promise<void> => {
+    for (const c of closers.splice(0).reverse()) await c();
+    await rm(options.stateDir, { recursive: true, force: true });
+  };
+  try {
+    await writeKubeconfig(kubeconfigPath, apiServer.url);
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(kubeconfigPath);
+    const scheduler = new Scheduler({ kubeConfig, logger: log });
+    closers.push(() => scheduler.close());
+    await scheduler.start();
+    const kubelet = new Kubelet({
+      kubeConfig,
+      nodeName,
+      rootDir: kubeletRoot,
+      logger: log,
+      ...(options.imageMap === undefined ? {} : { imageMap: options.imageMap }),
+    });
+    closers.push(() => kubelet.close());
+    await kubelet.start();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  return { kubeconfigPath, apiUrl: apiServer.url, apiServer, nodeName, kubeletRoot, close: () => (closing ??= close()) };
+}

@@ -1,0 +1,126 @@
+import { rm } from 'node:fs/promises';
+import { CoreV1Api, ListWatch, PatchStrategy, setHeaderOptions, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { EventRecorder } from '../scheduler/event-recorder.js';
+import { defaultImageTable, imageMapFrom, type ImageMap } from './image-map.js';
+import { LogServer } from './log-server.js';
+import { nodeObject, nodeStatus } from './node-object.js';
+import { PodWorker } from './pod-worker.js';
+
+export interface KubeletOptions {
+  kubeConfig: KubeConfig;
+  nodeName: string;
+  /** Holds `pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>` and the containers' state. */
+  rootDir: string;
+  imageMap?: ImageMap;
+  logger: Logger;
+  hostIP?: string;
+  statusIntervalMs?: number;
+  restartDelayMs?: number;
+  /** Grace for pods still running when the kubelet itself stops. */
+  shutdownGraceMs?: number;
+}
+
+/**
+ * The testbed's kubelet: registers its Node and keeps it Ready, runs the pods bound to it
+ * (one PodWorker each), serves their logs, and completes their graceful deletion.
+ */
+export class Kubelet {
+  readonly #core: CoreV1Api;
+  readonly #workers = new Map<string, PodWorker>();
+  readonly #pods: ListWatch<V1Pod>;
+  readonly #logs: LogServer;
+  readonly #log: Logger;
+  readonly #hostIP: string;
+  readonly #readySince = new Date();
+  #heartbeat: NodeJS.Timeout | undefined;
+  #restart: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(private readonly options: KubeletOptions) {
+    this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#log = options.logger.child({ component: 'kubelet', node: options.nodeName });
+    this.#hostIP = options.hostIP ?? '127.0.0.1';
+    this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name));
+    const selector = `spec.nodeName=${options.nodeName}`;
+    this.#pods = new ListWatch<V1Pod>('/api/v1/pods', new Watch(options.kubeConfig), () => this.#core.listPodForAllNamespaces({ fieldSelector: selector }), false, undefined, selector);
+    this.#pods.on('add', (pod) => this.#onPod(pod));
+    this.#pods.on('update', (pod) => this.#onPod(pod));
+    this.#pods.on('delete', (pod) => this.#onGone(pod));
+    this.#pods.on('error', (err: unknown) => {
+      // Stopping the informer aborts its watch, which it reports as an error.
+      if (this.#closed) return;
+      this.#log.warn({ err }, 'pod watch failed, restarting');
+      this.#restart = setTimeout(() => void this.#pods.start().catch(() => undefined), 1000);
+    });
+  }
+
+  async start(): Promise<void> {
+    const port = await this.#logs.listen(this.#hostIP);
+    const name = this.options.nodeName;
+    try {
+      await this.#core.createNode({ body: nodeObject(name) });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409) throw err;
+    }
+    const beat = async (): Promise<void> => {
+      await this.#core.patchNodeStatus(
+        { name, body: { status: nodeStatus(name, this.#hostIP, port, new Date(), this.#readySince) } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+    };
+    await beat();
+    this.#heartbeat = setInterval(() => void beat().catch((err: unknown) => this.#log.warn({ err }, 'node status update failed')), this.options.statusIntervalMs ?? 10_000);
+    await this.#pods.start();
+    this.#log.info({ port }, 'kubelet running');
+  }
+
+  #onPod(pod: V1Pod): void {
+    const uid = pod.metadata?.uid;
+    if (uid === undefined || this.#closed) return;
+    const existing = this.#workers.get(uid);
+    if (existing !== undefined) {
+      existing.update(pod);
+      return;
+    }
+    const terminal = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+    if (terminal && pod.metadata?.deletionTimestamp === undefined) return;
+    const worker = new PodWorker(
+      {
+        core: this.#core,
+        events: new EventRecorder(this.#core, 'kubelet', this.options.nodeName),
+        imageMap: this.options.imageMap ?? imageMapFrom(defaultImageTable),
+        rootDir: this.options.rootDir,
+        hostIP: this.#hostIP,
+        log: this.#log,
+        restartDelayMs: this.options.restartDelayMs ?? 1000,
+      },
+      pod,
+    );
+    this.#workers.set(uid, worker);
+    if (pod.metadata?.deletionTimestamp !== undefined) worker.update(pod);
+  }
+
+  /** The pod is gone from the API (force-deleted, or our own final delete): nothing may keep running. */
+  #onGone(pod: V1Pod): void {
+    const uid = pod.metadata?.uid;
+    const worker = uid === undefined ? undefined : this.#workers.get(uid);
+    if (uid === undefined || worker === undefined) return;
+    void worker.terminate(0, false).finally(() => this.#workers.delete(uid));
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#closing ??= (async () => {
+      clearInterval(this.#heartbeat);
+      clearTimeout(this.#restart);
+      await this.#pods.stop();
+      await Promise.all([...this.#workers.values()].map((w) => w.terminate(this.options.shutdownGraceMs ?? 5000, false)));
+      this.#workers.clear();
+      await this.#logs.close();
+      await rm(this.options.rootDir, { recursive: true, force: true });
+    })();
+    return this.#closing;
+  }
+}

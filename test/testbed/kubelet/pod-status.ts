@@ -1,0 +1,105 @@
+import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+
+export type ContainerState =
+  | { state: 'waiting'; reason: string; message?: string }
+  | { state: 'running'; startedAt: Date }
+  | { state: 'terminated'; exitCode: number; signal?: number; reason: string; startedAt: Date; finishedAt: Date };
+
+export interface ContainerRecord {
+  name: string;
+  image: string;
+  restartCount: number;
+  current: ContainerState;
+  containerID?: string;
+}
+
+const ownedConditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'];
+
+/**
+ * The pod status a kubelet reports, from its containers' states: phase, container statuses,
+ * and the Initialized / ContainersReady / Ready conditions, Ready also requiring every
+ * readiness gate's condition to be True. Conditions owned by others are kept.
+ */
+export function computePodStatus(pod: V1Pod, records: ContainerRecord[], hostIP: string, startTime: Date, now: Date): V1PodStatus {
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  const phase = podPhase(records, policy);
+  const unready = records.filter((r) => r.current.state !== 'running').map((r) => r.name);
+  const containersReady = unready.length === 0 && records.length > 0;
+  const previous = pod.status?.conditions ?? [];
+  const gates = (pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
+  const failedGates = gates.filter((g) => previous.find((c) => c.type === g)?.status !== 'True');
+  const condition = (type: string, ok: boolean, reason?: string, message?: string): V1PodCondition => {
+    const status = ok ? 'True' : 'False';
+    const before = previous.find((c) => c.type === type);
+    const c: V1PodCondition = {
+      type,
+      status,
+      lastTransitionTime: before?.status === status && before.lastTransitionTime !== undefined ? before.lastTransitionTime : now,
+    };
+    if (!ok && reason !== undefined) c.reason = reason;
+    if (!ok && message !== undefined) c.message = message;
+    return c;
+  };
+  const terminal = phase === 'Succeeded' || phase === 'Failed';
+  const notReadyReason = terminal ? 'PodCompleted' : 'ContainersNotReady';
+  const notReadyMessage = terminal ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  let ready = condition('Ready', containersReady, notReadyReason, notReadyMessage);
+  if (containersReady && failedGates.length > 0) {
+    ready = condition('Ready', false, 'ReadinessGatesNotReady', `the status of pod readiness gate "${failedGates[0] ?? ''}" is not "True", but False`);
+  }
+  const conditions = [
+    condition('PodScheduled', true),
+    condition('Initialized', true),
+    condition('ContainersReady', containersReady, notReadyReason, notReadyMessage),
+    ready,
+    ...previous.filter((c) => !ownedConditions.includes(c.type)),
+  ];
+  return {
+    phase,
+    conditions,
+    hostIP,
+    hostIPs: [{ ip: hostIP }],
+    podIP: hostIP,
+    podIPs: [{ ip: hostIP }],
+    startTime,
+    containerStatuses: records.map((r) => containerStatus(r)),
+    ...(pod.status?.qosClass === undefined ? {} : { qosClass: pod.status.qosClass }),
+  };
+}
+
+function podPhase(records: ContainerRecord[], policy: string): string {
+  if (records.length === 0 || records.some((r) => r.current.state === 'waiting' && r.restartCount === 0)) return 'Pending';
+  const terminated = records.map((r) => r.current).filter((s) => s.state === 'terminated');
+  if (terminated.length < records.length || policy === 'Always') return 'Running';
+  const allSucceeded = terminated.every((s) => s.exitCode === 0);
+  if (allSucceeded) return 'Succeeded';
+  return policy === 'Never' ? 'Failed' : 'Running';
+}
+
+function containerStatus(r: ContainerRecord): V1ContainerStatus {
+  const s = r.current;
+  const status: V1ContainerStatus = {
+    name: r.name,
+    image: r.image,
+    imageID: `testbed://${r.image}`,
+    ready: s.state === 'running',
+    started: s.state === 'running',
+    restartCount: r.restartCount,
+    state:
+      s.state === 'waiting'
+        ? { waiting: { reason: s.reason, ...(s.message === undefined ? {} : { message: s.message }) } }
+        : s.state === 'running'
+          ? { running: { startedAt: s.startedAt } }
+          : {
+              terminated: {
+                exitCode: s.exitCode,
+                reason: s.reason,
+                startedAt: s.startedAt,
+                finishedAt: s.finishedAt,
+                ...(s.signal === undefined ? {} : { signal: s.signal }),
+              },
+            },
+  };
+  if (r.containerID !== undefined) status.containerID = r.containerID;
+  return status;
+}

@@ -1,0 +1,195 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { startContainer, type Container } from '../container/start-container.js';
+import type { EventRecorder } from '../scheduler/event-recorder.js';
+import { ContainerLogWriter } from './container-log.js';
+import { containerBinds, containerEnv } from './container-spec.js';
+import { containerArgv, type ImageMap } from './image-map.js';
+import { computePodStatus, type ContainerRecord } from './pod-status.js';
+import { podPaths, type PodPaths } from './pod-paths.js';
+
+export interface PodWorkerDeps {
+  core: CoreV1Api;
+  events: EventRecorder;
+  imageMap: ImageMap;
+  rootDir: string;
+  hostIP: string;
+  log: Logger;
+  /** Delay before restarting a container under restartPolicy Always/OnFailure. */
+  restartDelayMs: number;
+}
+
+interface Running {
+  container: Container;
+  logs: ContainerLogWriter;
+  drained: Promise<void>;
+}
+
+/**
+ * Runs one pod bound to this node: its containers as processes, its status in the API, and
+ * its graceful end (SIGTERM, the grace period, SIGKILL; then its directories go and the
+ * pod is deleted for good with a grace-0 delete).
+ */
+export class PodWorker {
+  readonly paths: PodPaths;
+  readonly records = new Map<string, ContainerRecord>();
+  readonly #running = new Map<string, Running>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #log: Logger;
+  readonly #startTime = new Date();
+  #pod: V1Pod;
+  #stopping: Promise<void> | undefined;
+  #statusChain: Promise<void> = Promise.resolve();
+  readonly started: Promise<void>;
+
+  constructor(private readonly deps: PodWorkerDeps, pod: V1Pod) {
+    this.#pod = pod;
+    this.paths = podPaths(deps.rootDir, pod.metadata?.uid ?? 'unknown');
+    this.#log = deps.log.child({ namespace: pod.metadata?.namespace, name: pod.metadata?.name, uid: pod.metadata?.uid });
+    for (const c of pod.spec?.containers ?? []) {
+      this.records.set(c.name, { name: c.name, image: c.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'ContainerCreating' } });
+    }
+    this.started = this.#start().catch((err: unknown) => this.#log.error({ err }, 'pod start failed'));
+  }
+
+  get pod(): V1Pod {
+    return this.#pod;
+  }
+
+  /** A newer version of the pod from the API (deletion, readiness-gate conditions). */
+  update(pod: V1Pod): void {
+    this.#pod = pod;
+    if (pod.metadata?.deletionTimestamp !== undefined) {
+      void this.terminate((pod.metadata.deletionGracePeriodSeconds ?? 30) * 1000, true);
+    } else {
+      this.#syncStatus();
+    }
+  }
+
+  /** Stops every container (SIGTERM, then SIGKILL after `graceMs`) and removes the pod's directories. */
+  terminate(graceMs: number, confirmDeletion: boolean): Promise<void> {
+    this.#stopping ??= (async () => {
+      await this.started;
+      for (const t of this.#timers) clearTimeout(t);
+      await Promise.all([...this.#running.entries()].map(async ([name, r]) => {
+        void this.#event('Normal', 'Killing', `Stopping container ${name}`);
+        await r.container.stop({ graceMs }).catch((err: unknown) => this.#log.warn({ err, container: name }, 'stopping container failed'));
+        await r.drained;
+      }));
+      await this.#flushStatus();
+      await rm(this.paths.podDir, { recursive: true, force: true });
+      if (confirmDeletion) await this.#confirmDeletion();
+    })();
+    return this.#stopping;
+  }
+
+  async #start(): Promise<void> {
+    const pod = this.#pod;
+    for (const v of pod.spec?.volumes ?? []) if (v.emptyDir !== undefined) await mkdir(this.paths.emptyDir(v.name), { recursive: true });
+    this.#syncStatus();
+    for (const c of pod.spec?.containers ?? []) await this.#startContainer(c);
+  }
+
+  async #startContainer(spec: V1Container): Promise<void> {
+    const record = this.records.get(spec.name);
+    if (record === undefined || this.#stopping !== undefined) return;
+    const image = this.deps.imageMap(spec.image ?? '');
+    if (image === undefined) {
+      record.current = { state: 'waiting', reason: 'ErrImagePull', message: `image "${spec.image ?? ''}" is not in the testbed's image map` };
+      void this.#event('Warning', 'Failed', `Failed to pull image "${spec.image ?? ''}": not in the testbed's image map`);
+      this.#syncStatus();
+      return;
+    }
+    try {
+      await mkdir(dirname(this.paths.log(spec.name)), { recursive: true });
+      const logs = new ContainerLogWriter(this.paths.log(spec.name));
+      const container = await startContainer({
+        command: containerArgv(image, spec.command, spec.args),
+        stateDir: this.paths.containerState(spec.name),
+        binds: containerBinds(this.#pod, spec, this.paths),
+        pidNamespace: true,
+        env: containerEnv(this.#pod, spec, this.deps.hostIP),
+        ...(spec.workingDir === undefined ? {} : { cwd: spec.workingDir }),
+      });
+      const drained = Promise.all([logs.attach(container.stdout, 'stdout'), logs.attach(container.stderr, 'stderr')]).then(() => logs.close());
+      this.#running.set(spec.name, { container, logs, drained });
+      const startedAt = new Date();
+      record.current = { state: 'running', startedAt };
+      record.containerID = `testbed://${container.pid}`;
+      void this.#event('Normal', 'Started', `Started container ${spec.name}`);
+      this.#syncStatus();
+      void container.exited.then(async (exit) => {
+        await drained;
+        const code = exit.code ?? 128 + signalNumber(exit.signal);
+        record.current = { state: 'terminated', exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date() };
+        if (exit.signal !== null) record.current.signal = signalNumber(exit.signal);
+        this.#running.delete(spec.name);
+        this.#syncStatus();
+        this.#maybeRestart(spec, code);
+      });
+    } catch (err) {
+      this.#log.warn({ err, container: spec.name }, 'container start failed');
+      record.current = { state: 'waiting', reason: 'CreateContainerError', message: (err as Error).message };
+      void this.#event('Warning', 'Failed', `Error: ${(err as Error).message}`);
+      this.#syncStatus();
+    }
+  }
+
+  #maybeRestart(spec: V1Container, code: number): void {
+    const policy = this.#pod.spec?.restartPolicy ?? 'Always';
+    if (this.#stopping !== undefined || policy === 'Never' || (policy === 'OnFailure' && code === 0)) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      const record = this.records.get(spec.name);
+      if (record !== undefined) record.restartCount += 1;
+      void this.#startContainer(spec);
+    }, this.deps.restartDelayMs);
+    this.#timers.add(timer);
+  }
+
+  #syncStatus(): void {
+    this.#statusChain = this.#statusChain.then(() => this.#writeStatus()).catch((err: unknown) => this.#log.debug({ err }, 'status update failed'));
+  }
+
+  async #flushStatus(): Promise<void> {
+    this.#syncStatus();
+    await this.#statusChain;
+  }
+
+  async #writeStatus(): Promise<void> {
+    const pod = this.#pod;
+    const status = computePodStatus(pod, [...this.records.values()], this.deps.hostIP, this.#startTime, new Date());
+    const updated = await this.deps.core.patchNamespacedPodStatus(
+      { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', body: { status } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    if (updated.metadata?.deletionTimestamp === undefined || this.#pod.metadata?.deletionTimestamp !== undefined) this.#pod = updated;
+  }
+
+  async #confirmDeletion(): Promise<void> {
+    const pod = this.#pod;
+    try {
+      await this.deps.core.deleteNamespacedPod({
+        namespace: pod.metadata?.namespace ?? 'default',
+        name: pod.metadata?.name ?? '',
+        gracePeriodSeconds: 0,
+        body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid ?? '' } },
+      });
+    } catch (err) {
+      this.#log.debug({ err }, 'final delete failed (already gone?)');
+    }
+  }
+
+  async #event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const pod = this.#pod;
+    const regarding = { kind: 'Pod', apiVersion: 'v1', namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' };
+    await this.deps.events.record({ regarding, type, reason, message }).catch((err: unknown) => this.#log.debug({ err }, 'event failed'));
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  const numbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
+  return signal === null ? 0 : (numbers[signal] ?? 0);
+}
