@@ -1,0 +1,151 @@
+// virt-handler's VMI controller, wired: the node-filtered VMI informer and the launchers' domain
+// streams feed one keyed work queue; N workers reconcile keys; a periodic resync re-enqueues
+// everything as a safety net. close() stops taking work, lets in-flight reconciles finish
+// within a bound, and closes the launcher streams — the VMs keep running.
+
+import { NODE_NAME_LABEL } from '@podvirt/api';
+import type { Logger } from 'pino';
+import { EventRecorder } from './events/event-recorder.js';
+import type { EventApi } from './kube/event-api.js';
+import type { VmiApi } from './kube/vmi-api.js';
+import { VmiInformer } from './kube/vmi-informer.js';
+import type { LauncherTimeouts } from './launcher/launcher-client.js';
+import { LauncherRegistry } from './launcher/launcher-registry.js';
+import { WorkQueue } from './queue/work-queue.js';
+import type { ItemBackoffOptions } from './queue/item-backoff.js';
+import { VmiReconciler } from './reconcile/vmi-reconciler.js';
+import { vmiKey } from './vmi-key.js';
+
+export interface HandlerControllerOptions {
+  readonly nodeName: string;
+  readonly podsDir: string;
+  readonly vmiApi: VmiApi;
+  readonly eventApi: EventApi;
+  readonly log: Logger;
+  readonly workers: number;
+  readonly watchdogMs: number;
+  readonly resyncPeriodMs: number;
+  readonly now?: () => number;
+  readonly initTimeoutMs?: number;
+  readonly launcherTimeouts?: LauncherTimeouts;
+  readonly backoff?: ItemBackoffOptions;
+  readonly reconnectBaseMs?: number;
+}
+
+export class HandlerController {
+  readonly queue: WorkQueue;
+  readonly informer: VmiInformer;
+  readonly registry: LauncherRegistry;
+  readonly recorder: EventRecorder;
+  readonly reconciler: VmiReconciler;
+  readonly #o: HandlerControllerOptions;
+  /** Aborts reconciles still running when the close() bound runs out. */
+  readonly #inFlight = new AbortController();
+  readonly #workers: Array<Promise<void>> = [];
+  #resync: NodeJS.Timeout | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: HandlerControllerOptions) {
+    this.#o = options;
+    const now = options.now ?? Date.now;
+    const log = options.log;
+    this.queue = new WorkQueue(options.backoff);
+    this.recorder = new EventRecorder({ api: options.eventApi, host: options.nodeName, log: log.child({ subcomponent: 'events' }), now });
+    this.registry = new LauncherRegistry({
+      nodeName: options.nodeName,
+      podsDir: options.podsDir,
+      log: log.child({ subcomponent: 'launchers' }),
+      now,
+      watchdogMs: options.watchdogMs,
+      onChange: (key) => this.queue.add(key),
+      onNotice: (key, uid, notice) => this.reconciler.relay(key, uid, notice),
+      ...(options.initTimeoutMs === undefined ? {} : { initTimeoutMs: options.initTimeoutMs }),
+      ...(options.launcherTimeouts === undefined ? {} : { timeouts: options.launcherTimeouts }),
+      ...(options.reconnectBaseMs === undefined ? {} : { reconnectBaseMs: options.reconnectBaseMs }),
+    });
+    this.informer = new VmiInformer({
+      api: options.vmiApi,
+      labelSelector: `${NODE_NAME_LABEL}=${options.nodeName}`,
+      resyncPeriodMs: options.resyncPeriodMs,
+      log: log.child({ subcomponent: 'informer' }),
+      onEvent: (type, vmi) => {
+        const key = vmiKey(vmi);
+        if (type === 'DELETED') this.reconciler.remember(vmi, key);
+        this.queue.add(key);
+      },
+    });
+    this.reconciler = new VmiReconciler({
+      nodeName: options.nodeName,
+      api: options.vmiApi,
+      source: this.informer,
+      registry: this.registry,
+      recorder: this.recorder,
+      log,
+      now,
+    });
+  }
+
+  /** Starts the informer, waits for its first list, then starts the workers. */
+  async start(signal: AbortSignal): Promise<void> {
+    this.informer.start();
+    if (!(await this.informer.waitForSync(signal))) return;
+    for (let i = 0; i < this.#o.workers; i++) this.#workers.push(this.#work());
+    this.#resync = setInterval(() => void this.#resyncDomains(), this.#o.resyncPeriodMs);
+    this.#resync.unref();
+    this.#o.log.info({ workers: this.#o.workers }, 'handler controller started');
+  }
+
+  /** Graceful, bounded and idempotent; launchers and their VMs are left running. */
+  close(graceMs = 10_000): Promise<void> {
+    this.#closing ??= this.#close(graceMs);
+    return this.#closing;
+  }
+
+  async #close(graceMs: number): Promise<void> {
+    clearInterval(this.#resync);
+    this.queue.shutDown();
+    await this.informer.close();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), graceMs);
+    });
+    const finished = await Promise.race([Promise.all(this.#workers).then(() => 'done' as const), bound]);
+    clearTimeout(timer);
+    if (finished === 'timeout') {
+      this.#o.log.warn({ graceMs }, 'reconciles still running at shutdown, aborting them');
+      this.#inFlight.abort();
+      await Promise.all(this.#workers);
+    }
+    await this.registry.close();
+    await this.recorder.close();
+    this.#o.log.info('handler controller stopped');
+  }
+
+  async #work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const result = await this.reconciler.reconcile(key, this.#inFlight.signal);
+        this.queue.forget(key);
+        if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
+      } catch (err) {
+        if (!this.#inFlight.signal.aborted) {
+          const retryInMs = this.queue.addRateLimited(key);
+          this.#o.log.warn({ err, key, retryInMs }, 'reconcile failed, requeueing');
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** The safety net under the domain streams: refresh every launcher's domain and requeue. */
+  async #resyncDomains(): Promise<void> {
+    await this.registry.refresh();
+    for (const uid of this.registry.cache.uids()) {
+      const entry = this.registry.cache.get(uid);
+      if (entry !== undefined) this.queue.add(entry.key);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+// The handler's one error class. Callers match on `code`, never on message text; `cause` keeps
+// the underlying gRPC, HTTP or validation error.
+
+export type HandlerErrorCode =
+  /** The VMI fails local validation or the launcher answered INVALID_ARGUMENT. */
+  | 'HANDLER_ERR_INVALID_VMI'
+  /** The launcher has no domain for the call (gRPC NOT_FOUND). */
+  | 'HANDLER_ERR_LAUNCHER_NOT_FOUND'
+  /** The domain is in the wrong state for the call (gRPC FAILED_PRECONDITION). */
+  | 'HANDLER_ERR_LAUNCHER_PRECONDITION'
+  /** The launcher, its libvirt daemon or the guest agent cannot be reached right now. */
+  | 'HANDLER_ERR_LAUNCHER_UNAVAILABLE'
+  /** The call's deadline passed. */
+  | 'HANDLER_ERR_LAUNCHER_TIMEOUT'
+  /** The launcher does not implement the call. */
+  | 'HANDLER_ERR_LAUNCHER_UNIMPLEMENTED'
+  /** Anything else the launcher reported; the message carries libvirt's error. */
+  | 'HANDLER_ERR_LAUNCHER_INTERNAL'
+  /** The launcher shares no Cmd version with this handler. */
+  | 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE'
+  /** No launcher socket (or more than one) for the VMI's active pods on this node. */
+  | 'HANDLER_ERR_NO_LAUNCHER_SOCKET'
+  /** The caller's AbortSignal fired or the client was closed. */
+  | 'HANDLER_ERR_ABORTED'
+  /** The API server refused a write on a stale resourceVersion (HTTP 409). */
+  | 'HANDLER_ERR_CONFLICT'
+  /** A watch's resourceVersion is too old (HTTP 410); the informer must relist. */
+  | 'HANDLER_ERR_WATCH_EXPIRED'
+  /** The object does not exist (HTTP 404). */
+  | 'HANDLER_ERR_KUBE_NOT_FOUND'
+  /** Any other API server failure. */
+  | 'HANDLER_ERR_KUBE'
+  /** Bad command-line flags. */
+  | 'HANDLER_ERR_INVALID_ARGS';
+
+export class HandlerError extends Error {
+  readonly code: HandlerErrorCode;
+  /** The gRPC status code when the error came from a launcher call. */
+  readonly grpcCode: number | undefined;
+
+  constructor(code: HandlerErrorCode, message: string, options?: { cause?: unknown; grpcCode?: number }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HandlerError';
+    this.code = code;
+    this.grpcCode = options?.grpcCode;
+  }
+}
+
+export function isHandlerError(err: unknown, code?: HandlerErrorCode): err is HandlerError {
+  return err instanceof HandlerError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,38 @@
+// core/v1 Events as the recorder writes them: created once, then patched with a new count.
+
+export interface ObjectReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion?: string;
+}
+
+export interface CoreEvent {
+  apiVersion: 'v1';
+  kind: 'Event';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  involvedObject: ObjectReference;
+  reason: string;
+  message: string;
+  type: string;
+  source: { component: string; host: string };
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  reportingComponent: string;
+  reportingInstance: string;
+}
+
+export interface EventCountPatch {
+  readonly count: number;
+  readonly lastTimestamp: string;
+  readonly message: string;
+}
+
+export interface EventApi {
+  create(event: CoreEvent, signal: AbortSignal): Promise<CoreEvent>;
+  /** Merge-patches an existing Event; rejects with a 404-coded error when it is gone. */
+  patchCount(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<CoreEvent>;
+}

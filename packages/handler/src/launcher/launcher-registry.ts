@@ -1,0 +1,176 @@
+// The handler's launchers, one per VMI UID: discovery through the pods dir, single-flight
+// connection (Ping, Info, GetDomain, then the domain stream), the start-up and watchdog
+// allowances, and the domain cache they all feed.
+
+import type { VirtualMachineInstance } from '@podvirt/api';
+import type { cmd } from '@podvirt/proto';
+import type { Logger } from 'pino';
+import { HandlerError, isHandlerError } from '../handler-error.js';
+import { DomainCache } from './domain-cache.js';
+import { LauncherClient, type LauncherTimeouts } from './launcher-client.js';
+import { LauncherConnection } from './launcher-connection.js';
+import { LauncherState } from './launcher-state.js';
+import { discoverLauncherSocket } from './socket-discovery.js';
+
+// KubeVirt gives a launcher whose pod exists but whose socket does not 3 minutes to appear.
+export const DEFAULT_INIT_TIMEOUT_MS = 180_000;
+
+export interface LauncherRegistryOptions {
+  readonly nodeName: string;
+  readonly podsDir: string;
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly watchdogMs: number;
+  readonly initTimeoutMs?: number;
+  readonly timeouts?: LauncherTimeouts;
+  readonly onChange: (key: string) => void;
+  readonly onNotice: (key: string, uid: string, notice: cmd.Notice) => void;
+  readonly reconnectBaseMs?: number;
+}
+
+export interface LauncherObservation {
+  readonly state: LauncherState;
+  readonly connection: LauncherConnection | undefined;
+  /** The last domain the launcher reported; undefined when none (or never heard from). */
+  readonly domain: cmd.Domain | undefined;
+}
+
+export interface ObserveTarget {
+  readonly uid: string;
+  readonly key: string;
+  /** Absent when the VMI is gone from the cluster: then only an existing connection counts. */
+  readonly vmi?: VirtualMachineInstance | undefined;
+}
+
+export class LauncherRegistry {
+  readonly cache = new DomainCache();
+  readonly #o: LauncherRegistryOptions;
+  readonly #connections = new Map<string, LauncherConnection>();
+  readonly #connecting = new Map<string, Promise<LauncherConnection>>();
+  readonly #waitingSince = new Map<string, number>();
+  readonly #failingSince = new Map<string, number>();
+  #closed = false;
+
+  constructor(options: LauncherRegistryOptions) {
+    this.#o = options;
+  }
+
+  /** UIDs the handler holds state for under `key` (an old VMI of the same name included). */
+  uidsFor(key: string): string[] {
+    const uids = new Set(this.cache.uids().filter((uid) => this.cache.get(uid)?.key === key));
+    for (const [uid, conn] of this.#connections) if (conn.key === key) uids.add(uid);
+    return [...uids];
+  }
+
+  async observe(target: ObserveTarget, signal?: AbortSignal): Promise<LauncherObservation> {
+    const state = await this.#state(target, signal);
+    return { state, connection: this.#connections.get(target.uid), domain: this.cache.get(target.uid)?.domain };
+  }
+
+  /** Re-reads every connected launcher's domain; a failure is left to the liveness probe. */
+  async refresh(): Promise<void> {
+    await Promise.allSettled(
+      [...this.#connections.values()].map(async (conn) => {
+        const domain = await conn.client.getDomain();
+        if (this.cache.set(conn.uid, conn.key, domain)) this.#o.onChange(conn.key);
+      }),
+    );
+  }
+
+  /** Forgets a VMI UID: closes its launcher connection and drops its cached domain. */
+  async release(uid: string): Promise<void> {
+    const conn = this.#connections.get(uid);
+    this.#connections.delete(uid);
+    this.cache.delete(uid);
+    this.#waitingSince.delete(uid);
+    this.#failingSince.delete(uid);
+    await conn?.close();
+  }
+
+  /** Closes every connection; the launchers and their VMs keep running. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#connecting.values()]);
+    const all = [...this.#connections.values()];
+    this.#connections.clear();
+    await Promise.all(all.map((c) => c.close()));
+  }
+
+  async #state(target: ObserveTarget, signal: AbortSignal | undefined): Promise<LauncherState> {
+    const { uid, vmi } = target;
+    const existing = this.#connections.get(uid);
+    if (existing !== undefined) return existing.responsive() ? LauncherState.Ready : LauncherState.Unresponsive;
+    if (vmi === undefined || this.#closed) return LauncherState.Unresponsive;
+    const found = await discoverLauncherSocket(vmi, this.#o.nodeName, this.#o.podsDir);
+    const now = this.#o.now();
+    switch (found.kind) {
+      case 'no-pod':
+        return LauncherState.Unresponsive;
+      case 'ambiguous':
+        throw new HandlerError('HANDLER_ERR_NO_LAUNCHER_SOCKET', `more than one launcher socket: ${found.paths.join(', ')}`);
+      case 'waiting': {
+        const since = this.#since(this.#waitingSince, uid, now);
+        return now - since >= (this.#o.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS) ? LauncherState.Unresponsive : LauncherState.Initializing;
+      }
+      case 'found':
+        try {
+          await this.#connect(target, found.path, signal);
+          this.#failingSince.delete(uid);
+          return LauncherState.Ready;
+        } catch (err) {
+          if (isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE') || isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
+          this.#o.log.debug({ err, socket: found.path }, 'launcher does not answer yet');
+          const since = this.#since(this.#failingSince, uid, now);
+          return now - since >= this.#o.watchdogMs ? LauncherState.Unresponsive : LauncherState.Unreachable;
+        }
+    }
+  }
+
+  #since(map: Map<string, number>, uid: string, now: number): number {
+    const since = map.get(uid) ?? now;
+    map.set(uid, since);
+    return since;
+  }
+
+  /** Single flight: concurrent reconciles of one UID share one dial. */
+  #connect(target: ObserveTarget, path: string, signal: AbortSignal | undefined): Promise<LauncherConnection> {
+    let pending = this.#connecting.get(target.uid);
+    if (pending === undefined) {
+      pending = this.#dial(target, path, signal).finally(() => this.#connecting.delete(target.uid));
+      this.#connecting.set(target.uid, pending);
+    }
+    return pending;
+  }
+
+  async #dial(target: ObserveTarget, path: string, signal: AbortSignal | undefined): Promise<LauncherConnection> {
+    const options = { ...(this.#o.timeouts === undefined ? {} : { timeouts: this.#o.timeouts }), ...(signal === undefined ? {} : { signal }) };
+    const client = await LauncherClient.connect(path, options);
+    const log = this.#o.log.child({ uid: target.uid, socket: path });
+    const conn = new LauncherConnection({
+      uid: target.uid,
+      key: target.key,
+      client,
+      cache: this.cache,
+      log,
+      now: this.#o.now,
+      watchdogMs: this.#o.watchdogMs,
+      onChange: this.#o.onChange,
+      onNotice: this.#o.onNotice,
+      ...(this.#o.reconnectBaseMs === undefined ? {} : { reconnectBaseMs: this.#o.reconnectBaseMs }),
+    });
+    try {
+      conn.observe(await client.getDomain(signal));
+    } catch (err) {
+      await conn.close();
+      throw err;
+    }
+    if (this.#closed) {
+      await conn.close();
+      throw new HandlerError('HANDLER_ERR_ABORTED', 'launcher registry closed');
+    }
+    this.#connections.set(target.uid, conn);
+    conn.start();
+    log.info({ version: client.version, launcher: client.info.launcherVersion }, 'launcher connected');
+    return conn;
+  }
+}

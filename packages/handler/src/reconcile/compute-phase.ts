@@ -1,0 +1,49 @@
+// The VMI phase from the domain, with KubeVirt's mapping (calculateVmPhaseForStatusReason):
+// the handler owns Running, Succeeded and Failed, never leaves a final phase, and keeps the
+// current phase whenever the domain does not say otherwise.
+
+import { isFinalPhase, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
+import type { cmd } from '@podvirt/proto';
+import { LauncherState } from '../launcher/launcher-state.js';
+import { acpiShutdownInPlay } from './domain-facts.js';
+
+const RUNNING_STATES = new Set(['Running', 'Blocked', 'PMSuspended']);
+const STOPPED_STATES = new Set(['Shutoff', 'Crashed']);
+
+export function computePhase(vmi: VirtualMachineInstance, domain: cmd.Domain | undefined, launcher: LauncherState): VmiPhase {
+  const current = vmi.status?.phase ?? VmiPhase.Unset;
+  if (isFinalPhase(current)) return current;
+  // A deleted domain still counts when its last state says how it stopped.
+  const known = domain !== undefined && (!domain.deleted || STOPPED_STATES.has(domain.state)) ? domain : undefined;
+  if (known === undefined) return phaseWithoutDomain(current, launcher);
+  if (RUNNING_STATES.has(known.state)) return VmiPhase.Running;
+  if (known.state === 'Paused') return known.reason === 'PostcopyFailed' ? VmiPhase.Failed : VmiPhase.Running;
+  if (STOPPED_STATES.has(known.state)) return phaseOfStoppedDomain(vmi, known, current);
+  // ShuttingDown, NoState: nothing decided yet.
+  return current;
+}
+
+function phaseWithoutDomain(current: VmiPhase, launcher: LauncherState): VmiPhase {
+  if (current === VmiPhase.Scheduled || current === VmiPhase.Running) {
+    // The VM can never come (back) when its launcher is gone.
+    return launcher === LauncherState.Unresponsive ? VmiPhase.Failed : current;
+  }
+  return VmiPhase.Scheduled;
+}
+
+function phaseOfStoppedDomain(vmi: VirtualMachineInstance, domain: cmd.Domain, current: VmiPhase): VmiPhase {
+  switch (domain.reason) {
+    case 'Crashed':
+    case 'Panicked':
+      return VmiPhase.Failed;
+    case 'Destroyed':
+      // Destroyed after an ACPI shutdown was possible means the grace period ran out.
+      return acpiShutdownInPlay(vmi, domain) ? VmiPhase.Failed : VmiPhase.Succeeded;
+    case 'Shutdown':
+    case 'Saved':
+    case 'FromSnapshot':
+      return VmiPhase.Succeeded;
+    default:
+      return current;
+  }
+}

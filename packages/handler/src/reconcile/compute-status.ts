@@ -1,0 +1,95 @@
+// The VMI status as virt-handler writes it, computed purely from the VMI, the domain, the
+// launcher's state and this pass's sync error. The caller writes it only when it differs.
+
+import {
+  ConditionStatus,
+  isFinalPhase,
+  VmiConditionReason,
+  VmiConditionType,
+  VmiPhase,
+  type VirtualMachineInstance,
+  type VmiCondition,
+  type VmiStatus,
+} from '@podvirt/api';
+import type { cmd } from '@podvirt/proto';
+import type { LauncherState } from '../launcher/launcher-state.js';
+import { computePhase } from './compute-phase.js';
+import { removeCondition, setCondition, toKubeTime } from './conditions.js';
+import { domainAlive, domainExists, effectiveDomain } from './domain-facts.js';
+import { applyDomainFields } from './domain-status-fields.js';
+
+export interface SyncFailure {
+  /** The error text, naming the field when the VMI is at fault. */
+  readonly message: string;
+  /** Set when retrying cannot help: the VMI goes Failed with this as status.reason. */
+  readonly fatalReason?: string;
+}
+
+export interface StatusInput {
+  readonly vmi: VirtualMachineInstance;
+  readonly domain: cmd.Domain | undefined;
+  readonly launcher: LauncherState;
+  readonly syncFailure?: SyncFailure | undefined;
+  readonly nowMs: number;
+}
+
+const PAUSE_REASONS: Readonly<Record<string, string>> = {
+  User: VmiConditionReason.PausedByUser,
+  IOError: VmiConditionReason.PausedIOError,
+};
+
+export function computeStatus(input: StatusInput): VmiStatus {
+  const { vmi, launcher, syncFailure, nowMs } = input;
+  const domain = effectiveDomain(input.domain, launcher);
+  const old = vmi.status ?? {};
+  if (isFinalPhase(old.phase)) return old;
+  const status: VmiStatus = structuredClone(old);
+  const now = toKubeTime(nowMs);
+  if (domain !== undefined) applyDomainFields(status, vmi, domain);
+
+  const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, domain, launcher) : VmiPhase.Failed;
+  if (syncFailure?.fatalReason !== undefined) status.reason = syncFailure.fatalReason;
+
+  let conditions: VmiCondition[] = status.conditions ?? [];
+  conditions = pausedCondition(conditions, domain, now);
+  conditions = domainAlive(domain) && domain.agentConnected
+    ? setCondition(conditions, { type: VmiConditionType.AgentConnected, status: ConditionStatus.True }, now)
+    : removeCondition(conditions, VmiConditionType.AgentConnected);
+  conditions = syncFailure === undefined
+    ? removeCondition(conditions, VmiConditionType.Synchronized)
+    : setCondition(conditions, {
+      type: VmiConditionType.Synchronized,
+      status: ConditionStatus.False,
+      reason: VmiConditionReason.SynchronizingFailed,
+      message: syncFailure.message,
+    }, now);
+  conditions = readyCondition(conditions, phase, domain, now);
+  if (conditions.length > 0) status.conditions = conditions;
+  else delete status.conditions;
+
+  if (phase !== (old.phase ?? VmiPhase.Unset)) {
+    status.phaseTransitionTimestamps = [...(status.phaseTransitionTimestamps ?? []), { phase, phaseTransitionTimestamp: now }];
+  }
+  status.phase = phase;
+  return status;
+}
+
+function pausedCondition(conditions: VmiCondition[], domain: cmd.Domain | undefined, now: string): VmiCondition[] {
+  const reason = domainExists(domain) && domain.state === 'Paused'
+    ? (domain.pausedByUser ? VmiConditionReason.PausedByUser : PAUSE_REASONS[domain.reason])
+    : undefined;
+  if (reason === undefined) return removeCondition(conditions, VmiConditionType.Paused);
+  return setCondition(conditions, { type: VmiConditionType.Paused, status: ConditionStatus.True, reason }, now);
+}
+
+/** Ready while the guest runs; a paused or stopped guest is not ready. */
+function readyCondition(conditions: VmiCondition[], phase: VmiPhase, domain: cmd.Domain | undefined, now: string): VmiCondition[] {
+  const running = phase === VmiPhase.Running && domainExists(domain) && (domain.state === 'Running' || domain.state === 'Blocked');
+  if (running) return setCondition(conditions, { type: VmiConditionType.Ready, status: ConditionStatus.True }, now);
+  return setCondition(conditions, {
+    type: VmiConditionType.Ready,
+    status: ConditionStatus.False,
+    reason: VmiConditionReason.GuestNotRunning,
+    message: 'the guest is not running',
+  }, now);
+}

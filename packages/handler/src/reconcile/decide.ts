@@ -1,0 +1,78 @@
+// The pure half of the reconcile loop (KubeVirt's `sync` decision table, §2.3 of the research):
+// given the VMI (undefined when gone from the cluster), the launcher's last domain, the
+// launcher's state and the time, choose one Action. No I/O here.
+
+import { isFinalPhase, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
+import type { cmd } from '@podvirt/proto';
+import { LauncherState } from '../launcher/launcher-state.js';
+import type { Action } from './action.js';
+import { computePhase } from './compute-phase.js';
+import { domainAlive, domainExists, effectiveDomain, gracePeriodSeconds } from './domain-facts.js';
+
+// KubeVirt re-sends the ACPI request every 5 s because a booting guest may miss it.
+export const SHUTDOWN_RESEND_MS = 5_000;
+// A domain Shutoff with no reason right after Scheduled may be qemu still starting.
+export const SLOW_START_WINDOW_MS = 5 * 60_000;
+export const SLOW_START_RECHECK_MS = 5_000;
+// KubeVirt requeues after 1 s while a launcher initialises.
+export const LAUNCHER_WAIT_MS = 1_000;
+
+export function decide(
+  vmi: VirtualMachineInstance | undefined,
+  cachedDomain: cmd.Domain | undefined,
+  launcher: LauncherState,
+  nowMs: number,
+): Action {
+  const domain = effectiveDomain(cachedDomain, launcher);
+  // Domain unknown: never act on a guess.
+  if (launcher === LauncherState.Unreachable) return { type: 'nothing', why: 'launcher not answering yet', requeueAfterMs: LAUNCHER_WAIT_MS };
+  const exists = domainExists(domain);
+  const alive = domainAlive(domain);
+  const canAsk = launcher === LauncherState.Ready;
+  const final = vmi !== undefined && isFinalPhase(vmi.status?.phase);
+  const stop = () => (alive && canAsk ? shutdown(vmi, domain, nowMs) : remove(exists && canAsk, vmi === undefined || final));
+
+  // Rows 1-3: the launcher was told to stop, the VMI is gone, or it is being deleted.
+  if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return stop();
+  if (domain?.gracefulShutdown?.started === true && vmi.status?.phase === VmiPhase.Running) return stop();
+  // Row 4: final VMIs only get their domain and local state removed.
+  if (final) return remove(exists && canAsk, true);
+  // Row 5: the domain stopped by itself.
+  if (exists && !alive) {
+    if (slowStart(vmi, domain, nowMs)) return { type: 'nothing', why: 'qemu may still be starting', requeueAfterMs: SLOW_START_RECHECK_MS };
+    return remove(canAsk, false);
+  }
+  // Row 6: keep the domain in sync, but first let the status catch up with the domain.
+  if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_WAIT_MS };
+  if (launcher === LauncherState.Unresponsive) return { type: 'updateStatus' };
+  if (computePhase(vmi, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
+  return { type: 'sync' };
+}
+
+function remove(undefine: boolean, cleanup: boolean): Action {
+  return { type: 'delete', undefine, cleanup };
+}
+
+function shutdown(vmi: VirtualMachineInstance | undefined, domain: cmd.Domain, nowMs: number): Action {
+  const grace = gracePeriodSeconds(vmi, domain);
+  if (grace <= 0) return { type: 'kill', reason: 'no-grace', requeueAfterMs: LAUNCHER_WAIT_MS };
+  const mark = domain.gracefulShutdown;
+  const started = mark?.started === true;
+  // The grace clock starts when the launcher first took the shutdown, as in KubeVirt.
+  const deadline = (started ? mark.startedAtMs : nowMs) + grace * 1000;
+  if (nowMs >= deadline) return { type: 'kill', reason: 'grace-expired', requeueAfterMs: LAUNCHER_WAIT_MS };
+  return {
+    type: 'shutdown',
+    send: domain.state !== 'ShuttingDown',
+    first: !started,
+    requeueAfterMs: Math.max(1, Math.min(SHUTDOWN_RESEND_MS, deadline - nowMs)),
+  };
+}
+
+function slowStart(vmi: VirtualMachineInstance, domain: cmd.Domain, nowMs: number): boolean {
+  if (domain.state !== 'Shutoff' || (domain.reason !== '' && domain.reason !== 'Unknown')) return false;
+  if (vmi.status?.phase !== VmiPhase.Scheduled) return false;
+  const scheduled = vmi.status.phaseTransitionTimestamps?.findLast((t) => t.phase === VmiPhase.Scheduled);
+  if (scheduled === undefined) return false;
+  return nowMs - Date.parse(scheduled.phaseTransitionTimestamp) < SLOW_START_WINDOW_MS;
+}

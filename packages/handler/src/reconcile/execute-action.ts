@@ -1,0 +1,98 @@
+// The thin, acting half of the reconcile loop: carries out one Action against the VMI's
+// launcher and records the Events KubeVirt records for it. Failures come back as an Outcome so
+// the status (Synchronized=False) is still written before the key is retried.
+
+import { decodeVmi, EventReason, EventType, type VirtualMachineInstance, VmiInvalidError } from '@podvirt/api';
+import type { Logger } from 'pino';
+import { HandlerError, isHandlerError } from '../handler-error.js';
+import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
+import type { Action } from './action.js';
+import type { SyncFailure } from './compute-status.js';
+import { domainExists } from './domain-facts.js';
+
+export type RecordEvent = (type: string, reason: string, message: string) => Promise<void>;
+
+export interface ExecuteContext {
+  readonly uid: string;
+  /** The VMI, or its last known state when it is gone from the cluster. */
+  readonly vmi: VirtualMachineInstance;
+  readonly observation: LauncherObservation;
+  readonly registry: LauncherRegistry;
+  readonly record: RecordEvent;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}
+
+export interface Outcome {
+  readonly syncFailure?: SyncFailure;
+  /** Retry the key with backoff after the status is written. */
+  readonly error?: unknown;
+  readonly requeueAfterMs?: number;
+}
+
+export async function executeAction(action: Action, ctx: ExecuteContext): Promise<Outcome> {
+  switch (action.type) {
+    case 'sync':
+      return sync(ctx);
+    case 'shutdown': {
+      if (action.send) await launcher(ctx).shutdown(vmiJson(ctx.vmi), ctx.signal);
+      // Only the first attempt is an Event: re-sends would trip the API server's spam filter.
+      if (action.first) await ctx.record(EventType.Normal, EventReason.ShuttingDown, 'Signaled Graceful Shutdown');
+      return { requeueAfterMs: action.requeueAfterMs };
+    }
+    case 'kill':
+      await launcher(ctx).kill(vmiJson(ctx.vmi), ctx.signal);
+      await ctx.record(EventType.Normal, EventReason.Deleted, 'VirtualMachineInstance stopping');
+      return { requeueAfterMs: action.requeueAfterMs };
+    case 'delete':
+      return remove(action.undefine, action.cleanup, ctx);
+    case 'updateStatus':
+      return {};
+    case 'nothing':
+      return action.requeueAfterMs === undefined ? {} : { requeueAfterMs: action.requeueAfterMs };
+  }
+}
+
+async function sync(ctx: ExecuteContext): Promise<Outcome> {
+  try {
+    // Checked here first so a bad spec is named precisely without a round trip.
+    decodeVmi(ctx.vmi);
+    const domain = await launcher(ctx).sync(vmiJson(ctx.vmi), ctx.signal);
+    ctx.observation.connection?.observe(domain);
+    if (!domainExists(ctx.observation.domain) && domainExists(domain)) {
+      await ctx.record(EventType.Normal, EventReason.Created, 'VirtualMachineInstance defined.');
+    }
+    return {};
+  } catch (err) {
+    if (isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
+    const message = err instanceof VmiInvalidError || err instanceof HandlerError ? err.message : String(err);
+    ctx.log.warn({ err }, 'sync failed');
+    await ctx.record(EventType.Warning, EventReason.SyncFailed, message);
+    return { syncFailure: { message }, error: err };
+  }
+}
+
+async function remove(undefine: boolean, cleanup: boolean, ctx: ExecuteContext): Promise<Outcome> {
+  if (undefine) {
+    try {
+      await launcher(ctx).delete(vmiJson(ctx.vmi), ctx.signal);
+      await ctx.record(EventType.Normal, EventReason.Deleted, 'Signaled Deletion');
+    } catch (err) {
+      // A launcher that went away meanwhile took its domain with it; cleanup still proceeds.
+      if (!cleanup || isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
+      ctx.log.info({ err }, 'undefine failed, cleaning up anyway');
+    }
+  }
+  if (cleanup) await ctx.registry.release(ctx.uid);
+  return {};
+}
+
+function launcher(ctx: ExecuteContext) {
+  const conn = ctx.observation.connection;
+  if (conn === undefined) throw new HandlerError('HANDLER_ERR_NO_LAUNCHER_SOCKET', 'no launcher connection for this VMI');
+  return conn.client;
+}
+
+function vmiJson(vmi: VirtualMachineInstance): Buffer {
+  return Buffer.from(JSON.stringify(vmi));
+}

@@ -1,0 +1,165 @@
+// One reconcile of a VMI key: settle identity first (which VMI, which UIDs the handler holds
+// state for, is it ours?), then per UID observe the launcher, decide, act, and write the status
+// and the phase-change Events. An older VMI of the same name is reconciled as "gone".
+
+import {
+  EventReason,
+  EventType,
+  NODE_NAME_LABEL,
+  VmiPhase,
+  type VirtualMachineInstance,
+} from '@podvirt/api';
+import type { cmd } from '@podvirt/proto';
+import type { Logger } from 'pino';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { isHandlerError } from '../handler-error.js';
+import type { VmiApi } from '../kube/vmi-api.js';
+import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
+import { LauncherState } from '../launcher/launcher-state.js';
+import { splitVmiKey } from '../vmi-key.js';
+import { computeStatus, type SyncFailure } from './compute-status.js';
+import { decide } from './decide.js';
+import { executeAction } from './execute-action.js';
+import { writeStatus } from './status-writer.js';
+
+export interface VmiReconcilerOptions {
+  readonly nodeName: string;
+  readonly api: VmiApi;
+  /** The informer's cache. */
+  readonly source: { get(key: string): VirtualMachineInstance | undefined };
+  readonly registry: LauncherRegistry;
+  readonly recorder: EventRecorder;
+  readonly log: Logger;
+  readonly now: () => number;
+}
+
+export interface ReconcileResult {
+  readonly requeueAfterMs?: number;
+}
+
+const PHASE_EVENTS: Readonly<Partial<Record<VmiPhase, readonly [EventType, EventReason, string]>>> = {
+  [VmiPhase.Running]: [EventType.Normal, EventReason.Started, 'VirtualMachineInstance started.'],
+  [VmiPhase.Succeeded]: [EventType.Normal, EventReason.Stopped, 'The VirtualMachineInstance was shut down.'],
+  [VmiPhase.Failed]: [EventType.Warning, EventReason.Stopped, 'The VirtualMachineInstance crashed.'],
+};
+
+export class VmiReconciler {
+  readonly #o: VmiReconcilerOptions;
+  /** Last known object of deleted VMIs the handler still holds launcher state for. */
+  readonly #tombstones = new Map<string, VirtualMachineInstance>();
+
+  constructor(options: VmiReconcilerOptions) {
+    this.#o = options;
+  }
+
+  /** The informer saw the VMI deleted: keep it to address its launcher and its Events. */
+  remember(vmi: VirtualMachineInstance, key: string): void {
+    const uid = vmi.metadata.uid;
+    if (uid !== undefined && this.#o.registry.uidsFor(key).includes(uid)) this.#tombstones.set(uid, vmi);
+  }
+
+  /** Relays a launcher notice (guest panic, I/O error ...) as an Event on its VMI. */
+  relay(key: string, uid: string, notice: cmd.Notice): void {
+    const vmi = this.#known(key, uid);
+    if (vmi !== undefined) void this.#o.recorder.record(vmi, notice.type, notice.reason, notice.message);
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult> {
+    const current = this.#o.source.get(key);
+    const uid = current?.metadata.uid;
+    const ours = current !== undefined && uid !== undefined && this.#isOurs(current);
+    const delays: number[] = [];
+    for (const held of this.#o.registry.uidsFor(key)) {
+      if (ours && held === uid) continue;
+      const r = await this.#pass(key, held, undefined, signal);
+      if (r.requeueAfterMs !== undefined) delays.push(r.requeueAfterMs);
+    }
+    if (ours) {
+      const r = await this.#pass(key, uid, current, signal);
+      if (r.requeueAfterMs !== undefined) delays.push(r.requeueAfterMs);
+    }
+    return delays.length === 0 ? {} : { requeueAfterMs: Math.min(...delays) };
+  }
+
+  #isOurs(vmi: VirtualMachineInstance): boolean {
+    const node = this.#o.nodeName;
+    return vmi.metadata.labels?.[NODE_NAME_LABEL] === node && (vmi.status?.nodeName ?? node) === node;
+  }
+
+  #known(key: string, uid: string): VirtualMachineInstance | undefined {
+    const current = this.#o.source.get(key);
+    return current?.metadata.uid === uid ? current : this.#tombstones.get(uid);
+  }
+
+  async #pass(key: string, uid: string, vmi: VirtualMachineInstance | undefined, signal: AbortSignal): Promise<ReconcileResult> {
+    const known = vmi ?? this.#tombstones.get(uid) ?? placeholder(key, uid);
+    const log = this.#o.log.child({ namespace: known.metadata.namespace, name: known.metadata.name, uid });
+    const record = (type: string, reason: string, message: string): Promise<void> => this.#o.recorder.record(known, type, reason, message);
+
+    let observation: LauncherObservation;
+    try {
+      observation = await this.#o.registry.observe({ uid, key, vmi }, signal);
+    } catch (err) {
+      if (isHandlerError(err, 'HANDLER_ERR_ABORTED') || vmi === undefined) throw err;
+      return this.#observeFailed(vmi, uid, err, record, log, signal);
+    }
+
+    const now = this.#o.now();
+    const action = decide(vmi, observation.domain, observation.state, now);
+    log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
+    const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal });
+    if (action.type === 'delete' && action.cleanup) this.#tombstones.delete(uid);
+
+    if (vmi !== undefined) {
+      const domain = this.#o.registry.cache.get(uid)?.domain ?? observation.domain;
+      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal);
+    }
+    if (outcome.error !== undefined) throw outcome.error;
+    return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
+  }
+
+  /** Discovery or version negotiation failed: say so on the VMI; an incompatible launcher is final. */
+  async #observeFailed(
+    vmi: VirtualMachineInstance,
+    uid: string,
+    err: unknown,
+    record: (type: string, reason: string, message: string) => Promise<void>,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult> {
+    const message = err instanceof Error ? err.message : String(err);
+    const fatal = isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE');
+    const failure: SyncFailure = fatal ? { message, fatalReason: 'LauncherIncompatible' } : { message };
+    log.warn({ err }, 'launcher unusable');
+    await record(EventType.Warning, EventReason.SyncFailed, message);
+    const domain = this.#o.registry.cache.get(uid)?.domain;
+    await this.#updateStatus(vmi, domain, LauncherState.Unreachable, failure, log, signal);
+    if (fatal) return {};
+    throw err;
+  }
+
+  async #updateStatus(
+    vmi: VirtualMachineInstance,
+    domain: cmd.Domain | undefined,
+    launcher: LauncherState,
+    syncFailure: SyncFailure | undefined,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const nowMs = this.#o.now();
+    const write = await writeStatus(this.#o.api, vmi, (v) => computeStatus({ vmi: v, domain, launcher, syncFailure, nowMs }), signal);
+    if (write === undefined || !write.written) return;
+    const from = write.before.phase ?? VmiPhase.Unset;
+    const to = write.after.phase ?? VmiPhase.Unset;
+    if (from === to) return;
+    log.info({ from, to }, 'phase changed');
+    const event = PHASE_EVENTS[to];
+    if (event !== undefined) await this.#o.recorder.record(write.vmi, ...event);
+  }
+}
+
+/** Enough of a VMI to address its launcher and its Events when nothing else is known. */
+function placeholder(key: string, uid: string): VirtualMachineInstance {
+  const { namespace, name } = splitVmiKey(key);
+  return { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { namespace, name, uid }, spec: { domain: { devices: {} } } };
+}

@@ -1,0 +1,193 @@
+// A fake launcher: a real grpc-js server implementing cmd.CmdServer on a real unix socket,
+// laid out like the kubelet pods dir (<podsDir>/<podUid>/volumes/kubernetes.io~empty-dir/
+// sockets/launcher-sock). Its domain is a small state machine the test drives; it can stop
+// answering (hang) and it counts open WatchDomain streams so a test can catch a leaked one.
+
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { CMD_VERSIONS, cmd } from '@podvirt/proto';
+import { LAUNCHER_SOCKET_SUBPATH } from '../src/launcher/socket-discovery.js';
+
+export interface FakeLauncherOptions {
+  readonly podsDir: string;
+  readonly podUid: string;
+  readonly versions?: readonly number[];
+  /** Answer Sync with this gRPC error instead of starting the domain. */
+  syncError?: { code: grpc.status; details: string } | undefined;
+  /** Shutdown powers the guest off after this long (undefined: the guest ignores ACPI). */
+  shutdownAfterMs?: number | undefined;
+}
+
+type Unary = (call: { request: unknown }, callback: grpc.sendUnaryData<unknown>) => void;
+
+export class FakeLauncher {
+  readonly path: string;
+  readonly calls: string[] = [];
+  readonly #o: FakeLauncherOptions;
+  readonly #server = new grpc.Server();
+  readonly #streams = new Set<grpc.ServerWritableStream<cmd.WatchDomainRequest, cmd.WatchDomainEvent>>();
+  readonly #held: Array<() => void> = [];
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #domain: cmd.Domain | undefined;
+  #hung = false;
+
+  private constructor(o: FakeLauncherOptions) {
+    this.#o = o;
+    this.path = join(o.podsDir, o.podUid, LAUNCHER_SOCKET_SUBPATH);
+  }
+
+  static async start(o: FakeLauncherOptions): Promise<FakeLauncher> {
+    const fake = new FakeLauncher(o);
+    await mkdir(dirname(fake.path), { recursive: true });
+    fake.#server.addService(cmd.CmdService, fake.#implementation());
+    await new Promise<void>((resolve, reject) =>
+      fake.#server.bindAsync(`unix:${fake.path}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    return fake;
+  }
+
+  get options(): FakeLauncherOptions {
+    return this.#o;
+  }
+
+  get domain(): cmd.Domain | undefined {
+    return this.#domain;
+  }
+
+  get openStreams(): number {
+    return this.#streams.size;
+  }
+
+  /** Changes the domain and pushes it to every watcher, as the launcher's libvirt events do. */
+  setDomain(patch: Partial<cmd.Domain> | undefined): void {
+    this.#domain = patch === undefined ? undefined : cmd.Domain.fromPartial({ ...this.#base(), ...this.#domain, ...patch, observedAtMs: Date.now() });
+    this.#publish(this.#domain === undefined ? { event: { $case: 'noDomain', value: {} } } : { event: { $case: 'domain', value: this.#domain } });
+  }
+
+  notice(type: string, reason: string, message: string): void {
+    this.#publish({ event: { $case: 'notice', value: { type, reason, message } } });
+  }
+
+  /** Stops answering anything (a SIGSTOPped launcher); resume() lets held calls through. */
+  hang(): void {
+    this.#hung = true;
+  }
+
+  resume(): void {
+    this.#hung = false;
+    for (const release of this.#held.splice(0)) release();
+  }
+
+  /** Ends every open WatchDomain stream with an error, as a launcher restart would. */
+  breakStreams(): void {
+    // grpc-js turns an 'error' on a server stream into the call's final status.
+    for (const s of this.#streams) s.emit('error', { code: grpc.status.UNAVAILABLE, details: 'stream broken by test' });
+    this.#streams.clear();
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.#timers) clearTimeout(t);
+    this.#hung = false;
+    this.#held.splice(0);
+    for (const s of this.#streams) s.end();
+    this.#streams.clear();
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        this.#server.forceShutdown();
+        resolve();
+      }, 500);
+      this.#server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    await rm(this.path, { force: true });
+  }
+
+  #base(): Partial<cmd.Domain> {
+    return { name: 'default_vm1', namespace: 'default', vmiName: 'vm1', vmiUid: 'uid-1' };
+  }
+
+  #publish(event: cmd.WatchDomainEvent): void {
+    if (this.#hung) return;
+    for (const s of this.#streams) s.write(event);
+  }
+
+  #after(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, ms);
+    this.#timers.add(t);
+  }
+
+  /** Wraps a handler so that a hung launcher holds the call without answering. */
+  #unary(name: string, fn: (request: unknown) => unknown): Unary {
+    return (call, callback) => {
+      const run = (): void => {
+        this.calls.push(name);
+        try {
+          callback(null, fn(call.request));
+        } catch (err) {
+          callback(err as grpc.ServiceError);
+        }
+      };
+      if (this.#hung) this.#held.push(run);
+      else run();
+    };
+  }
+
+  #implementation(): cmd.CmdServer {
+    const empty = (): cmd.Empty => ({});
+    const unimplemented: Unary = (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED, details: 'not in the fake' });
+    return {
+      info: this.#unary('Info', () => ({
+        supportedVersions: [...(this.#o.versions ?? CMD_VERSIONS)],
+        negotiatedVersion: 0,
+        launcherVersion: 'fake',
+        libvirtVersion: '',
+        qemuVersion: '',
+      })),
+      ping: this.#unary('Ping', empty),
+      getDomain: this.#unary('GetDomain', () => (this.#domain === undefined ? {} : { domain: this.#domain })),
+      sync: this.#unary('Sync', () => {
+        if (this.#o.syncError !== undefined) throw { code: this.#o.syncError.code, details: this.#o.syncError.details };
+        // Defines and boots a missing domain; one that stopped stays stopped, so a Sync racing
+        // a crash in a test cannot resurrect it.
+        if (this.#domain === undefined) this.setDomain({ state: 'Running', reason: 'Booted', deleted: false });
+        return { domain: this.#domain };
+      }),
+      shutdown: this.#unary('Shutdown', (req) => {
+        const vmi = JSON.parse((req as cmd.VmiRequest).vmiJson.toString()) as { spec?: { terminationGracePeriodSeconds?: number } };
+        if (this.#domain?.gracefulShutdown?.started !== true) {
+          const grace = vmi.spec?.terminationGracePeriodSeconds ?? 30;
+          const now = Date.now();
+          this.setDomain({ gracefulShutdown: { started: true, startedAtMs: now, gracePeriodSeconds: grace, deadlineMs: now + grace * 1000 } });
+        }
+        const after = this.#o.shutdownAfterMs;
+        if (after !== undefined) this.#after(after, () => this.setDomain({ state: 'Shutoff', reason: 'Shutdown' }));
+        return {};
+      }),
+      kill: this.#unary('Kill', () => {
+        if (this.#domain !== undefined) this.setDomain({ state: 'Shutoff', reason: 'Destroyed' });
+        return {};
+      }),
+      delete: this.#unary('Delete', () => {
+        if (this.#domain !== undefined) this.setDomain({ deleted: true, state: 'NoState', reason: 'NonExistent' });
+        return {};
+      }),
+      watchDomain: (call) => {
+        this.#streams.add(call);
+        const drop = (): void => void this.#streams.delete(call);
+        call.on('cancelled', drop);
+        call.on('close', drop);
+        call.on('error', drop);
+        if (!this.#hung) call.write(this.#domain === undefined ? { event: { $case: 'noDomain', value: {} } } : { event: { $case: 'domain', value: this.#domain } });
+      },
+      pause: unimplemented, unpause: unimplemented, freeze: unimplemented, unfreeze: unimplemented,
+      softReboot: unimplemented, reset: unimplemented, getDomainStats: unimplemented,
+      getGuestInfo: unimplemented, getUsers: unimplemented, getFilesystems: unimplemented, guestPing: unimplemented,
+    } as cmd.CmdServer;
+  }
+}

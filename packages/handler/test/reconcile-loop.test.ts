@@ -1,0 +1,168 @@
+// The whole reconcile loop: HandlerController over an in-memory Kubernetes API and fake
+// launchers on real unix sockets. Each test drives one VMI through a lifecycle.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { HandlerController } from '../src/handler-controller.js';
+import { eventually } from './eventually.js';
+import { FakeLauncher, type FakeLauncherOptions } from './fake-launcher.js';
+import { FakeEvents, FakeKube } from './fake-kube.js';
+import { makeVmi, NODE, quietLog, type VmiShape } from './fixtures.js';
+
+const KEY = 'default/vm1';
+
+interface Harness {
+  kube: FakeKube;
+  events: FakeEvents;
+  launcher: FakeLauncher;
+  controller: HandlerController;
+  vmi: () => VirtualMachineInstance;
+}
+
+async function harness(t: TestContext, shape: VmiShape, launcher: Partial<FakeLauncherOptions> = {}, watchdogMs = 30_000): Promise<Harness> {
+  const podsDir = await mkdtemp(join(tmpdir(), 'pvh-'));
+  t.after(() => rm(podsDir, { recursive: true, force: true }));
+  const fake = await FakeLauncher.start({ podsDir, podUid: 'p1', ...launcher });
+  t.after(() => fake.close());
+  const kube = new FakeKube();
+  const events = new FakeEvents();
+  kube.create(makeVmi(shape));
+  const controller = new HandlerController({
+    nodeName: NODE,
+    podsDir,
+    vmiApi: kube,
+    eventApi: events,
+    log: quietLog(),
+    workers: 2,
+    watchdogMs,
+    resyncPeriodMs: 60_000,
+    launcherTimeouts: { shortMs: 500, longMs: 2_000 },
+    backoff: { baseDelayMs: 50, maxDelayMs: 400 },
+    reconnectBaseMs: 20,
+  });
+  t.after(async () => {
+    await controller.close(2_000);
+    // Leak checks: nothing the handler opened may outlive close().
+    assert.equal(fake.openStreams, 0, 'WatchDomain streams left open');
+    assert.equal(kube.openWatches, 0, 'VMI watches left open');
+  });
+  const ac = new AbortController();
+  t.after(() => ac.abort());
+  await controller.start(ac.signal);
+  return { kube, events, launcher: fake, controller, vmi: () => kube.current(KEY) ?? assert.fail('VMI vanished') };
+}
+
+const phase = (h: Harness) => h.vmi().status?.phase;
+const condition = (h: Harness, type: string) => h.vmi().status?.conditions?.find((c) => c.type === type);
+
+test('Scheduled → Running → deleted: graceful shutdown → Succeeded, with KubeVirt\'s events', async (t) => {
+  const h = await harness(t, { grace: 30 }, { shutdownAfterMs: 100 });
+  await eventually(() => phase(h) === 'Running');
+  assert.equal(h.launcher.domain?.state, 'Running');
+  assert.deepEqual(h.vmi().status?.phaseTransitionTimestamps?.map((p) => p.phase), ['Running']);
+  assert.equal(condition(h, 'Ready')?.status, 'True');
+  await eventually(() => h.events.reasons().includes('Started'));
+  assert.deepEqual(h.events.reasons().slice(0, 2), ['Created', 'Started']);
+  const started = h.events.events.find((e) => e.reason === 'Started');
+  assert.deepEqual(started?.source, { component: 'virt-handler', host: NODE });
+  assert.deepEqual(started?.involvedObject.kind, 'VirtualMachineInstance');
+  assert.equal(started?.involvedObject.uid, h.vmi().metadata.uid);
+
+  h.kube.modify(KEY, (v) => (v.metadata.deletionTimestamp = new Date().toISOString()));
+  await eventually(() => phase(h) === 'Succeeded');
+  assert.ok(h.launcher.calls.includes('Shutdown'));
+  assert.ok(!h.launcher.calls.includes('Kill'), 'the guest shut down within its grace period');
+  await eventually(() => h.launcher.calls.includes('Delete'));
+  // As in KubeVirt, the undefine (Deleted) is acted on before the status write (Stopped).
+  assert.deepEqual(h.events.reasons(), ['Created', 'Started', 'ShuttingDown', 'Deleted', 'Stopped']);
+  const stopped = h.events.events.find((e) => e.reason === 'Stopped');
+  assert.equal(stopped?.type, 'Normal');
+  assert.equal(stopped?.message, 'The VirtualMachineInstance was shut down.');
+  assert.deepEqual(h.vmi().status?.phaseTransitionTimestamps?.map((p) => p.phase), ['Running', 'Succeeded']);
+});
+
+test('a guest that ignores ACPI is killed at the end of its grace period and goes Failed', async (t) => {
+  const h = await harness(t, { grace: 1 });
+  await eventually(() => phase(h) === 'Running');
+  h.kube.modify(KEY, (v) => (v.metadata.deletionTimestamp = new Date().toISOString()));
+  await eventually(() => h.launcher.calls.includes('Kill'), 4_000);
+  await eventually(() => phase(h) === 'Failed');
+  const shutdowns = h.launcher.calls.filter((c) => c === 'Shutdown').length;
+  assert.ok(shutdowns >= 1 && shutdowns <= 3, `Shutdown sent ${shutdowns} times within 1 s of grace`);
+  assert.ok(h.events.reasons().includes('Deleted'));
+});
+
+test('a crash goes Failed with a Warning Stopped event; the launcher\'s panic notice is relayed', async (t) => {
+  const h = await harness(t, {});
+  await eventually(() => phase(h) === 'Running');
+  h.launcher.notice('Warning', 'GuestPanicked', 'guest panicked: hyper-v crash');
+  h.launcher.setDomain({ state: 'Crashed', reason: 'Panicked' });
+  await eventually(() => phase(h) === 'Failed');
+  await eventually(() => h.events.reasons().includes('!Stopped'));
+  const stopped = h.events.events.find((e) => e.reason === 'Stopped');
+  assert.equal(stopped?.message, 'The VirtualMachineInstance crashed.');
+  const panic = h.events.events.find((e) => e.reason === 'GuestPanicked');
+  assert.equal(panic?.type, 'Warning');
+  assert.equal(panic?.message, 'guest panicked: hyper-v crash');
+  await eventually(() => h.launcher.calls.includes('Delete'));
+});
+
+test('INVALID_ARGUMENT from the launcher: Synchronized=False and a Warning SyncFailed naming the field, retried with backoff', async (t) => {
+  const details = 'spec.domain.cpu.model: Unsupported value: "host-passthrough": supported values: "host-model"';
+  const h = await harness(t, {}, { syncError: { code: grpcStatus.INVALID_ARGUMENT, details } });
+  await eventually(() => condition(h, 'Synchronized')?.status === 'False');
+  const sync = condition(h, 'Synchronized');
+  assert.equal(sync?.reason, 'Synchronizing with the Domain failed.');
+  assert.match(sync?.message ?? '', /spec\.domain\.cpu\.model/);
+  assert.equal(phase(h), 'Scheduled');
+  const failed = h.events.events.find((e) => e.reason === 'SyncFailed');
+  assert.equal(failed?.type, 'Warning');
+  assert.match(failed?.message ?? '', /spec\.domain\.cpu\.model/);
+
+  // Backoff 50, 100, 200, 400, 400 ms: a hot loop would make hundreds of calls in 1.5 s.
+  await new Promise((r) => setTimeout(r, 1_500));
+  const syncs = h.launcher.calls.filter((c) => c === 'Sync').length;
+  assert.ok(syncs >= 3 && syncs <= 8, `${syncs} Sync calls in ~1.5 s`);
+  await eventually(() => (h.events.events.find((e) => e.reason === 'SyncFailed')?.count ?? 0) >= 2);
+  assert.equal(h.events.events.filter((e) => e.reason === 'SyncFailed').length, 1, 'repeats are counted on one Event');
+
+  // The launcher accepts the VMI now: the condition goes away and the VM runs.
+  h.launcher.options.syncError = undefined;
+  await eventually(() => phase(h) === 'Running', 3_000);
+  await eventually(() => condition(h, 'Synchronized') === undefined);
+});
+
+test('a VMI that fails local validation never reaches the launcher', async (t) => {
+  const h = await harness(t, { memory: '64Mi' });
+  await eventually(() => condition(h, 'Synchronized')?.status === 'False');
+  assert.match(condition(h, 'Synchronized')?.message ?? '', /spec\.domain\.resources\.requests\.memory/);
+  assert.ok(h.events.reasons().includes('!SyncFailed'));
+  assert.ok(!h.launcher.calls.includes('Sync'));
+});
+
+test('a launcher with no common Cmd version fails the VMI with a reason', async (t) => {
+  const h = await harness(t, {}, { versions: [9] });
+  await eventually(() => phase(h) === 'Failed');
+  assert.equal(h.vmi().status?.reason, 'LauncherIncompatible');
+  assert.ok(h.events.reasons().includes('!SyncFailed'));
+});
+
+test('a Running VMI whose launcher stops answering goes Failed after the watchdog timeout', async (t) => {
+  const h = await harness(t, {}, {}, 600);
+  await eventually(() => phase(h) === 'Running');
+  h.launcher.hang();
+  await eventually(() => phase(h) === 'Failed', 4_000);
+  assert.ok(h.events.reasons().includes('!Stopped'));
+  h.launcher.resume();
+});
+
+test('status conflicts are retried on a fresh object', async (t) => {
+  const h = await harness(t, {});
+  h.kube.conflicts = 2;
+  await eventually(() => phase(h) === 'Running');
+  assert.equal(h.vmi().metadata.annotations?.['touched'] !== undefined, true, 'the competing write survived');
+});
