@@ -53,7 +53,7 @@ for (const [name, row] of phaseRows) {
 const ready = LauncherState.Ready;
 const NOW = '2025-01-01T00:00:00Z';
 
-test('computeStatus: Scheduled → Running with guest OS, interfaces, machine, agent and Ready', () => {
+test('computeStatus: Scheduled → Running with guest OS, interfaces, machine and agent; Ready left to the controller', () => {
   const vmi = makeVmi();
   vmi.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {}, macAddress: '52:54:00:AA:BB:CC' }];
   const domain = makeDomain('Running', 'Booted', {
@@ -75,10 +75,17 @@ test('computeStatus: Scheduled → Running with guest OS, interfaces, machine, a
   ]);
   assert.deepEqual(status.conditions, [
     { type: 'AgentConnected', status: 'True', lastProbeTime: null, lastTransitionTime: NOW },
-    { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: NOW },
   ]);
   assert.equal(status.nodeName, 'node01', 'controller-owned fields are kept');
   assert.deepEqual(status.activePods, { p1: 'node01' });
+});
+
+test('computeStatus keeps the Ready condition the controller wrote, untouched', () => {
+  const vmi = makeVmi({ phase: 'Running' });
+  const controllerReady = { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2024-12-31T00:00:00Z' } as const;
+  vmi.status = { ...vmi.status, conditions: [controllerReady] };
+  const status = computeStatus({ vmi, domain: makeDomain('Paused', 'User', { pausedByUser: true }), launcher: ready, nowMs: T0 });
+  assert.deepEqual(status.conditions?.find((c) => c.type === 'Ready'), controllerReady);
 });
 
 test('computeStatus: unchanged inputs give an identical status (no write)', () => {
@@ -94,12 +101,8 @@ test('computeStatus: Paused by the user, then unpaused; transition times move on
   vmi.status = computeStatus({ vmi, domain: makeDomain('Paused', 'User', { pausedByUser: true }), launcher: ready, nowMs: T0 + 5_000 });
   const paused = vmi.status.conditions?.find((c) => c.type === 'Paused');
   assert.deepEqual(paused, { type: 'Paused', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:00:05Z', reason: 'PausedByUser' });
-  const readyCond = vmi.status.conditions?.find((c) => c.type === 'Ready');
-  assert.equal(readyCond?.status, 'False');
-  assert.equal(readyCond?.lastTransitionTime, '2025-01-01T00:00:05Z');
   vmi.status = computeStatus({ vmi, domain: makeDomain('Running', 'Unpaused'), launcher: ready, nowMs: T0 + 9_000 });
   assert.equal(vmi.status.conditions?.find((c) => c.type === 'Paused'), undefined);
-  assert.equal(vmi.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime, '2025-01-01T00:00:09Z');
   assert.equal(vmi.status.phaseTransitionTimestamps, undefined, 'Running was already the phase');
 });
 

@@ -1,5 +1,7 @@
 // The VMI status as virt-handler writes it, computed purely from the VMI, the domain, the
 // launcher's state and this pass's sync error. The caller writes it only when it differs.
+// The Ready condition is not ours: the controller derives it from the launcher pod, as
+// virt-controller does, so the two never overwrite each other.
 
 import {
   ConditionStatus,
@@ -63,7 +65,6 @@ export function computeStatus(input: StatusInput): VmiStatus {
       reason: VmiConditionReason.SynchronizingFailed,
       message: syncFailure.message,
     }, now);
-  conditions = readyCondition(conditions, phase, domain, now);
   if (conditions.length > 0) status.conditions = conditions;
   else delete status.conditions;
 
@@ -80,16 +81,4 @@ function pausedCondition(conditions: VmiCondition[], domain: cmd.Domain | undefi
     : undefined;
   if (reason === undefined) return removeCondition(conditions, VmiConditionType.Paused);
   return setCondition(conditions, { type: VmiConditionType.Paused, status: ConditionStatus.True, reason }, now);
-}
-
-/** Ready while the guest runs; a paused or stopped guest is not ready. */
-function readyCondition(conditions: VmiCondition[], phase: VmiPhase, domain: cmd.Domain | undefined, now: string): VmiCondition[] {
-  const running = phase === VmiPhase.Running && domainExists(domain) && (domain.state === 'Running' || domain.state === 'Blocked');
-  if (running) return setCondition(conditions, { type: VmiConditionType.Ready, status: ConditionStatus.True }, now);
-  return setCondition(conditions, {
-    type: VmiConditionType.Ready,
-    status: ConditionStatus.False,
-    reason: VmiConditionReason.GuestNotRunning,
-    message: 'the guest is not running',
-  }, now);
 }
