@@ -1,0 +1,28 @@
+import type { DomainType } from './hypervisor.js';
+
+/** A container image file the launcher found for a volume (or the kernel boot container). */
+export interface ImageFile {
+  readonly path: string;
+  readonly format: 'raw' | 'qcow2';
+}
+
+/**
+ * What the pure converter needs to know about the world, gathered beforehand by the
+ * impure "inspect" step (paths from flags, image files found on disk, the hypervisor probe).
+ */
+export interface ConverterContext {
+  readonly domainType: DomainType;
+  /** `/var/run/kubevirt-private`: per-VMI serial socket and log live under `<dir>/<uid>/`. */
+  readonly privateDir: string;
+  /** `--ephemeral-disk-dir`: containerDisk overlays go to `<dir>/disk-data/<volume>/disk.qcow2`. */
+  readonly ephemeralDiskDir: string;
+  /** The libvirt runtime dir (`/var/run/libvirt`): empty disks and cloud-init ISOs, as KubeVirt places them. */
+  readonly libvirtRunDir: string;
+  /** containerDisk volume name → the image file found for it (see container-disk-layout.ts). */
+  readonly containerDisks: ReadonlyMap<string, ImageFile>;
+  /** Files of `firmware.kernelBoot.container`, when the VMI uses it. */
+  readonly kernelBoot?: { readonly kernel?: string; readonly initrd?: string };
+  /** hostDisk paths must live under one of these prefixes. */
+  readonly hostDiskPrefixes: readonly string[];
+  readonly emulator: string;
+}

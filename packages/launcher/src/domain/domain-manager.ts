@@ -1,0 +1,211 @@
+import type { cmd } from '@podvirt/proto';
+import type { Logger } from 'pino';
+import type { ConvertedDomain } from '../convert/convert-vmi.js';
+import type { PrepareStep } from '../convert/prepare-step.js';
+import { InvalidVmiError, LauncherError } from '../errors.js';
+import { GraceClock } from '../grace-clock.js';
+import type { Vmi } from '../vmi.js';
+import type { CallOptions, DomainConnection, DomainOp } from './domain-connection.js';
+import { DomainTracker, type Identity } from './domain-tracker.js';
+import { isDown } from './state-map.js';
+import type { WatchHub } from './watch-hub.js';
+
+export interface DomainManagerOptions {
+  readonly conn: DomainConnection;
+  readonly identity: Identity;
+  readonly hub: WatchHub;
+  readonly log: Logger;
+  /** Inspect the world and convert (the converter itself is pure). */
+  readonly convert: (vmi: Vmi, o: CallOptions) => Promise<ConvertedDomain>;
+  /** Create the files the domain needs (overlays, ISOs, empty disks). */
+  readonly prepare: (steps: readonly PrepareStep[], o: CallOptions) => Promise<void>;
+  readonly gracePeriodMs: number;
+  readonly shutdownResendMs: number;
+  readonly acpiEnabled?: (vmi: Vmi) => boolean;
+  readonly now?: () => number;
+}
+
+/**
+ * The lifecycle half of the cmd service for the launcher's one domain: Sync, Pause, Unpause,
+ * SoftReboot, Reset, Shutdown (graceful, with the grace clock), Kill and Delete. Calls that
+ * change the domain run one at a time, as KubeVirt's domain-modify lock does.
+ */
+export class DomainManager {
+  readonly tracker: DomainTracker;
+  readonly grace: GraceClock;
+  readonly #o: DomainManagerOptions;
+  #lock: Promise<unknown> = Promise.resolve();
+  #acpi = true;
+
+  constructor(o: DomainManagerOptions) {
+    this.#o = o;
+    this.grace = new GraceClock({
+      gracePeriodMs: o.gracePeriodMs,
+      resendIntervalMs: o.shutdownResendMs,
+      requestShutdown: () => this.#requestShutdown(),
+      destroy: () => this.kill(),
+      onError: (err, phase) => o.log.warn({ err, phase }, 'graceful shutdown step failed'),
+      ...(o.now ? { now: o.now } : {}),
+    });
+    this.tracker = new DomainTracker({ conn: o.conn, identity: o.identity, hub: o.hub, log: o.log, grace: () => this.grace.state, ...(o.now ? { now: o.now } : {}) });
+  }
+
+  get #name(): string {
+    return this.#o.identity.domain;
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#lock.then(fn, fn);
+    this.#lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The VMI must be this launcher's: a mismatched identity is a caller bug, refused by field. */
+  #check(vmi: Vmi): void {
+    const { namespace, name, uid } = this.#o.identity;
+    const m = vmi.metadata;
+    if (m?.namespace !== namespace) throw new InvalidVmiError('metadata.namespace', `this launcher serves ${namespace}/${name}`);
+    if (m.name !== name) throw new InvalidVmiError('metadata.name', `this launcher serves ${namespace}/${name}`);
+    if (m.uid !== uid) throw new InvalidVmiError('metadata.uid', `this launcher serves UID ${uid}`);
+  }
+
+  async #status(o: CallOptions) {
+    const s = await this.#o.conn.getState(this.#name, o);
+    if (s === undefined) throw new LauncherError('LAUNCHER_ERR_NO_DOMAIN', `domain ${this.#name} is not defined`);
+    return s;
+  }
+
+  async #op(op: DomainOp, o: CallOptions): Promise<void> {
+    await this.#o.conn.control(this.#name, op, o);
+    await this.tracker.refresh();
+  }
+
+  /** Define when missing, start when never started, resume when paused by anything but the user. */
+  sync(vmi: Vmi, o: CallOptions = {}): Promise<cmd.Domain> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      const converted = await this.#o.convert(vmi, o);
+      this.#acpi = this.#o.acpiEnabled?.(vmi) ?? true;
+      let status = await this.#o.conn.getState(this.#name, o);
+      if (status === undefined) {
+        await this.#o.prepare(converted.prepare, o);
+        await this.#o.conn.define(converted.xml, o);
+        this.#o.log.info({ domain: this.#name }, 'domain defined');
+        status = await this.#status(o);
+      }
+      const neverRan = this.tracker.snapshot()?.deleted !== true;
+      if (status.state === 'SHUTOFF' && neverRan && !this.grace.state.started) {
+        await this.#o.conn.control(this.#name, 'create', o);
+        this.#o.log.info({ domain: this.#name }, 'domain started');
+      } else if (status.state === 'PAUSED' && status.reason !== 'USER' && !this.tracker.meta.pausedByUser) {
+        await this.#o.conn.control(this.#name, 'resume', o);
+      }
+      await this.tracker.refresh();
+      const snap = this.tracker.snapshot();
+      if (snap === undefined) throw new LauncherError('LAUNCHER_ERR_NO_DOMAIN', `domain ${this.#name} vanished during sync`);
+      return snap;
+    });
+  }
+
+  pause(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      const s = await this.#status(o);
+      if (s.state === 'PAUSED') {
+        this.tracker.meta.pausedByUser = true;
+      } else if (s.state === 'RUNNING') {
+        this.tracker.meta.pausedByUser = true;
+        await this.#op('suspend', o);
+      } else {
+        throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot pause a domain that is ${s.state.toLowerCase()}`);
+      }
+      this.tracker.changed();
+    });
+  }
+
+  unpause(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      const s = await this.#status(o);
+      if (s.state === 'PAUSED') await this.#op('resume', o);
+      else if (s.state !== 'RUNNING') throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot unpause a domain that is ${s.state.toLowerCase()}`);
+      this.tracker.meta.pausedByUser = false;
+      this.tracker.changed();
+    });
+  }
+
+  /** Through the agent when connected, else the ACPI power button (refused when ACPI is off). */
+  softReboot(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      const s = await this.#status(o);
+      if (s.state !== 'RUNNING') throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot reboot a domain that is ${s.state.toLowerCase()}`);
+      if (this.tracker.meta.agentConnected) await this.#o.conn.control(this.#name, 'rebootAgent', o);
+      else if (this.#acpi) await this.#o.conn.control(this.#name, 'rebootAcpi', o);
+      else throw new LauncherError('LAUNCHER_ERR_NO_AGENT', 'no guest agent connected and ACPI is disabled: cannot soft-reboot');
+    });
+  }
+
+  reset(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      const s = await this.#status(o);
+      if (s.state !== 'RUNNING' && s.state !== 'PAUSED') throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot reset a domain that is ${s.state.toLowerCase()}`);
+      await this.#op('reset', o);
+    });
+  }
+
+  /** Graceful: marks the domain, asks the guest now and again, destroys at the grace deadline. */
+  shutdown(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      await this.#status(o);
+      this.beginGracefulShutdown();
+    });
+  }
+
+  /** Idempotent; also the SIGTERM path. Returns false when there is no domain to shut down. */
+  beginGracefulShutdown(): boolean {
+    if (this.tracker.status === undefined || isDown(this.tracker.status)) return false;
+    if (this.grace.start()) {
+      this.#o.log.info({ deadlineMs: this.grace.state.deadlineMs }, 'graceful shutdown started');
+      this.tracker.changed();
+    }
+    return true;
+  }
+
+  async #requestShutdown(): Promise<void> {
+    const s = await this.#o.conn.getState(this.#name);
+    if (s === undefined || isDown(s)) return;
+    // A paused guest cannot react to the power button; resume it so it can shut down.
+    if (s.state === 'PAUSED') await this.#o.conn.control(this.#name, 'resume');
+    await this.#o.conn.control(this.#name, 'shutdown');
+  }
+
+  /** Forceful. A missing or stopped domain is success. */
+  async kill(_vmi?: Vmi, o: CallOptions = {}): Promise<void> {
+    if (_vmi) this.#check(_vmi);
+    const s = await this.#o.conn.getState(this.#name, o);
+    if (s === undefined || isDown(s)) return;
+    await this.#o.conn.control(this.#name, 'destroy', o).catch(async (err: unknown) => {
+      // Lost a race with the guest powering off by itself: that is the outcome we wanted.
+      if (isDown(await this.#o.conn.getState(this.#name, o))) return;
+      throw err;
+    });
+    await this.tracker.refresh();
+  }
+
+  /** Undefine. A missing domain is success. */
+  delete(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      if ((await this.#o.conn.getState(this.#name, o)) === undefined) return;
+      await this.#op('undefine', o);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.grace.stop();
+    await this.tracker.close();
+  }
+}

@@ -1,0 +1,160 @@
+import {
+  AbortError, ConnectionClosedError, CreateFlags, LibvirtClient, LibvirtError, RebootFlags, ShutdownFlags, TimeoutError,
+  isAgentUnresponsive, isNotFound, isOperationInvalid, isOperationTimeout,
+} from '@podvirt/libvirt';
+import type { DomainEvent, DomainEventIdName, DomainRef } from '@podvirt/libvirt';
+import { LauncherError } from '../errors.js';
+import type {
+  CallOptions, DomainConnection, DomainConnectionEvent, DomainOp, DomainStatus, GuestInfoParams,
+} from './domain-connection.js';
+
+/** libvirt's errors in the launcher's codes, so the status table has one vocabulary. */
+export function translateLibvirtError(err: unknown): unknown {
+  if (err instanceof LauncherError) return err;
+  if (isNotFound(err)) return new LauncherError('LAUNCHER_ERR_NO_DOMAIN', (err as Error).message, { cause: err });
+  if (isOperationInvalid(err)) return new LauncherError('LAUNCHER_ERR_WRONG_STATE', (err as Error).message, { cause: err });
+  if (isAgentUnresponsive(err)) return new LauncherError('LAUNCHER_ERR_AGENT_UNRESPONSIVE', (err as Error).message, { cause: err });
+  if (isOperationTimeout(err) || err instanceof TimeoutError || err instanceof AbortError) {
+    return new LauncherError('LAUNCHER_ERR_TIMEOUT', (err as Error).message, { cause: err });
+  }
+  if (err instanceof ConnectionClosedError) return new LauncherError('LAUNCHER_ERR_DAEMON', err.message, { cause: err });
+  if (err instanceof LibvirtError) return new LauncherError('LAUNCHER_ERR_LIBVIRT', err.message, { cause: err });
+  return err;
+}
+
+const EVENT_IDS: readonly DomainEventIdName[] = ['LIFECYCLE', 'AGENT_LIFECYCLE', 'REBOOT', 'IO_ERROR_REASON', 'WATCHDOG'];
+
+function toEvent(e: DomainEvent): DomainConnectionEvent | undefined {
+  const domain = e.domain.name;
+  switch (e.kind) {
+    case 'LIFECYCLE': return { kind: 'lifecycle', domain, event: e.event, detail: e.detail };
+    case 'AGENT_LIFECYCLE': return { kind: 'agent', domain, connected: e.state === 'CONNECTED' };
+    case 'REBOOT': return { kind: 'reboot', domain };
+    case 'IO_ERROR': case 'IO_ERROR_REASON': return { kind: 'ioError', domain, device: e.devAlias || e.srcPath, action: e.action, reason: e.reason ?? '' };
+    case 'WATCHDOG': return { kind: 'watchdog', domain, action: e.action };
+    default: return undefined;
+  }
+}
+
+/** The launcher's DomainConnection over @podvirt/libvirt: one client, one daemon socket. */
+export class LibvirtDomainConnection implements DomainConnection {
+  readonly #client: LibvirtClient;
+
+  constructor(client: LibvirtClient) {
+    this.#client = client;
+  }
+
+  static async connect(socketPath: string, signal?: AbortSignal): Promise<LibvirtDomainConnection> {
+    const client = await LibvirtClient.connect({ socketPath, uri: 'qemu:///system', timeoutMs: 15_000, ...(signal ? { signal } : {}) });
+    return new LibvirtDomainConnection(client);
+  }
+
+  get client(): LibvirtClient {
+    return this.#client;
+  }
+
+  async #try<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw translateLibvirtError(err);
+    }
+  }
+
+  #dom(name: string, o: CallOptions): Promise<DomainRef> {
+    return this.#client.domainLookupByName(name, o);
+  }
+
+  getState(name: string, o: CallOptions = {}): Promise<DomainStatus | undefined> {
+    return this.#try(async () => {
+      let dom: DomainRef;
+      try {
+        dom = await this.#dom(name, o);
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+      const s = await this.#client.domainGetState(dom, o).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      return s && { state: s.state, reason: s.reason };
+    });
+  }
+
+  getXml(name: string, o: CallOptions = {}): Promise<string> {
+    return this.#try(async () => this.#client.domainGetXmlDesc(await this.#dom(name, o), o));
+  }
+
+  define(xml: string, o: CallOptions = {}): Promise<void> {
+    return this.#try(async () => {
+      await this.#client.domainDefineXml(xml, o);
+    });
+  }
+
+  control(name: string, op: DomainOp, o: CallOptions = {}): Promise<void> {
+    return this.#try(async () => {
+      const c = this.#client;
+      const dom = await this.#dom(name, o);
+      switch (op) {
+        case 'create': await c.domainCreate(dom, o); return;
+        case 'createPaused': await c.domainCreate(dom, { ...o, flags: CreateFlags.START_PAUSED }); return;
+        case 'suspend': return c.domainSuspend(dom, o);
+        case 'resume': return c.domainResume(dom, o);
+        case 'shutdown': return c.domainShutdown(dom, { ...o, flags: ShutdownFlags.DEFAULT });
+        case 'rebootAgent': return c.domainReboot(dom, { ...o, flags: RebootFlags.GUEST_AGENT });
+        case 'rebootAcpi': return c.domainReboot(dom, { ...o, flags: RebootFlags.ACPI_POWER_BTN });
+        case 'reset': return c.domainReset(dom, o);
+        case 'destroy': return c.domainDestroy(dom, o);
+        case 'undefine': return c.domainUndefine(dom, o);
+        case 'fsFreeze': await c.domainFsFreeze(dom, o); return;
+        case 'fsThaw': await c.domainFsThaw(dom, o); return;
+      }
+    });
+  }
+
+  agentCommand(name: string, json: string, timeoutSeconds: number, o: CallOptions = {}): Promise<string> {
+    return this.#try(async () => (await this.#client.domainAgentCommand(await this.#dom(name, o), json, { ...o, timeoutSeconds })) ?? '');
+  }
+
+  guestInfo(name: string, o: CallOptions = {}): Promise<GuestInfoParams> {
+    return this.#try(async () => this.#client.domainGetGuestInfo(await this.#dom(name, o), o) as Promise<GuestInfoParams>);
+  }
+
+  stats(name: string, o: CallOptions = {}): Promise<GuestInfoParams> {
+    return this.#try(async () => {
+      const records = await this.#client.getAllDomainStats({ ...o, domains: [await this.#dom(name, o)] });
+      return (records[0]?.params ?? {}) as GuestInfoParams;
+    });
+  }
+
+  subscribe(listener: (e: DomainConnectionEvent) => void, o: CallOptions = {}): Promise<() => Promise<void>> {
+    return this.#try(async () => {
+      const c = this.#client;
+      const onEvent = (e: DomainEvent): void => {
+        const mapped = toEvent(e);
+        if (mapped) listener(mapped);
+      };
+      const onClose = (error: Error | undefined): void => listener({ kind: 'closed', ...(error ? { error } : {}) });
+      c.on('event', onEvent);
+      c.once('close', onClose);
+      const ids: number[] = [];
+      const unsubscribe = async (): Promise<void> => {
+        c.off('event', onEvent);
+        c.off('close', onClose);
+        if (!c.closed) await Promise.all(ids.map((id) => c.deregisterDomainEvent(id).catch(() => undefined)));
+      };
+      try {
+        for (const id of EVENT_IDS) ids.push(await c.registerDomainEvent(id, o));
+      } catch (err) {
+        await unsubscribe();
+        throw err;
+      }
+      return unsubscribe;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#client.close();
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The launcher's errors. Callers (and the gRPC status table) match on `code`, never on the
+ * message text.
+ */
+export type LauncherErrorCode =
+  | 'LAUNCHER_ERR_INVALID_VMI'
+  | 'LAUNCHER_ERR_NO_DOMAIN'
+  | 'LAUNCHER_ERR_WRONG_STATE'
+  | 'LAUNCHER_ERR_NO_AGENT'
+  | 'LAUNCHER_ERR_AGENT_UNRESPONSIVE'
+  | 'LAUNCHER_ERR_LIBVIRT'
+  | 'LAUNCHER_ERR_NO_HYPERVISOR'
+  | 'LAUNCHER_ERR_PREPARE'
+  | 'LAUNCHER_ERR_DAEMON'
+  | 'LAUNCHER_ERR_TIMEOUT';
+
+export class LauncherError extends Error {
+  override readonly name: string = 'LauncherError';
+  readonly code: LauncherErrorCode;
+
+  constructor(code: LauncherErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** The VMI asks for something malformed or unsupported; `field` is its path in the VMI. */
+export class InvalidVmiError extends LauncherError {
+  override readonly name = 'InvalidVmiError';
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super('LAUNCHER_ERR_INVALID_VMI', `${field}: ${message}`);
+    this.field = field;
+  }
+}

@@ -1,0 +1,143 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { domainName } from './convert/domain-name.js';
+import { acpiEnabled } from './convert/features.js';
+import { inspectAndConvert } from './convert/inspect-and-convert.js';
+import { DEFAULT_LIBVIRT_DIRS, startDaemon, type LibvirtDirs } from './daemon/start-daemon.js';
+import { DomainManager } from './domain/domain-manager.js';
+import { GuestAgentOps } from './domain/guest-agent-ops.js';
+import { LibvirtDomainConnection } from './domain/libvirt-domain-connection.js';
+import { ReconnectingConnection } from './domain/reconnecting-connection.js';
+import { WatchHub } from './domain/watch-hub.js';
+import { LauncherError } from './errors.js';
+import type { LauncherFlags } from './flags.js';
+import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
+import { toolVersion } from './host/tool-versions.js';
+import { FileTail } from './logs/file-tail.js';
+import { prepareFiles } from './prepare/prepare-files.js';
+import { CmdServer } from './server/cmd-server.js';
+import type { Vmi } from './vmi.js';
+
+export type { LibvirtDirs };
+
+export interface LauncherOptions {
+  readonly flags: LauncherFlags;
+  readonly standaloneVmi?: Vmi;
+  readonly log: Logger;
+  readonly libvirtDirs?: LibvirtDirs;
+  readonly kvmProbe?: () => Promise<KvmProbeResult>;
+  readonly emulator?: string;
+}
+
+const SHUTDOWN_RESEND_MS = 2_000;
+const FINAL_FLUSH_MS = 5_000;
+
+/**
+ * One VMI's launcher from start to exit: libvirt daemon, connection, domain manager, cmd
+ * server; then it waits until the domain is gone (guest powered off, destroyed at the grace
+ * deadline, crashed), delivers the final state to watchers and stops everything. Resolves the
+ * process exit code.
+ */
+export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promise<number> {
+  const { flags } = o;
+  const meta = o.standaloneVmi?.metadata;
+  const namespace = flags.namespace ?? meta?.namespace;
+  const name = flags.name ?? meta?.name;
+  const uid = flags.uid ?? meta?.uid;
+  if (!namespace || !name || !uid) throw new LauncherError('LAUNCHER_ERR_INVALID_VMI', '--namespace, --name and --uid are required');
+  if (flags.simulateCrash) throw new LauncherError('LAUNCHER_ERR_DAEMON', 'simulated crash (--simulate-crash)');
+  const identity = { namespace, name, uid, domain: domainName(namespace, name) };
+  const log = o.log.child({ namespace, name, uid });
+  if (flags.ignored.length > 0) log.info({ flags: flags.ignored }, 'flags not applicable to podvirt, ignored');
+  const dirs = o.libvirtDirs ?? DEFAULT_LIBVIRT_DIRS;
+  const emulator = o.emulator ?? '/usr/bin/qemu-system-x86_64';
+
+  await mkdir(join(flags.privateDir, uid), { recursive: true });
+  await writeFile(join(flags.privateDir, uid, 'virt-serial0-log'), '', { flag: 'a' });
+  const kvm = await (o.kvmProbe ?? (() => probeKvm()))();
+  log.info({ kvm }, 'hypervisor probed');
+
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanup = async (): Promise<void> => {
+    for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((err: unknown) => log.warn({ err }, 'cleanup step failed'));
+  };
+  try {
+    const daemon = await startDaemon(dirs, flags.capsCacheDir, log, stop);
+    cleanups.push(() => daemon.supervisor.close());
+    const socketPath = daemon.socketPath;
+    const conn = new ReconnectingConnection({
+      connect: (signal) => LibvirtDomainConnection.connect(socketPath, signal),
+      onConnectError: (err) => log.debug({ err }, 'libvirt connect failed, retrying'),
+    });
+    cleanups.push(() => conn.close());
+    await conn.ready({ signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
+
+    const hub = new WatchHub();
+    const manager = new DomainManager({
+      conn, identity, hub, log,
+      convert: inspectAndConvert(flags, kvm, dirs.run, emulator),
+      prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
+      acpiEnabled,
+      gracePeriodMs: flags.gracePeriodSeconds * 1000,
+      shutdownResendMs: SHUTDOWN_RESEND_MS,
+    });
+    cleanups.push(() => manager.close());
+    await manager.tracker.start(stop);
+    const agent = new GuestAgentOps({ conn, tracker: manager.tracker, domain: identity.domain, log });
+    cleanups.push(() => agent.close());
+    const qemuLog = log.child({ subcomponent: 'qemu' });
+    const tail = new FileTail({ path: join(dirs.log, 'qemu', `${identity.domain}.log`), onLine: (line) => qemuLog.info(line) });
+    cleanups.push(() => tail.close());
+
+    const versions = lazyVersions(daemon.kind.binary, emulator);
+    const server = await CmdServer.listen({ socketDir: join(flags.shareDir, 'sockets'), manager, agent, hub, log, versions });
+    cleanups.push(() => server.close());
+    await server.markReady();
+    log.info({ socket: server.socketPath }, 'launcher ready');
+
+    if (o.standaloneVmi) {
+      await manager.sync(o.standaloneVmi).catch((err: unknown) => log.error({ err }, 'standalone VMI sync failed'));
+    }
+    return await waitForEnd(manager, stop, flags.qemuTimeoutMs, log, hub);
+  } finally {
+    await cleanup();
+    log.info('launcher exited');
+  }
+}
+
+async function waitForEnd(manager: DomainManager, stop: AbortSignal, qemuTimeoutMs: number, log: Logger, hub: WatchHub): Promise<number> {
+  const stopped = new Promise<'stop'>((resolve) => {
+    if (stop.aborted) resolve('stop');
+    else stop.addEventListener('abort', () => resolve('stop'), { once: true });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), qemuTimeoutMs)));
+  const first = await Promise.race([manager.tracker.defined.then(() => 'defined' as const), stopped, timeout]);
+  clearTimeout(timer);
+  if (first === 'timeout') {
+    log.error({ qemuTimeoutMs }, 'no domain was defined within the qemu timeout');
+    return 1;
+  }
+  if (first === 'stop' && manager.tracker.status === undefined) return 0;
+  void stopped.then(() => {
+    if (!manager.beginGracefulShutdown()) log.info('stop requested, domain already down');
+  });
+  const final = await manager.tracker.gone;
+  manager.grace.stop();
+  log.info({ state: final?.state, reason: final?.reason }, 'domain is gone');
+  const flushed = await hub.flush(FINAL_FLUSH_MS);
+  if (!flushed) log.warn('not every watcher received the final state');
+  return 0;
+}
+
+function lazyVersions(daemonBinary: string, emulator: string): () => Promise<{ launcher: string; libvirt: string; qemu: string }> {
+  let cached: Promise<{ launcher: string; libvirt: string; qemu: string }> | undefined;
+  return () => {
+    cached ??= (async () => {
+      const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+      return { launcher: pkg.version ?? '', libvirt: await toolVersion(daemonBinary), qemu: await toolVersion(emulator) };
+    })();
+    return cached;
+  };
+}

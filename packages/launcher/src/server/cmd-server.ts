@@ -1,0 +1,148 @@
+import { chmod, mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { CMD_VERSIONS, cmd, highestCommonVersion } from '@podvirt/proto';
+import type { Logger } from 'pino';
+import type { DomainManager } from '../domain/domain-manager.js';
+import type { GuestAgentOps } from '../domain/guest-agent-ops.js';
+import type { WatchHub } from '../domain/watch-hub.js';
+import { parseVmiJson } from './parse-vmi.js';
+import { unary } from './unary.js';
+
+export const INIT_SOCKET = 'launcher-init-sock';
+export const READY_SOCKET = 'launcher-sock';
+
+// Caps per call, from KubeVirt's client timeouts: 5 s for reads, 20 s for changes, 60 s for freeze.
+const SHORT = 5_000;
+const LONG = 20_000;
+const EXTENDED = 60_000;
+
+export interface CmdServerOptions {
+  /** `<kubevirt-share-dir>/sockets`. */
+  readonly socketDir: string;
+  readonly manager: DomainManager;
+  readonly agent: GuestAgentOps;
+  readonly hub: WatchHub;
+  readonly log: Logger;
+  readonly versions: () => Promise<{ launcher: string; libvirt: string; qemu: string }>;
+}
+
+const EMPTY: cmd.Empty = {};
+
+/**
+ * The Cmd gRPC service on a unix socket only the launcher's user can reach. It listens on
+ * `launcher-init-sock` and renames it to `launcher-sock` once the launcher is ready, which is
+ * KubeVirt's readiness signal for the handler.
+ */
+export class CmdServer {
+  readonly #server: grpc.Server;
+  readonly #o: CmdServerOptions;
+  #path: string;
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: grpc.Server, o: CmdServerOptions, path: string) {
+    this.#server = server;
+    this.#o = o;
+    this.#path = path;
+  }
+
+  static async listen(o: CmdServerOptions): Promise<CmdServer> {
+    await mkdir(o.socketDir, { recursive: true, mode: 0o700 });
+    await chmod(o.socketDir, 0o700);
+    const path = join(o.socketDir, INIT_SOCKET);
+    await rm(path, { force: true });
+    await rm(join(o.socketDir, READY_SOCKET), { force: true });
+    const server = new grpc.Server();
+    server.addService(cmd.CmdService, implementation(o));
+    await new Promise<void>((resolve, reject) =>
+      server.bindAsync(`unix:${path}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    await chmod(path, 0o600);
+    return new CmdServer(server, o, path);
+  }
+
+  get socketPath(): string {
+    return this.#path;
+  }
+
+  async markReady(): Promise<void> {
+    const ready = join(this.#o.socketDir, READY_SOCKET);
+    await rename(this.#path, ready);
+    this.#path = ready;
+  }
+
+  /** Graceful for up to `graceMs`, then forceful; removes the socket. Idempotent. */
+  close(graceMs = 1_000): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#o.hub.close();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#server.forceShutdown();
+          resolve();
+        }, graceMs);
+        this.#server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await rm(this.#path, { force: true });
+    })();
+    return this.#closing;
+  }
+}
+
+function implementation(o: CmdServerOptions): cmd.CmdServer {
+  const { manager, agent, hub, log } = o;
+  const logged = (err: unknown, call: { getPath(): string }): void => log.warn({ err, call: call.getPath() }, 'cmd call failed');
+  const vmiCall = (ms: number, fn: (vmi: ReturnType<typeof parseVmiJson>, signal: AbortSignal) => Promise<void>) =>
+    unary<cmd.VmiRequest, cmd.Empty>(ms, async (req, { signal }) => {
+      await fn(parseVmiJson(req.vmiJson), signal);
+      return EMPTY;
+    }, logged);
+  return {
+    info: unary(SHORT, async (req: cmd.InfoRequest) => {
+      const v = await o.versions();
+      return {
+        supportedVersions: [...CMD_VERSIONS],
+        negotiatedVersion: highestCommonVersion(CMD_VERSIONS, req.clientVersions) ?? 0,
+        launcherVersion: v.launcher, libvirtVersion: v.libvirt, qemuVersion: v.qemu,
+      };
+    }),
+    sync: unary(LONG, async (req: cmd.VmiRequest, { signal }) => ({ domain: await manager.sync(parseVmiJson(req.vmiJson), { signal }) }), logged),
+    pause: vmiCall(LONG, (vmi, signal) => manager.pause(vmi, { signal })),
+    unpause: vmiCall(LONG, (vmi, signal) => manager.unpause(vmi, { signal })),
+    freeze: unary(EXTENDED, async (req: cmd.FreezeRequest, { signal }) => {
+      parseVmiJson(req.vmiJson);
+      await agent.freeze(req.unfreezeTimeoutSeconds, { signal });
+      return EMPTY;
+    }, logged),
+    unfreeze: vmiCall(LONG, (_vmi, signal) => agent.unfreeze({ signal })),
+    softReboot: vmiCall(LONG, (vmi, signal) => manager.softReboot(vmi, { signal })),
+    reset: vmiCall(LONG, (vmi, signal) => manager.reset(vmi, { signal })),
+    shutdown: vmiCall(LONG, (vmi, signal) => manager.shutdown(vmi, { signal })),
+    kill: vmiCall(LONG, (vmi, signal) => manager.kill(vmi, { signal })),
+    delete: vmiCall(LONG, (vmi, signal) => manager.delete(vmi, { signal })),
+    getDomain: unary(SHORT, () => {
+      const domain = manager.tracker.snapshot();
+      return Promise.resolve(domain === undefined ? {} : { domain });
+    }),
+    getDomainStats: unary(SHORT, (_req: cmd.Empty, { signal }) => agent.stats({ signal }), logged),
+    getGuestInfo: unary(SHORT, (_req: cmd.Empty, { signal }) => agent.guestInfo({ signal }), logged),
+    getUsers: unary(SHORT, async (_req: cmd.Empty, { signal }) => ({ users: await agent.users({ signal }) }), logged),
+    getFilesystems: unary(SHORT, async (_req: cmd.Empty, { signal }) => ({ filesystems: await agent.filesystems({ signal }) }), logged),
+    guestPing: unary(SHORT, async (req: cmd.GuestPingRequest, { signal }) => {
+      await agent.ping(req.timeoutSeconds, { signal });
+      return EMPTY;
+    }, logged),
+    ping: unary(SHORT, () => Promise.resolve(EMPTY)),
+    watchDomain: (call) => {
+      const remove = hub.subscribe({
+        write: (ev) => call.write(ev),
+        onDrain: (l) => call.on('drain', l),
+        end: () => call.end(),
+      });
+      call.once('cancelled', remove);
+      call.once('close', remove);
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { status } from '@grpc/grpc-js';
+import { LauncherError, type LauncherErrorCode } from '../errors.js';
+
+/** The one table from our error codes to gRPC status codes (see proto/cmd.proto for the meaning of each). */
+const TABLE: Readonly<Record<LauncherErrorCode, status>> = {
+  LAUNCHER_ERR_INVALID_VMI: status.INVALID_ARGUMENT,
+  LAUNCHER_ERR_NO_DOMAIN: status.NOT_FOUND,
+  LAUNCHER_ERR_WRONG_STATE: status.FAILED_PRECONDITION,
+  LAUNCHER_ERR_NO_AGENT: status.FAILED_PRECONDITION,
+  LAUNCHER_ERR_NO_HYPERVISOR: status.FAILED_PRECONDITION,
+  LAUNCHER_ERR_AGENT_UNRESPONSIVE: status.UNAVAILABLE,
+  LAUNCHER_ERR_DAEMON: status.UNAVAILABLE,
+  LAUNCHER_ERR_TIMEOUT: status.DEADLINE_EXCEEDED,
+  LAUNCHER_ERR_PREPARE: status.INTERNAL,
+  LAUNCHER_ERR_LIBVIRT: status.INTERNAL,
+};
+
+export interface WireError {
+  readonly code: status;
+  readonly details: string;
+}
+
+/** Any error → the status the client sees; unknown errors are INTERNAL with their message. */
+export function toGrpcStatus(err: unknown): WireError {
+  if (err instanceof LauncherError) return { code: TABLE[err.code], details: err.message };
+  return { code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) };
+}

@@ -1,0 +1,127 @@
+// The cmd service end to end over a real unix socket, with the leak-checking fake libvirt:
+// lifecycle calls, WatchDomain, agent calls, status codes and deadlines.
+import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import type { cmd } from '@podvirt/proto';
+import { call, describe, harness, vmiRequest, watchUntil } from './harness.js';
+
+function code(err: unknown): number | undefined {
+  return (err as grpc.ServiceError).code;
+}
+
+test('ready socket is private, Info negotiates, Ping answers', async (t) => {
+  const h = await harness(t);
+  assert.match(h.server.socketPath, /sockets\/launcher-sock$/);
+  assert.equal((await stat(h.server.socketPath)).mode & 0o777, 0o600);
+  assert.equal((await stat(dirname(h.server.socketPath))).mode & 0o777, 0o700);
+  const info = await call(h.client, h.client.info, { clientVersions: [1, 2] });
+  assert.deepEqual([info.supportedVersions, info.negotiatedVersion, info.libvirtVersion], [[1], 1, '9.0.0']);
+  assert.equal((await call(h.client, h.client.info, { clientVersions: [7] })).negotiatedVersion, 0);
+  await call(h.client, h.client.ping, {});
+});
+
+test('sync defines and starts; WatchDomain shows no domain, then Running; pause and unpause', async (t) => {
+  const h = await harness(t);
+  assert.deepEqual((await watchUntil(h.client, () => true)).map(describe), ['none']);
+  assert.equal((await call(h.client, h.client.getDomain, {})).domain, undefined);
+  const { domain } = await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  assert.equal(`${domain?.state}/${domain?.reason}`, 'Running/Booted');
+  assert.equal(domain?.name, 'mynamespace_testvmi');
+  assert.equal(domain?.machine, 'pc-q35-7.2');
+  assert.deepEqual(h.fake().calls.filter((c) => c === 'define' || c === 'create'), ['define', 'create']);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  assert.deepEqual(h.fake().calls.filter((c) => c === 'define' || c === 'create'), ['define', 'create'], 'sync is idempotent');
+
+  const paused = watchUntil(h.client, (evs) => evs.some((e) => e.event?.$case === 'domain' && e.event.value.pausedByUser));
+  while (h.hub.size < 1) await new Promise((r) => setTimeout(r, 5));
+  await call(h.client, h.client.pause, vmiRequest(h.vmi));
+  const last = (await paused).at(-1);
+  assert.equal(last?.event?.$case === 'domain' && `${last.event.value.state}/${last.event.value.reason}`, 'Paused/User');
+  await call(h.client, h.client.pause, vmiRequest(h.vmi));
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  assert.equal(h.fake().status?.state, 'PAUSED', 'sync leaves a user pause alone');
+  await call(h.client, h.client.unpause, vmiRequest(h.vmi));
+  const d = (await call(h.client, h.client.getDomain, {})).domain;
+  assert.equal(`${d?.state}/${d?.reason}/${d?.pausedByUser}`, 'Running/Unpaused/false');
+});
+
+test('status codes: invalid VMI names the field, wrong state, missing domain, no agent, deadline', async (t) => {
+  const h = await harness(t);
+  const bad = { ...h.vmi, spec: { ...h.vmi.spec, domain: { ...h.vmi.spec?.domain, devices: { gpus: [{ name: 'g' }] } } } };
+  await assert.rejects(call(h.client, h.client.sync, vmiRequest(bad as typeof h.vmi)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /spec\.domain\.devices\.gpus\[0\]/.test((e as grpc.ServiceError).details));
+  await assert.rejects(call(h.client, h.client.sync, { vmiJson: Buffer.from('{') }), (e) => code(e) === grpc.status.INVALID_ARGUMENT);
+  const other = { ...h.vmi, metadata: { ...h.vmi.metadata, uid: 'someone-else' } };
+  await assert.rejects(call(h.client, h.client.pause, vmiRequest(other)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /metadata\.uid/.test((e as grpc.ServiceError).details));
+  await assert.rejects(call(h.client, h.client.pause, vmiRequest(h.vmi)), (e) => code(e) === grpc.status.NOT_FOUND);
+  await call(h.client, h.client.kill, vmiRequest(h.vmi));
+  await call(h.client, h.client.delete, vmiRequest(h.vmi));
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  await assert.rejects(call(h.client, h.client.freeze, { vmiJson: vmiRequest(h.vmi).vmiJson, unfreezeTimeoutSeconds: 0 }), (e) => code(e) === grpc.status.FAILED_PRECONDITION);
+  await assert.rejects(call(h.client, h.client.getGuestInfo, {}), (e) => code(e) === grpc.status.FAILED_PRECONDITION);
+  let release!: () => void;
+  h.fake().holds.set('reset', new Promise<void>((r) => (release = r)));
+  const started = Date.now();
+  await assert.rejects(call(h.client, h.client.reset, vmiRequest(h.vmi), 300), (e) => code(e) === grpc.status.DEADLINE_EXCEEDED);
+  assert.ok(Date.now() - started < 2_000);
+  release();
+  h.fake().failures.set('suspend', new (await import('../src/errors.js')).LauncherError('LAUNCHER_ERR_DAEMON', 'daemon restarting'));
+  await assert.rejects(call(h.client, h.client.pause, vmiRequest(h.vmi)), (e) => code(e) === grpc.status.UNAVAILABLE);
+  // The server keeps serving after every failure above.
+  await call(h.client, h.client.ping, {});
+});
+
+test('agent: connected state, guest info, filesystems, users, ping, freeze with auto-thaw', async (t) => {
+  const h = await harness(t);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  const connected = watchUntil(h.client, (evs) => evs.some((e) => e.event?.$case === 'domain' && e.event.value.osInfo?.id === 'podvirt'));
+  while (h.hub.size < 1) await new Promise((r) => setTimeout(r, 5));
+  h.fake().connectAgent(true);
+  const snap = (await connected).at(-1);
+  assert.ok(snap?.event?.$case === 'domain' && snap.event.value.agentConnected);
+  const info = await call(h.client, h.client.getGuestInfo, {});
+  assert.equal(info.guestAgentVersion, '7.2.22');
+  assert.equal(info.hostname, 'guest');
+  assert.deepEqual((await call(h.client, h.client.getFilesystems, {})).filesystems.map((f) => [f.mountPoint, f.fileSystemType, f.disks]), [['/mnt', 'ext4', ['vda']]]);
+  assert.deepEqual((await call(h.client, h.client.getUsers, {})).users, []);
+  await call(h.client, h.client.guestPing, { timeoutSeconds: 1 });
+  const stats = await call(h.client, h.client.getDomainStats, {});
+  assert.equal(stats.values['balloon.current'], 131072);
+
+  const req = { vmiJson: vmiRequest(h.vmi).vmiJson, unfreezeTimeoutSeconds: 0 };
+  await call(h.client, h.client.freeze, req);
+  assert.equal(h.fake().frozen, true);
+  assert.equal((await call(h.client, h.client.getDomain, {})).domain?.fsFreezeStatus, 'frozen');
+  await call(h.client, h.client.freeze, req);
+  await call(h.client, h.client.unfreeze, vmiRequest(h.vmi));
+  assert.equal(h.fake().frozen, false);
+  await call(h.client, h.client.unfreeze, vmiRequest(h.vmi));
+  await call(h.client, h.client.freeze, { ...req, unfreezeTimeoutSeconds: 1 });
+  assert.equal(h.fake().frozen, true);
+  await new Promise((r) => setTimeout(r, 1_300));
+  assert.equal(h.fake().frozen, false, 'thawed by the unfreeze timeout');
+  assert.equal((await call(h.client, h.client.getDomain, {})).domain?.fsFreezeStatus, '');
+
+  await call(h.client, h.client.softReboot, vmiRequest(h.vmi));
+  assert.ok(h.fake().calls.includes('rebootAgent'));
+  h.fake().connectAgent(false);
+  await call(h.client, h.client.softReboot, vmiRequest(h.vmi));
+  assert.ok(h.fake().calls.includes('rebootAcpi'), 'ACPI without an agent');
+});
+
+test('a slow watcher does not block others; notices reach watchers', async (t) => {
+  const h = await harness(t);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  const writes: cmd.WatchDomainEvent[] = [];
+  const remove = h.hub.subscribe({ write: (e) => { writes.push(e); return false; }, onDrain: () => {}, end: () => {} });
+  t.after(remove);
+  const fast = watchUntil(h.client, (evs) => evs.some((e) => e.event?.$case === 'notice'));
+  while (h.hub.size < 2) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 50; i++) h.fake().setState(i % 2 ? 'RUNNING' : 'PAUSED', i % 2 ? 'UNPAUSED' : 'USER', ['RESUMED', 'UNPAUSED']);
+  h.fake().setState('RUNNING', 'BOOTED', ['CRASHED', 'PANICKED']);
+  const evs = await fast;
+  assert.equal(evs.at(-1)?.event?.$case, 'notice');
+  assert.equal(writes.length, 1, 'the blocked watcher holds at most its first write');
+});

@@ -1,0 +1,161 @@
+// Table tests of the device families: disks and their volumes (with the prepare steps they
+// ask for), serial console, agent channel, rng, watchdog, memballoon, graphics, and the
+// refusal of fields podvirt does not implement.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { convertVmi } from '../src/convert/convert-vmi.js';
+import { findAll, findElement, textOf, type XmlElement } from '../src/convert/xml.js';
+import { InvalidVmiError } from '../src/errors.js';
+import { baseVmi, context } from './vmi-fixture.js';
+
+function withDisks(disks: unknown[], volumes: unknown[], devices: Record<string, unknown> = {}) {
+  return convertVmi(baseVmi({ volumes }, { devices: { disks, ...devices } }), context());
+}
+
+function rejects(field: string, disks: unknown[], volumes: unknown[], devices: Record<string, unknown> = {}): void {
+  assert.throws(() => withDisks(disks, volumes, devices), (e: unknown) => e instanceof InvalidVmiError && e.field === field);
+}
+
+const devs = (d: XmlElement) => findAll(d, 'disk/target').map((t) => `${t.attrs['dev']}/${t.attrs['bus']}`);
+
+describe('disks and volumes', () => {
+  test('containerDisk: qcow2 overlay in the ephemeral dir backed by the image', () => {
+    const out = withDisks([{ name: 'cdisk', disk: { bus: 'virtio' }, bootOrder: 1 }], [{ name: 'cdisk', containerDisk: { image: 'guest:1' } }]);
+    const disk = findElement(out.domain, 'devices/disk');
+    assert.equal(findElement(disk!, 'driver')?.attrs['type'], 'qcow2');
+    assert.equal(findElement(disk!, 'disk/source')?.attrs['file'], '/var/run/kubevirt-ephemeral-disks/disk-data/cdisk/disk.qcow2');
+    assert.equal(findElement(disk!, 'backingStore/source')?.attrs['file'], '/var/run/kubevirt/container-disks/cdisk/disk.img');
+    assert.equal(findElement(disk!, 'backingStore/format')?.attrs['type'], 'raw');
+    assert.equal(findElement(disk!, 'boot')?.attrs['order'], 1);
+    assert.equal(disk?.attrs['model'], 'virtio-non-transitional');
+    assert.deepEqual(out.prepare, [
+      { kind: 'overlay', path: '/var/run/kubevirt-ephemeral-disks/disk-data/cdisk/disk.qcow2', backingFile: '/var/run/kubevirt/container-disks/cdisk/disk.img', backingFormat: 'raw' },
+    ]);
+  });
+  test('emptyDisk: a sparse raw file of the capacity', () => {
+    const out = withDisks([{ name: 'scratch' }], [{ name: 'scratch', emptyDisk: { capacity: '2Gi' } }]);
+    assert.equal(findElement(out.domain, 'disk/source')?.attrs['file'], '/var/run/libvirt/empty-disks/scratch.img');
+    assert.deepEqual(out.prepare, [{ kind: 'emptyDisk', path: '/var/run/libvirt/empty-disks/scratch.img', sizeBytes: 2147483648n }]);
+  });
+  test('cloudInitNoCloud: ISO per VMI, data from plain, base64 or secret', () => {
+    const out = withDisks(
+      [{ name: 'ci', disk: {} }],
+      [{ name: 'ci', cloudInitNoCloud: { userDataBase64: 'I2Nsb3VkLWNvbmZpZw==', networkDataSecretRef: { name: 'net' } } }],
+    );
+    assert.equal(findElement(out.domain, 'disk/source')?.attrs['file'], '/var/run/libvirt/cloud-init-dir/mynamespace/testvmi/noCloud.iso');
+    assert.deepEqual(out.prepare[0], {
+      kind: 'cloudInitNoCloud', path: '/var/run/libvirt/cloud-init-dir/mynamespace/testvmi/noCloud.iso', volume: 'ci',
+      userData: { base64: 'I2Nsb3VkLWNvbmZpZw==' }, networkData: { secret: 'net', keys: ['networkdata', 'networkData'] },
+      instanceId: 'testvmi.mynamespace', hostname: 'testvmi',
+    });
+  });
+  test('hostDisk: confined to the allowed prefixes; DiskOrCreate carries its capacity', () => {
+    const out = withDisks([{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/a/disk.img', type: 'DiskOrCreate', capacity: '1Mi' } }]);
+    assert.deepEqual(out.prepare, [{ kind: 'hostDisk', path: '/var/lib/podvirt/host-disks/a/disk.img', create: true, sizeBytes: 1048576n }]);
+    rejects('spec.volumes[0].hostDisk.path', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/../../../etc/shadow', type: 'Disk' } }]);
+    rejects('spec.volumes[0].hostDisk.path', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks-evil/x', type: 'Disk' } }]);
+    rejects('spec.volumes[0].hostDisk.type', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/x', type: 'Dir' } }]);
+  });
+  test('dev names in order per bus; readonly, serial, cdrom', () => {
+    const out = withDisks(
+      [{ name: 'a' }, { name: 'b', disk: { bus: 'sata', readonly: true }, serial: 'S1' }, { name: 'c', cdrom: {} }, { name: 'd', disk: { bus: 'scsi' } }],
+      ['a', 'b', 'c', 'd'].map((name) => ({ name, emptyDisk: { capacity: '1Mi' } })),
+    );
+    assert.deepEqual(devs(out.domain), ['vda/virtio', 'sda/sata', 'sdb/sata', 'sdc/scsi']);
+    const [, b, c] = findAll(out.domain, 'devices/disk');
+    assert.ok(findElement(b!, 'readonly'));
+    assert.equal(textOf(findElement(b!, 'serial')), 'S1');
+    assert.equal(c?.attrs['device'], 'cdrom');
+    assert.ok(findElement(c!, 'readonly'), 'a cdrom is readonly by default');
+    assert.ok(findAll(out.domain, 'devices/controller').some((x) => x.attrs['type'] === 'scsi'));
+  });
+  test('cdrom tray, shared host disk, user data from secretRef', () => {
+    const out = withDisks(
+      [{ name: 'c', cdrom: { tray: 'open' } }, { name: 'h' }, { name: 'ci' }],
+      [{ name: 'c', emptyDisk: { capacity: '1Mi' } }, { name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/s.img', type: 'Disk', shared: true } },
+        { name: 'ci', cloudInitNoCloud: { secretRef: { name: 'ud' } } }],
+    );
+    const [c, h] = findAll(out.domain, 'devices/disk');
+    assert.equal(findElement(c!, 'target')?.attrs['tray'], 'open');
+    assert.ok(findElement(h!, 'shareable'));
+    assert.deepEqual((out.prepare[2] as { userData?: unknown }).userData, { secret: 'ud', keys: ['userdata', 'userData'] });
+    rejects('spec.volumes[0].cloudInitNoCloud.secretRef.name', [{ name: 'ci' }], [{ name: 'ci', cloudInitNoCloud: { secretRef: {} } }]);
+  });
+  const bad: [string, string, unknown[], unknown[]][] = [
+    ['disk without volume', 'spec.domain.devices.disks[0].name', [{ name: 'x' }], []],
+    ['volume without disk', 'spec.volumes[1].name', [{ name: 'x' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }, { name: 'y', emptyDisk: { capacity: '1Mi' } }]],
+    ['duplicate disk', 'spec.domain.devices.disks[1].name', [{ name: 'x' }, { name: 'x' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
+    ['unknown bus', 'spec.domain.devices.disks[0].disk.bus', [{ name: 'x', disk: { bus: 'ide' } }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
+    ['virtio cdrom', 'spec.domain.devices.disks[0].cdrom.bus', [{ name: 'x', cdrom: { bus: 'virtio' } }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
+    ['two sources', 'spec.volumes[0]', [{ name: 'x' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' }, containerDisk: { image: 'i' } }]],
+    ['bad capacity', 'spec.volumes[0].emptyDisk.capacity', [{ name: 'x' }], [{ name: 'x', emptyDisk: { capacity: 'big' } }]],
+    ['image not found', 'spec.volumes[0].containerDisk.image', [{ name: 'x' }], [{ name: 'x', containerDisk: { image: 'i' } }]],
+    ['empty cloud-init', 'spec.volumes[0].cloudInitNoCloud', [{ name: 'x' }], [{ name: 'x', cloudInitNoCloud: {} }]],
+    ['two cloud-init forms', 'spec.volumes[0].cloudInitNoCloud.userData', [{ name: 'x' }], [{ name: 'x', cloudInitNoCloud: { userData: 'a', userDataBase64: 'YQ==' } }]],
+    ['bad cache', 'spec.domain.devices.disks[0].cache', [{ name: 'x', cache: 'unsafe' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
+    ['bad boot order', 'spec.domain.devices.disks[0].bootOrder', [{ name: 'x', bootOrder: 0 }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
+  ];
+  for (const [name, field, disks, volumes] of bad) test(`refused: ${name}`, () => rejects(field, disks, volumes));
+});
+
+describe('fixed and autoattached devices', () => {
+  test('serial console on a unix socket with a log, under the private dir per uid', () => {
+    const d = withDisks([], []).domain;
+    assert.equal(findElement(d, 'serial/source')?.attrs['path'], '/var/run/kubevirt-private/test-uid/virt-serial0');
+    assert.deepEqual(findElement(d, 'serial/log')?.attrs, { file: '/var/run/kubevirt-private/test-uid/virt-serial0-log', append: 'on' });
+    assert.equal(findElement(d, 'console/target')?.attrs['type'], 'serial');
+    const off = withDisks([], [], { autoattachSerialConsole: false }).domain;
+    assert.equal(findElement(off, 'serial'), undefined);
+    assert.equal(findElement(off, 'console'), undefined);
+  });
+  test('guest agent channel always present', () => {
+    assert.equal(findElement(withDisks([], []).domain, 'channel/target')?.attrs['name'], 'org.qemu.guest_agent.0');
+  });
+  test('rng only when asked, from /dev/urandom', () => {
+    assert.equal(findElement(withDisks([], []).domain, 'rng'), undefined);
+    assert.equal(textOf(findElement(withDisks([], [], { rng: {} }).domain, 'rng/backend')), '/dev/urandom');
+  });
+  test('watchdog i6300esb with default action reset; bad action refused', () => {
+    assert.deepEqual(findElement(withDisks([], [], { watchdog: { name: 'w', i6300esb: {} } }).domain, 'devices/watchdog')?.attrs, { model: 'i6300esb', action: 'reset' });
+    assert.equal(findElement(withDisks([], [], { watchdog: { name: 'w', i6300esb: { action: 'poweroff' } } }).domain, 'devices/watchdog')?.attrs['action'], 'poweroff');
+    rejects('spec.domain.devices.watchdog.i6300esb.action', [], [], { watchdog: { name: 'w', i6300esb: { action: 'explode' } } });
+  });
+  test('memballoon virtio by default, none when autoattach is off', () => {
+    assert.equal(findElement(withDisks([], []).domain, 'memballoon')?.attrs['model'], 'virtio-non-transitional');
+    assert.equal(findElement(withDisks([], [], { autoattachMemBalloon: false }).domain, 'memballoon')?.attrs['model'], 'none');
+  });
+  test('graphics: one VNC socket and one VGA unless disabled', () => {
+    const on = withDisks([], []).domain;
+    assert.equal(findAll(on, 'devices/graphics').length, 1);
+    assert.equal(findElement(on, 'video/model')?.attrs['type'], 'vga');
+    const off = withDisks([], [], { autoattachGraphicsDevice: false }).domain;
+    assert.equal(findAll(off, 'devices/graphics').length + findAll(off, 'devices/video').length, 0);
+  });
+});
+
+describe('unsupported fields are named, never dropped', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['gpus', { domain: { devices: { gpus: [{ name: 'g', deviceName: 'nvidia' }] } } }, 'spec.domain.devices.gpus[0]'],
+    ['interfaces', { domain: { devices: { interfaces: [{ name: 'default', masquerade: {} }] } } }, 'spec.domain.devices.interfaces[0]'],
+    ['a PVC volume', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'c' } }] }, 'spec.volumes[0].persistentVolumeClaim'],
+    ['hyperv feature', { domain: { features: { hyperv: { relaxed: {} } } } }, 'spec.domain.features.hyperv'],
+    ['disk io', { domain: { devices: { disks: [{ name: 'd', io: 'native' }] } } }, 'spec.domain.devices.disks[0].io'],
+    ['networks', { networks: [{ name: 'default', pod: {} }] }, 'spec.networks[0]'],
+  ];
+  for (const [name, spec, field] of cases) {
+    test(name, () => {
+      const vmi = baseVmi({ volumes: [] });
+      const merged = { ...vmi, spec: { ...vmi.spec, ...spec, domain: { ...vmi.spec?.domain, ...(spec['domain'] as object | undefined) } } };
+      assert.throws(() => convertVmi(merged, context()), (e: unknown) => e instanceof InvalidVmiError && e.field === field);
+    });
+  }
+  test('architecture other than amd64 is refused', () => {
+    assert.throws(() => convertVmi(baseVmi({ architecture: 'arm64' }), context()), (e: unknown) => e instanceof InvalidVmiError && e.field === 'spec.architecture');
+  });
+  test('convertVmi refuses with the first path', () => {
+    assert.throws(
+      () => convertVmi(baseVmi({ volumes: [] }, { devices: { gpus: [{ name: 'g' }] } }), context()),
+      (e: unknown) => e instanceof InvalidVmiError && e.field === 'spec.domain.devices.gpus[0]' && /does not support/.test(e.message),
+    );
+  });
+});

@@ -1,0 +1,78 @@
+// The daemon supervisor with a stand-in daemon on a real unix socket (restart after a kill,
+// stderr re-emitted as JSON, clean stop), plus the generated configs and the caps cache seed.
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { seedCapsCache } from '../src/daemon/caps-cache.js';
+import { LIBVIRTD, VIRTQEMUD, daemonConf, pickDaemon, qemuConf } from '../src/daemon/daemon-config.js';
+import { DaemonSupervisor } from '../src/daemon/daemon-supervisor.js';
+import { parseLibvirtLogLine } from '../src/logs/libvirt-log-line.js';
+
+const FAKE = fileURLToPath(new URL('../../test/fixtures/fake-daemon.mjs', import.meta.url));
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+test('restarts a killed daemon within about a second and stops it cleanly', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-daemon-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const socketPath = join(dir, 'libvirt-sock');
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({ write(chunk: Buffer, _enc, cb) { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); cb(); } });
+  const restarts: number[] = [];
+  const sup = new DaemonSupervisor({ command: process.execPath, args: [FAKE, socketPath], socketPath, log: pino(sink), onRestart: (pid) => restarts.push(pid) });
+  t.after(() => sup.close());
+  await sup.start();
+  const first = sup.pid!;
+  process.kill(first, 'SIGKILL');
+  const killedAt = Date.now();
+  while (restarts.length === 0) await new Promise((r) => setTimeout(r, 20));
+  await sup.waitForSocket();
+  assert.ok(Date.now() - killedAt < 1_500, `back after ${Date.now() - killedAt} ms`);
+  assert.notEqual(sup.pid, first);
+  const second = sup.pid!;
+  await sup.close();
+  await sup.close();
+  assert.equal(alive(second), false);
+  assert.equal(sup.restarts, 1);
+  const fromDaemon = lines.filter((l) => l['subcomponent'] === 'libvirt');
+  assert.ok(fromDaemon.length >= 2);
+  assert.equal(fromDaemon[0]?.['pos'], 'fakeDaemon:1');
+  assert.equal(fromDaemon[0]?.['level'], 50);
+});
+
+test('config: unix socket only, 0700, logs to stderr; qemu.conf without cgroups, namespaces, security driver, virtlogd', () => {
+  const conf = daemonConf(LIBVIRTD, '/run/libvirt', 3);
+  for (const want of ['unix_sock_dir = "/run/libvirt"', 'unix_sock_rw_perms = "0700"', 'log_outputs = "3:stderr"', 'listen_tcp = 0', 'listen_tls = 0']) assert.ok(conf.includes(want), want);
+  assert.ok(!daemonConf(VIRTQEMUD, '/run/libvirt', 3).includes('listen_tcp'), 'virtqemud has no listen options');
+  const q = qemuConf();
+  for (const want of ['stdio_handler = "file"', 'security_driver = "none"', 'namespaces = [ ]', 'cgroup_controllers = [ ]']) assert.ok(q.includes(want), want);
+  assert.equal(pickDaemon((p) => p === LIBVIRTD.binary), LIBVIRTD);
+  assert.equal(pickDaemon(() => true), VIRTQEMUD);
+  assert.throws(() => pickDaemon(() => false), /no libvirt daemon/);
+});
+
+test('caps cache: copies only *.xml, tolerates a missing source', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-caps-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(join(dir, 'from'));
+  await writeFile(join(dir, 'from', 'a.xml'), '<qemuCaps/>');
+  await writeFile(join(dir, 'from', 'notes.txt'), 'x');
+  assert.equal(await seedCapsCache(join(dir, 'from'), join(dir, 'to', 'capabilities')), 1);
+  assert.deepEqual(await readdir(join(dir, 'to', 'capabilities')), ['a.xml']);
+  assert.equal(await seedCapsCache(join(dir, 'missing'), join(dir, 'to2')), 0);
+  assert.equal(await seedCapsCache(undefined, join(dir, 'to3')), 0);
+});
+
+test('libvirt log lines keep level, thread and position', () => {
+  assert.deepEqual(parseLibvirtLogLine('2026-11-21 06:40:01.123+0000: 4242: warning : virFoo:12 : no dnsmasq'), {
+    level: 'warn', msg: 'no dnsmasq', thread: '4242', pos: 'virFoo:12', timestamp: '2026-11-21 06:40:01.123+0000',
+  });
+  assert.deepEqual(parseLibvirtLogLine('plain text'), { level: 'info', msg: 'plain text' });
+});

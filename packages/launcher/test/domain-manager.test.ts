@@ -1,0 +1,60 @@
+// The domain's end of life through the manager: graceful shutdown obeyed, ignored (destroy
+// at the deadline), a crash, and the libvirt daemon dying under a running domain.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { call, harness, vmiRequest, watchUntil } from './harness.js';
+
+test('graceful shutdown: marked on the domain, guest powers off, domain is gone', async (t) => {
+  const h = await harness(t);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  h.fake().acpiObeyed = false;
+  assert.equal(h.manager.beginGracefulShutdown(), true);
+  const marked = (await call(h.client, h.client.getDomain, {})).domain;
+  assert.equal(marked?.gracefulShutdown?.started, true);
+  assert.equal(marked?.gracefulShutdown?.gracePeriodSeconds, 30);
+  await new Promise((r) => setTimeout(r, 250));
+  assert.ok(h.fake().calls.filter((c) => c === 'shutdown').length >= 2, 'the request is re-sent while the guest is up');
+  h.fake().acpiObeyed = true;
+  const gone = await h.manager.tracker.gone;
+  assert.equal(`${gone?.state}/${gone?.reason}/${gone?.deleted}`, 'Shutoff/Shutdown/true');
+  assert.equal(h.manager.beginGracefulShutdown(), false, 'nothing left to shut down');
+});
+
+test('a guest that ignores the power button is destroyed at the grace deadline', async (t) => {
+  const h = await harness(t, { gracePeriodMs: 400 });
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  h.fake().acpiObeyed = false;
+  const started = Date.now();
+  await call(h.client, h.client.shutdown, vmiRequest(h.vmi));
+  const gone = await h.manager.tracker.gone;
+  const took = Date.now() - started;
+  assert.equal(`${gone?.state}/${gone?.reason}`, 'Shutoff/Destroyed');
+  assert.ok(took >= 380 && took < 2_000, `destroyed after ${took} ms`);
+  assert.equal(h.fake().calls.filter((c) => c === 'destroy').length, 1);
+});
+
+test('a crash is reported and ends the domain; sync does not restart it', async (t) => {
+  const h = await harness(t);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  h.fake().setState('SHUTOFF', 'CRASHED', ['STOPPED', 'FAILED']);
+  const gone = await h.manager.tracker.gone;
+  assert.equal(`${gone?.state}/${gone?.reason}/${gone?.deleted}`, 'Shutoff/Crashed/true');
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  assert.equal(h.fake().calls.filter((c) => c === 'create').length, 1);
+});
+
+test('the libvirt daemon dies: reconnect, state re-read, events flow again, nothing leaks', async (t) => {
+  const h = await harness(t);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  const first = h.fake();
+  first.kill();
+  while (h.fakes.length < 2) await new Promise((r) => setTimeout(r, 5));
+  assert.notEqual(h.fake(), first);
+  const resumed = watchUntil(h.client, (evs) => evs.some((e) => e.event?.$case === 'domain' && e.event.value.state === 'Paused'));
+  while (h.hub.size < 1) await new Promise((r) => setTimeout(r, 5));
+  h.fake().setState('PAUSED', 'IOERROR', ['SUSPENDED', 'IOERROR']);
+  const last = (await resumed).at(-1);
+  assert.equal(last?.event?.$case === 'domain' && last.event.value.reason, 'IOError');
+  await call(h.client, h.client.unpause, vmiRequest(h.vmi));
+  assert.equal(h.fake().status?.state, 'RUNNING');
+});

@@ -1,0 +1,75 @@
+// The prepare step with the real tools in a temp dir: qcow2 overlay on a raw image, sparse
+// empty disk, cloud-init ISO (plain, base64 and secret-file data), host disks; and the
+// container-disk layout that feeds the converter.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { InvalidVmiError, LauncherError } from '../src/errors.js';
+import { fileExists, inspectImages } from '../src/prepare/container-disk-layout.js';
+import { prepareFiles } from '../src/prepare/prepare-files.js';
+import { baseVmi } from './vmi-fixture.js';
+
+async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-prepare-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('overlay, empty disk, cloud-init ISO and host disk are created once', async (t) => {
+  const dir = await tempDir(t);
+  const image = join(dir, 'image.raw');
+  await writeFile(image, Buffer.alloc(1024 * 1024));
+  await mkdir(join(dir, 'secrets', 'ci-ndata'), { recursive: true });
+  await writeFile(join(dir, 'secrets', 'ci-ndata', 'networkdata'), 'version: 2\n');
+  const steps = [
+    { kind: 'overlay', path: join(dir, 'eph', 'disk-data', 'c', 'disk.qcow2'), backingFile: image, backingFormat: 'raw' },
+    { kind: 'emptyDisk', path: join(dir, 'empty', 'e.img'), sizeBytes: 64n * 1024n * 1024n },
+    { kind: 'cloudInitNoCloud', path: join(dir, 'ci', 'noCloud.iso'), volume: 'ci', userData: { base64: Buffer.from('#cloud-config\nhello: 1\n').toString('base64') },
+      networkData: { secret: 'net', keys: ['networkdata', 'networkData'] }, instanceId: 'vm.ns', hostname: 'vm' },
+    { kind: 'hostDisk', path: join(dir, 'host', 'h.img'), create: true, sizeBytes: 1024n * 1024n },
+  ] as const;
+  await prepareFiles(steps, { secretsDir: join(dir, 'secrets') });
+  const info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', steps[0].path], { encoding: 'utf8' })) as Record<string, unknown>;
+  assert.equal(info['format'], 'qcow2');
+  assert.equal(info['backing-filename'], image);
+  assert.equal(info['backing-filename-format'], 'raw');
+  const empty = await stat(steps[1].path);
+  assert.equal(empty.size, 64 * 1024 * 1024);
+  assert.ok(empty.blocks * 512 < 1024 * 1024, 'sparse');
+  assert.match(execFileSync('isoinfo', ['-d', '-i', steps[2].path], { encoding: 'utf8' }), /Volume id: cidata/);
+  assert.equal(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/user-data'], { encoding: 'utf8' }), '#cloud-config\nhello: 1\n');
+  assert.equal(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/network-config'], { encoding: 'utf8' }), 'version: 2\n');
+  assert.match(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/meta-data'], { encoding: 'utf8' }), /instance-id: vm.ns/);
+  assert.equal((await stat(steps[3].path)).size, 1024 * 1024);
+  const before = (await stat(steps[0].path)).mtimeMs;
+  await prepareFiles(steps, { secretsDir: join(dir, 'secrets') });
+  assert.equal((await stat(steps[0].path)).mtimeMs, before, 'a second prepare keeps existing files');
+});
+
+test('missing host disk and missing secret are prepare errors', async (t) => {
+  const dir = await tempDir(t);
+  await assert.rejects(prepareFiles([{ kind: 'hostDisk', path: join(dir, 'nope.img'), create: false }], { secretsDir: dir }),
+    (e) => e instanceof LauncherError && e.code === 'LAUNCHER_ERR_PREPARE');
+  await assert.rejects(prepareFiles([{ kind: 'cloudInitNoCloud', path: join(dir, 'x.iso'), volume: 'v', userData: { secret: 's', keys: ['userdata'] }, instanceId: 'i', hostname: 'h' }], { secretsDir: dir }),
+    (e) => e instanceof LauncherError && /not mounted/.test(e.message));
+});
+
+test('container-disk layout: per-volume dir, KubeVirt disk_<i>.img, kernel-boot files', async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(join(dir, 'a'));
+  await writeFile(join(dir, 'a', 'disk.img'), 'x');
+  await writeFile(join(dir, 'disk_1.img'), 'x');
+  await mkdir(join(dir, 'kernel-boot', 'boot'), { recursive: true });
+  await writeFile(join(dir, 'kernel-boot', 'boot', 'vmlinuz'), 'k');
+  const vmi = baseVmi({ volumes: [{ name: 'a', containerDisk: { image: 'i' } }, { name: 'b', containerDisk: { image: 'i' } }] }, {
+    firmware: { kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/missing' } } },
+  });
+  const found = await inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('raw') });
+  assert.deepEqual([...found.containerDisks], [['a', { path: join(dir, 'a', 'disk.img'), format: 'raw' }], ['b', { path: join(dir, 'disk_1.img'), format: 'raw' }]]);
+  assert.deepEqual(found.kernelBoot, { kernel: join(dir, 'kernel-boot', 'boot', 'vmlinuz') });
+  await assert.rejects(inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('vmdk') }),
+    (e) => e instanceof InvalidVmiError && e.field === 'spec.volumes[0].containerDisk.image');
+});

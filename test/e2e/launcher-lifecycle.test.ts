@@ -1,0 +1,75 @@
+// The real launcher (libvirtd + qemu under TCG, in its own mount namespace) booting the test
+// guest from STANDALONE_VMI, then driven over gRPC: pause, unpause, freeze, unfreeze,
+// freeze with auto-thaw, soft reboot, reset, guest info, filesystems.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { cmd } from '@podvirt/proto';
+import { call, startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
+
+async function domain(run: LauncherRun): Promise<cmd.Domain | undefined> {
+  return (await call(run.client, run.client.getDomain, {})).domain;
+}
+
+async function until(what: string, run: LauncherRun, check: (d: cmd.Domain | undefined) => boolean, timeoutMs = 30_000): Promise<cmd.Domain | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const d = await domain(run);
+    if (check(d)) return d;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(d)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('boots to the ready marker, Running on WatchDomain, then every lifecycle call works', { timeout: 180_000 }, async (t) => {
+  const run = await startLauncher(t);
+  const first = await new Promise<cmd.Domain>((resolve, reject) => {
+    const stream = run.client.watchDomain({});
+    stream.on('data', (ev: cmd.WatchDomainEvent) => {
+      if (ev.event?.$case === 'domain' && ev.event.value.state === 'Running') { stream.cancel(); resolve(ev.event.value); }
+    });
+    stream.on('error', (err: { code?: number }) => { if (err.code !== 1) reject(err); });
+  });
+  assert.equal(`${first.name}/${first.reason}`, 'e2e_guest/Booted');
+  const ready = await waitForReady(run);
+  assert.match(ready.line, /PODVIRT-GUEST-READY .* agent/);
+  const agentUp = await until('agent connected', run, (d) => d?.agentConnected === true && d.osInfo !== undefined);
+  assert.match(agentUp?.machine ?? '', /q35/);
+
+  await call(run.client, run.client.pause, vmiRequest(run));
+  let d = await domain(run);
+  assert.equal(`${d?.state}/${d?.reason}/${d?.pausedByUser}`, 'Paused/User/true');
+  await call(run.client, run.client.unpause, vmiRequest(run));
+  d = await domain(run);
+  assert.equal(`${d?.state}/${d?.pausedByUser}`, 'Running/false');
+
+  const fs = await call(run.client, run.client.getFilesystems, {});
+  assert.ok(fs.filesystems.some((f) => f.mountPoint === '/mnt' && f.fileSystemType === 'ext4'), JSON.stringify(fs));
+  const info = await call(run.client, run.client.getGuestInfo, {});
+  assert.match(info.guestAgentVersion, /^\d+\.\d+/);
+  assert.ok(info.supportedCommands.some((c) => c.name === 'guest-fsfreeze-freeze'));
+  assert.notEqual(info.os?.kernelRelease, '');
+  await call(run.client, run.client.guestPing, { timeoutSeconds: 5 });
+
+  const freeze = { vmiJson: vmiRequest(run).vmiJson, unfreezeTimeoutSeconds: 0 };
+  await call(run.client, run.client.freeze, freeze);
+  assert.equal((await domain(run))?.fsFreezeStatus, 'frozen');
+  assert.equal((await call(run.client, run.client.getGuestInfo, {})).fsFreezeStatus, 'frozen');
+  await call(run.client, run.client.unfreeze, vmiRequest(run));
+  assert.equal((await domain(run))?.fsFreezeStatus, '');
+  await call(run.client, run.client.freeze, { ...freeze, unfreezeTimeoutSeconds: 2 });
+  assert.equal((await domain(run))?.fsFreezeStatus, 'frozen');
+  await until('auto-thaw', run, (x) => x?.fsFreezeStatus === '', 10_000);
+
+  await call(run.client, run.client.softReboot, vmiRequest(run));
+  const second = await waitForReady(run, ready.end);
+  await until('agent back after reboot', run, (x) => x?.agentConnected === true);
+  await call(run.client, run.client.reset, vmiRequest(run));
+  await waitForReady(run, second.end);
+  d = await domain(run);
+  assert.equal(d?.state, 'Running');
+  const stats = await call(run.client, run.client.getDomainStats, {});
+  assert.ok((stats.values['cpu.time'] ?? 0) > 0, JSON.stringify(stats).slice(0, 200));
+  const qemuLines = run.logs().filter((l) => l['subcomponent'] === 'qemu');
+  assert.ok(qemuLines.length > 0, 'the qemu log is re-emitted');
+  assert.ok(run.logs().every((l) => l['component'] === 'virt-launcher'));
+});

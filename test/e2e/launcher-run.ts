@@ -1,0 +1,155 @@
+// Runs the real podvirt-launcher in its own mount namespace (as in its pod), with a
+// STANDALONE_VMI that boots the test guest through kernelBoot, and a gRPC client on its
+// socket. Every resource is released through `t.after`.
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { cmd } from '@podvirt/proto';
+import { guestImage, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage } from '../testbed/index.js';
+
+export interface LauncherRunOptions {
+  /** Added to the guest's kernel command line (e.g. the ACPI-ignore switch). */
+  readonly extraKernelArgs?: string;
+  readonly gracePeriodSeconds?: number;
+  readonly qemuTimeout?: string;
+  /** Pass the VMI as STANDALONE_VMI (default); false leaves the launcher waiting for a Sync call. */
+  readonly standalone?: boolean;
+}
+
+export interface LauncherRun {
+  readonly container: Container;
+  readonly client: cmd.CmdClient;
+  readonly dir: string;
+  readonly socketPath: string;
+  readonly serialLog: string;
+  readonly vmi: Record<string, unknown>;
+  readonly guest: GuestImage;
+  /** Everything the launcher printed on stdout, parsed (it logs JSON lines). */
+  readonly logs: () => Record<string, unknown>[];
+}
+
+export const UID = '6a1f3e0c-2b9d-4d7e-9c1a-5e8f0b2c4d61';
+
+export function guestVmi(guest: GuestImage, extraKernelArgs = ''): Record<string, unknown> {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name: 'guest', namespace: 'e2e', uid: UID },
+    spec: {
+      terminationGracePeriodSeconds: 10,
+      domain: {
+        resources: { requests: { memory: '128Mi' } },
+        firmware: {
+          serial: 'podvirt-e2e',
+          kernelBoot: {
+            kernelArgs: `${guest.kernelArgs} ${extraKernelArgs}`.trim(),
+            container: { image: 'podvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' },
+          },
+        },
+        devices: {
+          autoattachGraphicsDevice: false,
+          autoattachMemBalloon: false,
+          disks: [{ name: 'data', disk: { bus: 'virtio' } }],
+        },
+      },
+      volumes: [{ name: 'data', containerDisk: { image: 'podvirt/test-guest:latest' } }],
+    },
+  };
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logs: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; launcher output:\n${logs()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {}): Promise<LauncherRun> {
+  const guest = guestImage();
+  const root = repoRoot();
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-e2e-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const share = join(dir, 'share');
+  // The image layout the launcher documents: kernel-boot/<path> and <volume>/disk.img.
+  const cdisks = join(share, 'container-disks');
+  await mkdir(join(cdisks, 'kernel-boot', 'boot'), { recursive: true });
+  await mkdir(join(cdisks, 'data'), { recursive: true });
+  await symlink(guest.kernel, join(cdisks, 'kernel-boot', 'boot', 'vmlinuz'));
+  await symlink(guest.initrd, join(cdisks, 'kernel-boot', 'boot', 'initrd.img'));
+  await symlink(guest.dataDisk, join(cdisks, 'data', 'disk.img'));
+  const vmi = guestVmi(guest, opts.extraKernelArgs);
+  const args = [
+    '--qemu-timeout', opts.qemuTimeout ?? '60s', '--name', 'guest', '--namespace', 'e2e', '--uid', UID,
+    '--kubevirt-share-dir', share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
+    '--private-dir', join(dir, 'private'), '--grace-period-seconds', String(opts.gracePeriodSeconds ?? 20),
+    '--hook-sidecars', '0', '--allow-emulation', '--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps'),
+  ];
+  const container = await startContainer({
+    command: [process.execPath, join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'), ...args],
+    stateDir: join(dir, 'container'),
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...(opts.standalone === false ? {} : { STANDALONE_VMI: JSON.stringify(vmi) }) },
+  });
+  t.after(() => container.stop({ graceMs: 5_000 }).then(() => undefined));
+  let out = '';
+  container.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  container.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const socketPath = join(share, 'sockets', 'launcher-sock');
+  await waitFor('launcher-sock', () => readFile(socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code === 'ENXIO'), 30_000, () => out);
+  const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
+  t.after(() => client.close());
+  const logs = (): Record<string, unknown>[] =>
+    out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { container, client, dir, socketPath, serialLog: join(dir, 'private', UID, 'virt-serial0-log'), vmi, guest, logs };
+}
+
+/** Waits for the guest's ready marker (from byte `from`), with the serial log in the error. */
+export function waitForReady(run: LauncherRun, from = 0): Promise<{ line: string; end: number }> {
+  return waitForConsoleText(run.serialLog, run.guest.readyMarker, { timeoutMs: 60_000, from });
+}
+
+export function vmiRequest(run: LauncherRun): cmd.VmiRequest {
+  return { vmiJson: Buffer.from(JSON.stringify(run.vmi)) };
+}
+
+type Unary<Req, Res> = (req: Req, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
+
+export function call<Req, Res>(client: cmd.CmdClient, method: Unary<Req, Res>, req: Req, deadlineMs = 20_000): Promise<Res> {
+  return new Promise((resolve, reject) =>
+    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(err) : resolve(res))),
+  );
+}
+
+/** Collects every WatchDomain event until the launcher ends the stream. */
+export function collectWatch(run: LauncherRun): { events: cmd.WatchDomainEvent[]; ended: Promise<void> } {
+  const events: cmd.WatchDomainEvent[] = [];
+  const stream = run.client.watchDomain({});
+  const ended = new Promise<void>((resolve) => {
+    stream.on('data', (ev: cmd.WatchDomainEvent) => events.push(ev));
+    stream.on('end', () => resolve());
+    stream.on('error', () => resolve());
+  });
+  return { events, ended };
+}
+
+export function domains(events: readonly cmd.WatchDomainEvent[]): cmd.Domain[] {
+  return events.flatMap((e) => (e.event?.$case === 'domain' ? [e.event.value] : []));
+}
+
+/** Nothing of the launcher is left: no process in its namespace, no socket, no mount, no qemu of this VMI. */
+export async function assertNothingLeft(run: LauncherRun): Promise<string[]> {
+  const { processesInMountNamespace } = await import('../testbed/index.js');
+  const { readdir, readFile: read } = await import('node:fs/promises');
+  const left: string[] = [];
+  if ((await processesInMountNamespace(run.container.mountNamespace)).length > 0) left.push('processes in the namespace');
+  if ((await read(run.socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code !== 'ENOENT'))) left.push('launcher socket');
+  if ((await read('/proc/self/mountinfo', 'utf8')).includes(run.dir)) left.push('mounts');
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await read(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('qemu-system') && cmdline.includes('e2e_guest') && cmdline.includes(run.dir)) left.push(`qemu ${pid}`);
+  }
+  return left;
+}

@@ -1,0 +1,51 @@
+// SIGTERM to the real launcher: the guest is asked to power off (again and again, since a
+// press before acpid runs is lost) and the launcher exits 0 leaving nothing behind; a guest
+// that ignores the power button is destroyed at the grace deadline.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { assertNothingLeft, collectWatch, domains, startLauncher, waitForReady } from './launcher-run.js';
+
+test('SIGTERM while booting: re-sent power button, guest powers off, exit 0, nothing left', { timeout: 120_000 }, async (t) => {
+  const run = await startLauncher(t, { gracePeriodSeconds: 40 });
+  const watch = collectWatch(run);
+  while (!domains(watch.events).some((d) => d.state === 'Running')) await new Promise((r) => setTimeout(r, 20));
+  const sentAt = Date.now();
+  run.container.kill('SIGTERM');
+  const exit = await run.container.exited;
+  const took = Date.now() - sentAt;
+  await watch.ended;
+  assert.deepEqual(exit, { code: 0, signal: null });
+  const seen = domains(watch.events);
+  const marked = seen.find((d) => d.gracefulShutdown?.started);
+  assert.ok(marked, 'the graceful-shutdown mark is visible on WatchDomain');
+  assert.equal(marked.gracefulShutdown?.gracePeriodSeconds, 40);
+  const last = seen.at(-1);
+  assert.equal(`${last?.state}/${last?.reason}/${last?.deleted}`, 'Shutoff/Shutdown/true');
+  assert.ok(took < 40_000, `powered off after ${took} ms`);
+  const { readFile } = await import('node:fs/promises');
+  const serial = await readFile(run.serialLog, 'utf8');
+  assert.match(serial, /PODVIRT-GUEST-READY/, 'the guest had booted before obeying');
+  assert.deepEqual(await assertNothingLeft(run), []);
+  const shutdownLogs = run.logs().filter((l) => l['msg'] === 'graceful shutdown started');
+  assert.equal(shutdownLogs.length, 1);
+  t.diagnostic(`SIGTERM → exit: ${took} ms`);
+});
+
+test('a guest that ignores the power button is destroyed at the grace deadline', { timeout: 120_000 }, async (t) => {
+  const run = await startLauncher(t, { gracePeriodSeconds: 6, extraKernelArgs: 'podvirt.acpi=ignore podvirt.agent=off' });
+  const watch = collectWatch(run);
+  await waitForReady(run);
+  const sentAt = Date.now();
+  run.container.kill('SIGTERM');
+  const exit = await run.container.exited;
+  const took = Date.now() - sentAt;
+  await watch.ended;
+  assert.deepEqual(exit, { code: 0, signal: null });
+  const last = domains(watch.events).at(-1);
+  assert.equal(`${last?.state}/${last?.reason}/${last?.deleted}`, 'Shutoff/Destroyed/true');
+  assert.ok(took >= 6_000 && took < 20_000, `destroyed after ${took} ms`);
+  const { readFile } = await import('node:fs/promises');
+  assert.match(await readFile(run.serialLog, 'utf8'), /PODVIRT-GUEST-ACPI-IGNORED/);
+  assert.deepEqual(await assertNothingLeft(run), []);
+  t.diagnostic(`SIGTERM → destroy → exit: ${took} ms`);
+});
