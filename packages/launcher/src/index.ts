@@ -6,3 +6,4 @@ export { FlagError, parseFlags, type LauncherFlags } from './flags.js';
 export { runLauncher, type LauncherOptions, type LibvirtDirs } from './launcher.js';
 export { INIT_SOCKET, READY_SOCKET } from './server/cmd-server.js';
 export { toKubevirtState, type KubevirtState } from './domain/state-map.js';
+export { LIBVIRTD, VIRTQEMUD, daemonConf, qemuConf, type DaemonKind } from './daemon/daemon-config.js';
