@@ -139,7 +139,7 @@ describe('podvirt-controller end to end (testbed API server)', () => {
     });
     assert.equal(pending.status?.phase, 'Pending');
     assert.deepEqual(await podsOf(pending.metadata.uid ?? ''), []);
-    assert.ok((await eventReasons('vm-bad')).includes('Warning FailedCreate'));
+    assert.ok((await eventReasons('vm-bad')).includes('Warning SyncFailed'));
   });
 
   test('after dropped watches and a compacted history (410 Gone) the informers relist and carry on', async () => {

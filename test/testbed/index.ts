@@ -25,3 +25,8 @@ export { Kubelet, containerArgv, defaultImageTable, imageMapFrom } from './kubel
 export type { ImageCommand, ImageMap, ImageMapEntry, KubeletOptions } from './kubelet/index.js';
 export { startTestbed, testbedDown, testbedUp } from './cli/index.js';
 export type { Testbed, TestbedOptions, TestbedProcesses } from './cli/index.js';
+export { startPodvirtStack } from './stack/start-podvirt-stack.js';
+export type { PodvirtStack, PodvirtStackOptions } from './stack/start-podvirt-stack.js';
+export { StackProcess } from './stack/stack-process.js';
+export type { LogLine, ProcessExit, StackProcessOptions } from './stack/stack-process.js';
+export { stackLeftovers } from './stack/stack-leftovers.js';

@@ -14,6 +14,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import {
   checkVmi,
   ConditionStatus,
+  EventReason,
   EventType,
   formatFieldErrors,
   isFinalPhase,
@@ -179,7 +180,9 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const events = deleting ? [] : [...step.events];
   const previousSync = vmi.status?.conditions?.find((c) => c.type === VmiConditionType.Synchronized);
   if (invalid !== undefined && previousSync?.message !== invalid) {
-    events.push({ type: EventType.Warning, reason: FAILED_CREATE_REASON, message: invalid });
+    // The Event a user of KubeVirt looks for when a VMI cannot be made to run is SyncFailed
+    // (virt-handler's); the condition says no pod was created for it.
+    events.push({ type: EventType.Warning, reason: EventReason.SyncFailed, message: invalid });
   }
   const nodeName = step.phase === VmiPhase.Scheduled ? status.nodeName : undefined;
   // The handler is done with a final VMI, and never saw one that did not reach a node.

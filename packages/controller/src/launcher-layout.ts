@@ -58,3 +58,16 @@ export const LAUNCHER_FLAGS: readonly string[] = [
   '--grace-period-seconds',
   '--hook-sidecars',
 ];
+
+/**
+ * Guest images (containerDisk volumes, the kernel boot container) reach the launcher through
+ * the `container-disks` emptyDir: an init container per image, running that image, gets its
+ * slot there as its only argument and puts the image's files into it. The slots are where
+ * the launcher looks (its README, "Where container images are found"): `<dir>/<volume>/` for
+ * a containerDisk, `<dir>/kernel-boot/` for the kernel boot container.
+ */
+export const CONTAINER_DISKS_VOLUME = 'container-disks';
+export const KERNEL_BOOT_CONTAINER_NAME = 'kernel-boot';
+export const KERNEL_BOOT_SLOT = 'kernel-boot';
+/** KubeVirt names a containerDisk's container `volume<name>`. */
+export const CONTAINER_DISK_CONTAINER_PREFIX = 'volume';

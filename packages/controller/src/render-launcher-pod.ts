@@ -35,6 +35,7 @@ import {
   QEMU_TIMEOUT_JITTER_SECONDS,
 } from './launcher-layout.js';
 import { memoryOverheadBytes } from './memory-overhead.js';
+import { renderImageInitContainers } from './render-image-containers.js';
 
 export interface LauncherPodConfig {
   /** Image of the compute container. */
@@ -136,6 +137,11 @@ function podLabels(vmi: VirtualMachineInstance, id: { name: string; uid: string 
   };
 }
 
+function initContainers(vmi: VirtualMachineInstance): { initContainers?: V1Container[] } {
+  const containers = renderImageInitContainers(vmi);
+  return containers.length === 0 ? {} : { initContainers: containers };
+}
+
 /**
  * Renders the launcher pod for `vmi`. Throws ControllerError `CONTROLLER_INVALID_VMI` when
  * the VMI lacks what a pod needs (identity, a memory size).
@@ -162,6 +168,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
       terminationGracePeriodSeconds: grace + POD_GRACE_EXTRA_SECONDS,
       automountServiceAccountToken: false,
       nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
+      ...initContainers(vmi),
       containers: [computeContainer(vmi, id, config, grace)],
       volumes: LAUNCHER_VOLUMES.map((v) => ({ name: v.name, emptyDir: {} })),
     },

@@ -141,13 +141,13 @@ const cases: Case[] = [
     expect: { phase: 'Failed', deletePods: [], removeFinalizer: false, events: [] },
   },
   {
-    name: 'an invalid VMI gets no pod: Synchronized=False FailedCreate and a Warning, once',
+    name: 'an invalid VMI gets no pod: Synchronized=False FailedCreate and a Warning SyncFailed, once',
     vmi: ((): VirtualMachineInstance => {
       const vmi = vmiFixture();
       vmi.spec.domain.devices.disks = [{ name: 'missing', disk: { bus: 'virtio' } }];
       return vmi;
     })(),
-    expect: { phase: 'Pending', createPod: false, events: ['Warning FailedCreate'] },
+    expect: { phase: 'Pending', createPod: false, events: ['Warning SyncFailed'] },
     check: (d) => {
       const sync = d.status.conditions?.find((c) => c.type === 'Synchronized');
       assert.equal(sync?.status, 'False');
@@ -191,6 +191,16 @@ describe('decideVmi', () => {
     const second = decideVmi({ vmi: { ...vmi, status: first.status }, pods, now: new Date(now.getTime() + 60_000) });
     assert.equal(second.statusChanged, false);
     assert.deepEqual(second.status, first.status);
+  });
+
+  test('a VMI the handler failed is no longer Ready, though its pod still is', () => {
+    const ready = { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:00:00Z' } as const;
+    const d = decideVmi({ vmi: vmiFixture({ status: { phase: 'Failed', conditions: [ready] } }), pods: [runningPod], now });
+    assert.equal(d.status.phase, 'Failed');
+    assert.deepEqual(
+      d.status.conditions?.find((c) => c.type === 'Ready'),
+      { type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: stamp, reason: 'GuestNotRunning', message: 'Guest VM is not reported as running' },
+    );
   });
 
   test('phase transitions append, earlier stamps are kept', () => {

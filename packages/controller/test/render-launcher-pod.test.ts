@@ -164,4 +164,26 @@ describe('renderLauncherPod', () => {
     renderLauncherPod(vmi, config);
     assert.deepEqual(vmi, before);
   });
+
+  test('guest images become init containers that fill the container-disks slots the launcher reads', () => {
+    const vmi = withSpec((v) => {
+      v.spec.domain.firmware = { kernelBoot: { kernelArgs: 'console=ttyS0', container: { image: 'guest:k', kernelPath: '/boot/vmlinuz', imagePullPolicy: 'Never' } } };
+      v.spec.domain.devices.disks = [{ name: 'root', disk: { bus: 'virtio' } }, { name: 'data', disk: { bus: 'virtio' } }];
+      v.spec.volumes = [{ name: 'root', containerDisk: { image: 'guest:root' } }, { name: 'data', emptyDisk: { capacity: '1Gi' } }];
+    });
+    const pod = renderLauncherPod(vmi, config);
+    const init = pod.spec?.initContainers ?? [];
+    assert.deepEqual(init.map((c) => [c.name, c.image, c.args, c.imagePullPolicy]), [
+      ['kernel-boot', 'guest:k', ['/var/run/kubevirt/container-disks/kernel-boot'], 'Never'],
+      ['volumeroot', 'guest:root', ['/var/run/kubevirt/container-disks/root'], 'IfNotPresent'],
+    ]);
+    for (const c of init) {
+      assert.equal(c.command, undefined, 'the image entrypoint does the copy');
+      assert.deepEqual(c.volumeMounts, [{ name: 'container-disks', mountPath: '/var/run/kubevirt/container-disks' }]);
+      assert.deepEqual(c.resources?.limits, c.resources?.requests);
+    }
+    const compute = pod.spec?.containers[0];
+    assert.ok(compute?.volumeMounts?.some((m) => m.name === 'container-disks' && m.mountPath === '/var/run/kubevirt/container-disks'));
+    assert.equal(renderLauncherPod(withSpec((v) => { v.spec.volumes = []; v.spec.domain.devices.disks = []; }), config).spec?.initContainers, undefined);
+  });
 });

@@ -5,9 +5,12 @@ import type { PodPaths } from './pod-paths.js';
 
 const basePath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Environment of a container: defaults, then `env` with the downward-API fields podvirt uses. */
-export function containerEnv(pod: V1Pod, container: V1Container, hostIP: string): Record<string, string> {
-  const env: Record<string, string> = { PATH: basePath, HOSTNAME: pod.metadata?.name ?? '', HOME: '/root' };
+/**
+ * Environment of a container: defaults, then the image's ENV, then `env` with the
+ * downward-API fields podvirt uses.
+ */
+export function containerEnv(pod: V1Pod, container: V1Container, hostIP: string, imageEnv: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: basePath, HOSTNAME: pod.metadata?.name ?? '', HOME: '/root', ...imageEnv };
   const fields: Record<string, string> = {
     'metadata.name': pod.metadata?.name ?? '',
     'metadata.namespace': pod.metadata?.namespace ?? '',

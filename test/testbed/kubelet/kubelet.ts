@@ -3,6 +3,7 @@ import { CoreV1Api, ListWatch, PatchStrategy, setHeaderOptions, Watch, type Kube
 import type { Logger } from 'pino';
 import { EventRecorder } from '../scheduler/event-recorder.js';
 import { defaultImageTable, imageMapFrom, type ImageMap } from './image-map.js';
+import { repoRoot } from '../guest/repo-root.js';
 import { LogServer } from './log-server.js';
 import { nodeObject, nodeStatus } from './node-object.js';
 import { PodWorker } from './pod-worker.js';
@@ -12,7 +13,10 @@ export interface KubeletOptions {
   nodeName: string;
   /** Holds `pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>` and the containers' state. */
   rootDir: string;
+  /** Without one, the default table (see image-map.ts). */
   imageMap?: ImageMap;
+  /** The node binary the launcher image runs (default: `node` on the container's PATH). */
+  nodeBinary?: string;
   logger: Logger;
   hostIP?: string;
   statusIntervalMs?: number;
@@ -33,6 +37,7 @@ export class Kubelet {
   readonly #log: Logger;
   readonly #hostIP: string;
   readonly #readySince = new Date();
+  readonly #imageMap: ImageMap;
   #heartbeat: NodeJS.Timeout | undefined;
   #restart: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
@@ -42,6 +47,7 @@ export class Kubelet {
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
     this.#log = options.logger.child({ component: 'kubelet', node: options.nodeName });
     this.#hostIP = options.hostIP ?? '127.0.0.1';
+    this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({ repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node' }));
     this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name));
     const selector = `spec.nodeName=${options.nodeName}`;
     this.#pods = new ListWatch<V1Pod>('/api/v1/pods', new Watch(options.kubeConfig), () => this.#core.listPodForAllNamespaces({ fieldSelector: selector }), false, undefined, selector);
@@ -90,7 +96,7 @@ export class Kubelet {
       {
         core: this.#core,
         events: new EventRecorder(this.#core, 'kubelet', this.options.nodeName),
-        imageMap: this.options.imageMap ?? imageMapFrom(defaultImageTable),
+        imageMap: this.#imageMap,
         rootDir: this.options.rootDir,
         hostIP: this.#hostIP,
         log: this.#log,

@@ -26,7 +26,7 @@ export class LogServer {
       if (parts.length !== 4 || parts[0] !== 'containerLogs') return fail(404, 'not found');
       const [, namespace = '', name = '', container = ''] = parts;
       const worker = lookup(namespace, name);
-      const record = worker?.records.get(container);
+      const record = worker?.records.get(container) ?? worker?.initRecords.get(container);
       if (worker === undefined || record === undefined) return fail(404, `container "${container}" in pod "${name}" not found`);
       const path = worker.paths.log(container);
       if (!existsSync(path)) {

@@ -13,7 +13,7 @@ if (values['root-dir'] === undefined) throw new Error('--root-dir is required');
 const kubeConfig = new KubeConfig();
 if (values.kubeconfig === undefined) kubeConfig.loadFromDefault();
 else kubeConfig.loadFromFile(values.kubeconfig);
-const kubelet = new Kubelet({ kubeConfig, nodeName: values['node-name'] ?? hostname(), rootDir: values['root-dir'], logger: log });
+const kubelet = new Kubelet({ kubeConfig, nodeName: values['node-name'] ?? hostname(), rootDir: values['root-dir'], logger: log, nodeBinary: process.execPath });
 await kubelet.start();
 const stop = (): void => {
   void kubelet.close().then(() => log.info('stopped'));

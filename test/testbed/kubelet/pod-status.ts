@@ -11,18 +11,30 @@ export interface ContainerRecord {
   restartCount: number;
   current: ContainerState;
   containerID?: string;
+  /** An init container: ready once it has completed. */
+  init?: boolean;
 }
 
 const ownedConditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'];
 
 /**
- * The pod status a kubelet reports, from its containers' states: phase, container statuses,
- * and the Initialized / ContainersReady / Ready conditions, Ready also requiring every
- * readiness gate's condition to be True. Conditions owned by others are kept.
+ * The pod status a kubelet reports, from its containers' states: phase, (init) container
+ * statuses, and the Initialized / ContainersReady / Ready conditions, Ready also requiring
+ * every readiness gate's condition to be True. Conditions owned by others are kept.
+ * Init containers run one after another before any container: until all have completed,
+ * the pod is Pending and not Initialized; one failing under restartPolicy Never fails it.
  */
-export function computePodStatus(pod: V1Pod, records: ContainerRecord[], hostIP: string, startTime: Date, now: Date): V1PodStatus {
+export function computePodStatus(
+  pod: V1Pod,
+  records: ContainerRecord[],
+  hostIP: string,
+  startTime: Date,
+  now: Date,
+  initRecords: ContainerRecord[] = [],
+): V1PodStatus {
   const policy = pod.spec?.restartPolicy ?? 'Always';
-  const phase = podPhase(records, policy);
+  const init = initState(initRecords, policy);
+  const phase = init === 'done' ? podPhase(records, policy) : init === 'failed' ? 'Failed' : 'Pending';
   const unready = records.filter((r) => r.current.state !== 'running').map((r) => r.name);
   const containersReady = unready.length === 0 && records.length > 0;
   const previous = pod.status?.conditions ?? [];
@@ -49,7 +61,7 @@ export function computePodStatus(pod: V1Pod, records: ContainerRecord[], hostIP:
   }
   const conditions = [
     condition('PodScheduled', true),
-    condition('Initialized', true),
+    condition('Initialized', init === 'done', 'ContainersNotInitialized', `containers with incomplete status: [${initRecords.filter((r) => !completed(r)).map((r) => r.name).join(' ')}]`),
     condition('ContainersReady', containersReady, notReadyReason, notReadyMessage),
     ready,
     ...previous.filter((c) => !ownedConditions.includes(c.type)),
@@ -63,8 +75,19 @@ export function computePodStatus(pod: V1Pod, records: ContainerRecord[], hostIP:
     podIPs: [{ ip: hostIP }],
     startTime,
     containerStatuses: records.map((r) => containerStatus(r)),
+    ...(initRecords.length === 0 ? {} : { initContainerStatuses: initRecords.map((r) => containerStatus(r)) }),
     ...(pod.status?.qosClass === undefined ? {} : { qosClass: pod.status.qosClass }),
   };
+}
+
+function completed(r: ContainerRecord): boolean {
+  return r.current.state === 'terminated' && r.current.exitCode === 0;
+}
+
+function initState(initRecords: ContainerRecord[], policy: string): 'done' | 'running' | 'failed' {
+  if (initRecords.every(completed)) return 'done';
+  const failed = initRecords.some((r) => r.current.state === 'terminated' && r.current.exitCode !== 0);
+  return failed && policy === 'Never' ? 'failed' : 'running';
 }
 
 function podPhase(records: ContainerRecord[], policy: string): string {
@@ -82,7 +105,7 @@ function containerStatus(r: ContainerRecord): V1ContainerStatus {
     name: r.name,
     image: r.image,
     imageID: `testbed://${r.image}`,
-    ready: s.state === 'running',
+    ready: r.init === true ? s.state === 'terminated' && s.exitCode === 0 : s.state === 'running',
     started: s.state === 'running',
     restartCount: r.restartCount,
     state:
@@ -102,4 +125,15 @@ function containerStatus(r: ContainerRecord): V1ContainerStatus {
   };
   if (r.containerID !== undefined) status.containerID = r.containerID;
   return status;
+}
+
+/**
+ * The strategic-merge-patch body that makes the API's pod status equal `status`. Conditions
+ * merge by type, so a field a condition no longer has (the reason of a now-True Ready) must be
+ * deleted explicitly with null, as the kubelet's two-way patch does; lists without a merge key
+ * (container statuses) are replaced whole anyway.
+ */
+export function podStatusPatch(status: V1PodStatus): { status: Record<string, unknown> } {
+  const conditions = status.conditions?.map((c) => ({ reason: null, message: null, ...c }));
+  return { status: { ...status, ...(conditions === undefined ? {} : { conditions }) } };
 }

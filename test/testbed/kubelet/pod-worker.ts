@@ -7,7 +7,7 @@ import type { EventRecorder } from '../scheduler/event-recorder.js';
 import { ContainerLogWriter } from './container-log.js';
 import { containerBinds, containerEnv } from './container-spec.js';
 import { containerArgv, type ImageMap } from './image-map.js';
-import { computePodStatus, type ContainerRecord } from './pod-status.js';
+import { computePodStatus, podStatusPatch, type ContainerRecord } from './pod-status.js';
 import { podPaths, type PodPaths } from './pod-paths.js';
 
 export interface PodWorkerDeps {
@@ -35,6 +35,7 @@ interface Running {
 export class PodWorker {
   readonly paths: PodPaths;
   readonly records = new Map<string, ContainerRecord>();
+  readonly initRecords = new Map<string, ContainerRecord>();
   readonly #running = new Map<string, Running>();
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #log: Logger;
@@ -48,8 +49,13 @@ export class PodWorker {
     this.#pod = pod;
     this.paths = podPaths(deps.rootDir, pod.metadata?.uid ?? 'unknown');
     this.#log = deps.log.child({ namespace: pod.metadata?.namespace, name: pod.metadata?.name, uid: pod.metadata?.uid });
+    const initializing = (pod.spec?.initContainers ?? []).length > 0;
+    for (const c of pod.spec?.initContainers ?? []) {
+      this.initRecords.set(c.name, { name: c.name, image: c.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'PodInitializing' }, init: true });
+    }
     for (const c of pod.spec?.containers ?? []) {
-      this.records.set(c.name, { name: c.name, image: c.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'ContainerCreating' } });
+      const reason = initializing ? 'PodInitializing' : 'ContainerCreating';
+      this.records.set(c.name, { name: c.name, image: c.image ?? '', restartCount: 0, current: { state: 'waiting', reason } });
     }
     this.started = this.#start().catch((err: unknown) => this.#log.error({ err }, 'pod start failed'));
   }
@@ -89,18 +95,41 @@ export class PodWorker {
     const pod = this.#pod;
     for (const v of pod.spec?.volumes ?? []) if (v.emptyDir !== undefined) await mkdir(this.paths.emptyDir(v.name), { recursive: true });
     this.#syncStatus();
+    for (const c of pod.spec?.initContainers ?? []) if (!(await this.#runInitContainer(c))) return;
     for (const c of pod.spec?.containers ?? []) await this.#startContainer(c);
   }
 
-  async #startContainer(spec: V1Container): Promise<void> {
-    const record = this.records.get(spec.name);
-    if (record === undefined || this.#stopping !== undefined) return;
+  /**
+   * Runs one init container to completion, restarting it after a failure unless the pod's
+   * restartPolicy is Never (then the pod has failed). True when the next one may start.
+   */
+  async #runInitContainer(spec: V1Container): Promise<boolean> {
+    const record = this.initRecords.get(spec.name);
+    for (;;) {
+      if (record === undefined || this.#stopping !== undefined) return false;
+      const code = await (await this.#startContainer(spec, record))?.code;
+      if (code === 0) return true;
+      if (code === undefined || this.#stopping !== undefined || this.#pod.spec?.restartPolicy === 'Never') return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#timers.delete(timer);
+          resolve();
+        }, this.deps.restartDelayMs);
+        this.#timers.add(timer);
+      });
+      record.restartCount += 1;
+    }
+  }
+
+  /** Starts a container; resolves with a promise of its exit code once it runs (undefined when it cannot). */
+  async #startContainer(spec: V1Container, record = this.records.get(spec.name)): Promise<{ code: Promise<number> } | undefined> {
+    if (record === undefined || this.#stopping !== undefined) return undefined;
     const image = this.deps.imageMap(spec.image ?? '');
     if (image === undefined) {
       record.current = { state: 'waiting', reason: 'ErrImagePull', message: `image "${spec.image ?? ''}" is not in the testbed's image map` };
       void this.#event('Warning', 'Failed', `Failed to pull image "${spec.image ?? ''}": not in the testbed's image map`);
       this.#syncStatus();
-      return;
+      return undefined;
     }
     try {
       await mkdir(dirname(this.paths.log(spec.name)), { recursive: true });
@@ -110,7 +139,7 @@ export class PodWorker {
         stateDir: this.paths.containerState(spec.name),
         binds: containerBinds(this.#pod, spec, this.paths),
         pidNamespace: true,
-        env: containerEnv(this.#pod, spec, this.deps.hostIP),
+        env: containerEnv(this.#pod, spec, this.deps.hostIP, image.env),
         ...(spec.workingDir === undefined ? {} : { cwd: spec.workingDir }),
       });
       const drained = Promise.all([logs.attach(container.stdout, 'stdout'), logs.attach(container.stderr, 'stderr')]).then(() => logs.close());
@@ -120,20 +149,23 @@ export class PodWorker {
       record.containerID = `testbed://${container.pid}`;
       void this.#event('Normal', 'Started', `Started container ${spec.name}`);
       this.#syncStatus();
-      void container.exited.then(async (exit) => {
+      const code = container.exited.then(async (exit) => {
         await drained;
-        const code = exit.code ?? 128 + signalNumber(exit.signal);
-        record.current = { state: 'terminated', exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date() };
+        const exitCode = exit.code ?? 128 + signalNumber(exit.signal);
+        record.current = { state: 'terminated', exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date() };
         if (exit.signal !== null) record.current.signal = signalNumber(exit.signal);
         this.#running.delete(spec.name);
         this.#syncStatus();
-        this.#maybeRestart(spec, code);
+        if (record.init !== true) this.#maybeRestart(spec, exitCode);
+        return exitCode;
       });
+      return { code };
     } catch (err) {
       this.#log.warn({ err, container: spec.name }, 'container start failed');
       record.current = { state: 'waiting', reason: 'CreateContainerError', message: (err as Error).message };
       void this.#event('Warning', 'Failed', `Error: ${(err as Error).message}`);
       this.#syncStatus();
+      return undefined;
     }
   }
 
@@ -160,9 +192,9 @@ export class PodWorker {
 
   async #writeStatus(): Promise<void> {
     const pod = this.#pod;
-    const status = computePodStatus(pod, [...this.records.values()], this.deps.hostIP, this.#startTime, new Date());
+    const status = computePodStatus(pod, [...this.records.values()], this.deps.hostIP, this.#startTime, new Date(), [...this.initRecords.values()]);
     const updated = await this.deps.core.patchNamespacedPodStatus(
-      { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', body: { status } },
+      { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', body: podStatusPatch(status) },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     if (updated.metadata?.deletionTimestamp === undefined || this.#pod.metadata?.deletionTimestamp !== undefined) this.#pod = updated;

@@ -1,0 +1,69 @@
+// What a user sees when a VMI goes wrong on the testbed (controller and handler as processes):
+// qemu killed under a running guest → Failed with a Warning Event, and the launcher pod ends;
+// a VMI asking for a device podvirt does not have → Synchronized=False and a Warning SyncFailed
+// naming the field, while a good VMI next to it runs undisturbed.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { stackLeftovers } from '../testbed/index.js';
+import { guestVmi, VmiSuite } from './vmi-stack.js';
+
+describe('VMI failures on the testbed', () => {
+  let suite: VmiSuite;
+  before(async () => {
+    suite = await VmiSuite.start();
+  });
+  after(async () => {
+    await suite.close();
+    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+  });
+
+  test('qemu killed → Failed with a Warning Event; the launcher pod ends', async () => {
+    await suite.apply(guestVmi(suite.guest, 'vm-crash'));
+    const running = await suite.waitForPhase('vm-crash', 'Running');
+    await suite.waitForGuestReady(running);
+    const [qemu, ...others] = await suite.qemuPids('vm-crash');
+    assert.ok(qemu !== undefined && others.length === 0, 'one qemu runs the VMI');
+    process.kill(qemu, 'SIGKILL');
+
+    const failed = await suite.waitForPhase('vm-crash', 'Failed');
+    assert.equal(failed.status?.phase, 'Failed');
+    const warnings = (await suite.events('vm-crash')).filter((e) => e.type === 'Warning').map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
+    assert.ok(warnings.some((w) => w.startsWith('Stopped:')), `a Warning Stopped Event: ${warnings.join(' | ')}`);
+    const [pod] = await suite.podsOf(running);
+    await suite.eventually('launcher pod finished', async () => {
+      const phase = (await suite.podsOf(running))[0]?.status?.phase;
+      return phase === 'Succeeded' || phase === 'Failed' || phase === undefined ? true : undefined;
+    });
+    assert.ok(pod?.metadata?.name);
+    assert.deepEqual(await suite.qemuPids('vm-crash'), []);
+
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-crash'])).code, 0);
+    await suite.waitForGone('vm-crash');
+    await suite.eventually('launcher pod deleted', async () => ((await suite.podsOf(running)).length === 0 ? true : undefined));
+  });
+
+  test('an unsupported device → Synchronized=False and a Warning SyncFailed naming the field; nothing else breaks', async () => {
+    const gpu = { gpus: [{ name: 'gpu1', deviceName: 'nvidia.com/GP102GL_Tesla_P40' }] };
+    await suite.apply(guestVmi(suite.guest, 'vm-gpu', { devices: gpu }), guestVmi(suite.guest, 'vm-good'));
+    const reported = await suite.eventually('Synchronized=False on vm-gpu', async () => {
+      const vmi = await suite.vmi('vm-gpu');
+      return vmi?.status?.conditions?.find((c) => c.type === 'Synchronized' && c.status === 'False');
+    });
+    assert.match(reported.message ?? '', /spec\.domain\.devices\.gpus\[0\]/);
+    const syncFailed = await suite.eventually('SyncFailed Event', async () =>
+      (await suite.events('vm-gpu')).find((e) => e.type === 'Warning' && e.reason === 'SyncFailed'));
+    assert.match(syncFailed.message ?? '', /spec\.domain\.devices\.gpus\[0\]/);
+    const describe = await suite.kubectl(['describe', 'vmi', 'vm-gpu']);
+    assert.match(describe.stdout, /SyncFailed/);
+
+    const good = await suite.waitForPhase('vm-good', 'Running');
+    await suite.waitForGuestReady(good);
+    const bad = await suite.vmi('vm-gpu');
+    assert.equal(bad?.status?.phase, 'Pending', 'the bad VMI does not move');
+    assert.deepEqual(await suite.podsOf(bad ?? good), [], 'and gets no launcher pod');
+
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-gpu', 'vm-good', '--wait=false'])).code, 0);
+    await suite.waitForPhase('vm-good', 'Succeeded');
+    await Promise.all([suite.waitForGone('vm-gpu'), suite.waitForGone('vm-good')]);
+  });
+});

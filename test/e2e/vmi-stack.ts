@@ -1,0 +1,195 @@
+// The VMI end-to-end suites' shared pieces: a podvirt stack per suite (testbed + controller +
+// handler processes), VMI manifests that boot the test guest from its image, and readers for
+// what a user sees: kubectl output, VMI status, Events, the guest's serial log in its pod.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, ListWatch, Watch, type CoreV1Event, type KubernetesListObject, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance } from '@podvirt/api';
+
+/** A VMI as the watch decodes it (client-node's object type; timestamps differ in type only). */
+type WatchedVmi = KubernetesObject & { status?: unknown };
+import { stringify } from 'yaml';
+import { guestImage, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack } from '../testbed/index.js';
+import { kubectl, type KubectlResult } from './testbed-helpers.js';
+
+export const NS = 'default';
+const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
+/** TCG boots share two cores with everything else: generous, never a timing assertion. */
+export const BOOT_TIMEOUT_MS = 120_000;
+
+export interface GuestVmiOptions {
+  readonly gracePeriodSeconds?: number;
+  /** Appended to the guest's kernel command line (`podvirt.acpi=ignore podvirt.agent=off`). */
+  readonly extraKernelArgs?: string;
+  /** Extra keys merged into spec.domain.devices (e.g. an unsupported `gpus`). */
+  readonly devices?: Record<string, unknown>;
+}
+
+/** A VMI that boots the test guest: kernel and initrd from the guest image, its data disk as a containerDisk. */
+export function guestVmi(guest: GuestImage, name: string, opts: GuestVmiOptions = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name, namespace: NS },
+    spec: {
+      terminationGracePeriodSeconds: opts.gracePeriodSeconds ?? 20,
+      domain: {
+        resources: { requests: { memory: '128Mi' } },
+        firmware: {
+          kernelBoot: {
+            kernelArgs: `${guest.kernelArgs} ${opts.extraKernelArgs ?? ''}`.trim(),
+            container: { image: 'podvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' },
+          },
+        },
+        devices: {
+          autoattachGraphicsDevice: false,
+          autoattachMemBalloon: false,
+          disks: [{ name: 'data', disk: { bus: 'virtio' } }],
+          ...opts.devices,
+        },
+      },
+      volumes: [{ name: 'data', containerDisk: { image: 'podvirt/test-guest:latest' } }],
+    },
+  };
+}
+
+export class VmiSuite {
+  readonly guest = guestImage();
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+
+  /** Every version of every VMI seen on a watch: a phase is never missed between two polls. */
+  readonly #seen = new Map<string, VirtualMachineInstance[]>();
+  /** When (Date.now()) each phase of a VMI was first seen on the watch. */
+  readonly #firstSeen = new Map<string, Map<string, number>>();
+  readonly #watch: ListWatch<WatchedVmi>;
+
+  private constructor(readonly stack: PodvirtStack) {
+    this.core = stack.kubeConfig.makeApiClient(CoreV1Api);
+    this.custom = stack.kubeConfig.makeApiClient(CustomObjectsApi);
+    const list = async (): Promise<KubernetesListObject<WatchedVmi>> =>
+      (await this.custom.listNamespacedCustomObject(VMI_API)) as KubernetesListObject<WatchedVmi>;
+    this.#watch = new ListWatch<WatchedVmi>(`/apis/kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances`, new Watch(stack.kubeConfig), list, false);
+    const record = (watched: WatchedVmi): void => {
+      const vmi = watched as unknown as VirtualMachineInstance;
+      const name = vmi.metadata.name ?? '';
+      this.#seen.set(name, [...(this.#seen.get(name) ?? []), vmi]);
+      const phase = vmi.status?.phase;
+      const times = this.#firstSeen.get(name) ?? new Map<string, number>();
+      if (phase !== undefined && !times.has(phase)) times.set(phase, Date.now());
+      this.#firstSeen.set(name, times);
+    };
+    this.#watch.on('add', record);
+    this.#watch.on('update', record);
+    this.#watch.on('error', () => {
+      // The informer restarts itself; a gap is covered by the re-list.
+    });
+  }
+
+  static async start(): Promise<VmiSuite> {
+    const suite = new VmiSuite(await startPodvirtStack());
+    await suite.#watch.start();
+    return suite;
+  }
+
+  /** When the watch first showed the VMI in `phase` (ms since the epoch), if it did. */
+  firstSeen(name: string, phase: string): number | undefined {
+    return this.#firstSeen.get(name)?.get(phase);
+  }
+
+  /** Every phase the VMI went through, as seen on the watch (latest incarnation of the name). */
+  phasesSeen(name: string): string[] {
+    const phases = (this.#seen.get(name) ?? []).map((v) => v.status?.phase ?? '');
+    return phases.filter((p, i) => p !== '' && p !== phases[i - 1]);
+  }
+
+  kubectl(args: string[], input?: string): Promise<KubectlResult> {
+    return kubectl(this.stack.kubeconfigPath, args, input);
+  }
+
+  /** `kubectl apply -f -` of the manifests, as a user would. */
+  async apply(...manifests: Record<string, unknown>[]): Promise<void> {
+    const out = await this.kubectl(['apply', '-f', '-'], manifests.map((m) => stringify(m)).join('---\n'));
+    if (out.code !== 0) throw new Error(`kubectl apply failed: ${out.stderr}`);
+  }
+
+  async vmi(name: string): Promise<VirtualMachineInstance | undefined> {
+    try {
+      return (await this.custom.getNamespacedCustomObject({ ...VMI_API, name })) as VirtualMachineInstance;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Waits for the phase; fails at once if the VMI reaches a different final phase. */
+  async waitForPhase(name: string, phase: string, timeoutMs = BOOT_TIMEOUT_MS): Promise<VirtualMachineInstance> {
+    return this.eventually(`VMI ${name} ${phase}`, () => {
+      const versions = this.#seen.get(name) ?? [];
+      const hit = versions.find((v) => v.status?.phase === phase);
+      if (hit !== undefined) return Promise.resolve(hit);
+      const final = versions.find((v) => v.status?.phase === 'Succeeded' || v.status?.phase === 'Failed');
+      if (final !== undefined) {
+        throw new Error(`VMI ${name} is ${final.status?.phase ?? ''}, not ${phase}: ${JSON.stringify(final.status)}\n${this.diagnostics()}`);
+      }
+      return Promise.resolve(undefined);
+    }, timeoutMs);
+  }
+
+  async waitForGone(name: string, timeoutMs = 90_000): Promise<void> {
+    await this.eventually(`VMI ${name} gone`, async () => ((await this.vmi(name)) === undefined ? true : undefined), timeoutMs);
+  }
+
+  async podsOf(vmi: VirtualMachineInstance): Promise<V1Pod[]> {
+    const selector = `kubevirt.io/created-by=${vmi.metadata.uid ?? ''}`;
+    return (await this.core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
+  }
+
+  async events(name: string): Promise<CoreV1Event[]> {
+    return (await this.core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.involvedObject.name === name && e.involvedObject.kind === 'VirtualMachineInstance');
+  }
+
+  /** The guest's serial log inside its pod: the `private` emptyDir under the kubelet root. */
+  serialLog(vmi: VirtualMachineInstance, podUid: string): string {
+    const privateDir = join(this.stack.testbed.kubeletRoot, 'pods', podUid, 'volumes', 'kubernetes.io~empty-dir', 'private');
+    return join(privateDir, vmi.metadata.uid ?? '', 'virt-serial0-log');
+  }
+
+  /** Waits for the guest's ready marker in its pod's serial log; returns the marker line. */
+  async waitForGuestReady(vmi: VirtualMachineInstance): Promise<string> {
+    const pod = Object.keys(vmi.status?.activePods ?? {})[0] ?? '';
+    return (await waitForConsoleText(this.serialLog(vmi, pod), this.guest.readyMarker, { timeoutMs: BOOT_TIMEOUT_MS })).line;
+  }
+
+  /** Host pids of qemu processes running a domain of this VMI (`-name guest=<ns>_<name>`). */
+  async qemuPids(name: string): Promise<number[]> {
+    const pids: number[] = [];
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+      if (!(argv[0] ?? '').includes('qemu-system')) continue;
+      if (argv.some((a) => a.startsWith(`guest=${NS}_${name},`) || a === `guest=${NS}_${name}`)) pids.push(Number(pid));
+    }
+    return pids;
+  }
+
+  /** Polls `probe` until it returns a value; a timeout error carries the processes' last logs. */
+  async eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${this.diagnostics()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  diagnostics(): string {
+    return `${this.stack.controller.tail(15)}\n${this.stack.handler.tail(25)}`;
+  }
+
+  async close(): Promise<void> {
+    await this.#watch.stop();
+    await this.stack.close();
+  }
+}

@@ -1,0 +1,28 @@
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+
+/**
+ * What a closed stack must not leave behind, as descriptions (empty when clean): a process
+ * (qemu, monitor, launcher, daemon …) still holding a mount from the stack's state dir, such
+ * a mount in this namespace, the state dir itself, or the pods-dir symlink.
+ */
+export async function stackLeftovers(stack: { readonly stateDir: string; readonly podsDir: string }): Promise<string[]> {
+  const left: string[] = [];
+  const mentions = (text: string): boolean => text.includes(stack.stateDir);
+  const seen = new Set<string>();
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    // One look per mount namespace: every host process shows the host's mounts.
+    const ns = await readlink(`/proc/${name}/ns/mnt`).catch(() => undefined);
+    if (ns === undefined || seen.has(ns)) continue;
+    seen.add(ns);
+    // Containers bind-mount pod directories from the state dir, so their processes show them.
+    const mounts = await readFile(`/proc/${name}/mountinfo`, 'utf8').catch(() => '');
+    if (!mentions(mounts)) continue;
+    const comm = (await readFile(`/proc/${name}/comm`, 'utf8').catch(() => '?')).trim();
+    left.push(`process ${name} (${comm}) with a mount from ${stack.stateDir}`);
+  }
+  for (const path of [stack.stateDir, stack.podsDir]) {
+    if (await lstat(path).then(() => true, () => false)) left.push(`path ${path}`);
+  }
+  return left;
+}
