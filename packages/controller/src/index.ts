@@ -34,4 +34,3 @@ export { DEFAULT_CPU_REQUEST, launcherPodPrefix, renderLauncherPod, VM_NAME_LABE
 export { PodEventReason, syncVmi, type SyncDeps, type SyncResult } from './sync-vmi.js';
 export { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
 export { ownerKey, VmiController, vmiKey, type VmiControllerOptions } from './vmi-controller.js';
-export { WorkQueue, type WorkQueueOptions } from './work-queue.js';

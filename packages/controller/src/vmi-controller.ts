@@ -7,13 +7,13 @@ import { VMI_KIND, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import type { PodChange } from './cluster-informers.js';
 import { splitKey, syncVmi, type SyncDeps } from './sync-vmi.js';
-import { WorkQueue, type WorkQueueOptions } from './work-queue.js';
+import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 
 export interface VmiControllerOptions {
   readonly deps: SyncDeps;
   readonly workers: number;
   readonly log: Logger;
-  readonly queue?: WorkQueueOptions;
+  readonly queue?: ItemBackoffOptions;
 }
 
 export function vmiKey(vmi: Pick<VirtualMachineInstance, 'metadata'>): string {
@@ -28,7 +28,7 @@ export function ownerKey(pod: V1Pod): string | undefined {
 
 export class VmiController {
   readonly #o: VmiControllerOptions;
-  #queue: WorkQueue<string> | undefined;
+  #queue: WorkQueue | undefined;
 
   constructor(options: VmiControllerOptions) {
     this.#o = options;
@@ -52,7 +52,7 @@ export class VmiController {
    */
   async run(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const queue = new WorkQueue<string>(this.#o.queue);
+    const queue = new WorkQueue(this.#o.queue);
     this.#queue = queue;
     const onAbort = (): void => queue.shutDown();
     signal.addEventListener('abort', onAbort, { once: true });
@@ -63,7 +63,7 @@ export class VmiController {
     if (this.#queue === queue) this.#queue = undefined;
   }
 
-  async #work(queue: WorkQueue<string>, signal: AbortSignal): Promise<void> {
+  async #work(queue: WorkQueue, signal: AbortSignal): Promise<void> {
     for (;;) {
       const key = await queue.get(signal);
       if (key === undefined) return;
@@ -74,7 +74,7 @@ export class VmiController {
         if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         if (signal.aborted) return;
-        log.warn({ err, retries: queue.retries(key) }, 'reconcile failed, requeueing');
+        log.warn({ err, retries: queue.numRequeues(key) }, 'reconcile failed, requeueing');
         queue.addRateLimited(key);
       } finally {
         queue.done(key);

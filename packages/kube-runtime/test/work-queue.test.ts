@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ItemBackoff } from '../src/queue/item-backoff.js';
-import { WorkQueue } from '../src/queue/work-queue.js';
+import { ItemBackoff } from '../src/item-backoff.js';
+import { WorkQueue } from '../src/work-queue.js';
 
 test('a key is queued once however often it is added', async () => {
   const q = new WorkQueue();
@@ -107,4 +107,56 @@ test('idle() resolves when the last key is done', async () => {
   q.done('a');
   await waiting;
   assert.equal(idle, true);
+});
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+}
+
+test('three workers never hold the same key at once', async () => {
+  const q = new WorkQueue();
+  const inFlight = new Set<string>();
+  let overlaps = 0;
+  let processed = 0;
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const key = await q.get();
+      if (key === undefined) return;
+      if (inFlight.has(key)) overlaps++;
+      inFlight.add(key);
+      await settle();
+      inFlight.delete(key);
+      processed++;
+      q.done(key);
+    }
+  };
+  const workers = [worker(), worker(), worker()];
+  for (let round = 0; round < 20; round++) {
+    q.add(String(round % 3));
+    await Promise.resolve();
+  }
+  while (q.length > 0 || inFlight.size > 0) await settle();
+  q.shutDown();
+  await Promise.all(workers);
+  assert.equal(overlaps, 0);
+  assert.ok(processed >= 3 && processed <= 20, `processed ${processed}`);
+});
+
+test('an aborted get() leaves the other waiters alone; shutDown drops delayed adds and refuses new keys', async () => {
+  const q = new WorkQueue();
+  const controller = new AbortController();
+  const aborted = q.get(controller.signal);
+  const other = q.get();
+  controller.abort();
+  assert.equal(await aborted, undefined);
+  q.add('k');
+  assert.equal(await other, 'k');
+  const waiting = q.get();
+  q.addAfter('late', 60_000);
+  q.shutDown();
+  q.shutDown();
+  assert.equal(await waiting, undefined);
+  q.add('x');
+  assert.equal(await q.get(), undefined);
+  assert.equal(q.shuttingDown, true);
 });

@@ -1,0 +1,2 @@
+export { ItemBackoff, type ItemBackoffOptions } from './item-backoff.js';
+export { WorkQueue } from './work-queue.js';
