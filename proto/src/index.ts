@@ -1,3 +1,4 @@
 export * as cmd from './gen/cmd.js';
 export * as node from './gen/node.js';
 export { CMD_VERSIONS, highestCommonVersion } from './version.js';
+export { NODE_API_SOCKET } from './node-api-socket.js';

@@ -1,10 +1,5 @@
-// Where the handler serves its node API and how long podvirtctl waits for it. The handler
-// imports NODE_API_SOCKET so that both sides agree on one host path.
-
-// A directory of podvirt's own rather than KubeVirt's /var/run/kubevirt: that one is shared
-// with launcher pods, while this socket must stay root-only (the handler makes the directory
-// 0700 and the socket 0600).
-export const NODE_API_SOCKET = '/var/run/podvirt/node.sock';
+// How podvirtctl finds the handler's node API and how long it waits for it. The socket path
+// itself, NODE_API_SOCKET, lives in @podvirt/proto so that the handler and this CLI share it.
 
 // Overrides NODE_API_SOCKET for podvirtctl; --socket overrides both.
 export const NODE_API_SOCKET_ENV = 'PODVIRT_NODE_SOCKET';

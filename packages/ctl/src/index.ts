@@ -5,7 +5,6 @@ export {
   DEFAULT_TIMEOUT_MS,
   DEFAULT_UNFREEZE_TIMEOUT_SECONDS,
   FREEZE_TIMEOUT_MS,
-  NODE_API_SOCKET,
   NODE_API_SOCKET_ENV,
 } from './defaults.js';
 export { NodeApiError, type StatusName } from './node-api-error.js';

@@ -1,6 +1,6 @@
 // argv → what to do, without touching the process: the environment comes in as a parameter,
 // every mistake leaves as a UsageError naming what is accepted.
-import type { node } from '@podvirt/proto';
+import { NODE_API_SOCKET, type node } from '@podvirt/proto';
 import {
   COMMANDS,
   FLAG_ALIASES,
@@ -16,7 +16,6 @@ import {
   DEFAULT_TIMEOUT_MS,
   DEFAULT_UNFREEZE_TIMEOUT_SECONDS,
   FREEZE_TIMEOUT_MS,
-  NODE_API_SOCKET,
 } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './usage-error.js';

@@ -1,7 +1,16 @@
 // The handler's command line, parsed without touching process.*: main.ts passes argv and env.
 
 import { parseArgs } from 'node:util';
+import { NODE_API_SOCKET } from '@podvirt/proto';
 import { HandlerError } from './handler-error.js';
+
+export interface NodeApiTlsArgs {
+  readonly address: string;
+  readonly port: number;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly clientCaFile: string;
+}
 
 export interface HandlerArgs {
   /** Undefined: in-cluster config, else $KUBECONFIG or ~/.kube/config. */
@@ -11,38 +20,79 @@ export interface HandlerArgs {
   readonly workers: number;
   readonly watchdogMs: number;
   readonly resyncPeriodMs: number;
+  readonly ghostRecordDir: string;
+  readonly nodeApiSocket: string;
+  readonly nodeApiTls: NodeApiTlsArgs | undefined;
+  /** Bind address of the plain HTTP endpoints (/metrics, /healthz, /readyz). */
+  readonly httpAddress: string;
+  /** 0 picks a free port (it is logged). Equal ports share one listener. */
+  readonly metricsPort: number;
+  readonly healthPort: number;
+  readonly heartbeatIntervalMs: number;
+  /** Bound on finishing in-flight reconciles at SIGTERM. */
+  readonly shutdownGraceMs: number;
 }
 
-// Defaults from virt-handler: 10 VM workers, --watchdog-timeout 30s, a 300 s domain resync.
-const DEFAULTS = { podsDir: '/pods', workers: 10, watchdog: '30s', resync: '5m' } as const;
+// Defaults from virt-handler: 10 VM workers, --watchdog-timeout 30s, a 300 s domain resync,
+// metrics and health on 8443, a heartbeat every minute. The ghost records live in podvirt's
+// own private host directory, beside KubeVirt's layout rather than inside it. The shutdown
+// bound fits a DaemonSet pod's default 30 s grace with room for the unschedulable patch.
+const DEFAULTS = {
+  podsDir: '/pods',
+  workers: '10',
+  watchdog: '30s',
+  resync: '5m',
+  ghostRecordDir: '/var/run/podvirt-private/ghost-records',
+  httpAddress: '127.0.0.1',
+  port: '8443',
+  tlsAddress: '0.0.0.0',
+  heartbeat: '1m',
+  shutdownGrace: '15s',
+} as const;
 
 export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node-name NAME] [--pods-dir DIR]
                       [--workers N] [--watchdog-timeout DURATION] [--resync-period DURATION]
-  --node-name defaults to $NODE_NAME; durations take ms, s, m or h (a bare number is seconds).`;
+                      [--ghost-record-dir DIR] [--node-api-socket PATH]
+                      [--node-api-tls-port PORT --tls-cert FILE --tls-key FILE --tls-client-ca FILE
+                       [--node-api-tls-address ADDR]]
+                      [--http-address ADDR] [--metrics-port PORT] [--health-port PORT]
+                      [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
+  --node-name defaults to $NODE_NAME; durations take ms, s, m or h (a bare number is seconds).
+  Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
+  --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port).`;
+
+const OPTIONS = {
+  kubeconfig: { type: 'string' },
+  'node-name': { type: 'string' },
+  'pods-dir': { type: 'string', default: DEFAULTS.podsDir },
+  workers: { type: 'string', default: DEFAULTS.workers },
+  'watchdog-timeout': { type: 'string', default: DEFAULTS.watchdog },
+  'resync-period': { type: 'string', default: DEFAULTS.resync },
+  'ghost-record-dir': { type: 'string', default: DEFAULTS.ghostRecordDir },
+  'node-api-socket': { type: 'string', default: NODE_API_SOCKET },
+  'node-api-tls-port': { type: 'string' },
+  'node-api-tls-address': { type: 'string', default: DEFAULTS.tlsAddress },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-client-ca': { type: 'string' },
+  'http-address': { type: 'string', default: DEFAULTS.httpAddress },
+  'metrics-port': { type: 'string', default: DEFAULTS.port },
+  'health-port': { type: 'string', default: DEFAULTS.port },
+  'heartbeat-interval': { type: 'string', default: DEFAULTS.heartbeat },
+  'shutdown-grace': { type: 'string', default: DEFAULTS.shutdownGrace },
+} as const;
 
 export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): HandlerArgs {
   let values;
   try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        kubeconfig: { type: 'string' },
-        'node-name': { type: 'string' },
-        'pods-dir': { type: 'string', default: DEFAULTS.podsDir },
-        workers: { type: 'string', default: String(DEFAULTS.workers) },
-        'watchdog-timeout': { type: 'string', default: DEFAULTS.watchdog },
-        'resync-period': { type: 'string', default: DEFAULTS.resync },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    ({ values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }));
   } catch (err) {
     throw new HandlerError('HANDLER_ERR_INVALID_ARGS', (err as Error).message, { cause: err });
   }
   const nodeName = values['node-name'] ?? env['NODE_NAME'];
-  if (nodeName === undefined || nodeName === '') throw new HandlerError('HANDLER_ERR_INVALID_ARGS', '--node-name or NODE_NAME is required');
+  if (nodeName === undefined || nodeName === '') throw invalid('--node-name or NODE_NAME is required');
   const workers = Number(values.workers);
-  if (!Number.isInteger(workers) || workers < 1) throw new HandlerError('HANDLER_ERR_INVALID_ARGS', `--workers must be a positive integer, got ${values.workers}`);
+  if (!Number.isInteger(workers) || workers < 1) throw invalid(`--workers must be a positive integer, got ${values.workers}`);
   return {
     kubeconfig: values.kubeconfig,
     nodeName,
@@ -50,7 +100,42 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
     workers,
     watchdogMs: parseDuration('--watchdog-timeout', values['watchdog-timeout']),
     resyncPeriodMs: parseDuration('--resync-period', values['resync-period']),
+    ghostRecordDir: values['ghost-record-dir'],
+    nodeApiSocket: values['node-api-socket'],
+    nodeApiTls: tlsArgs(values),
+    httpAddress: values['http-address'],
+    metricsPort: parsePort('--metrics-port', values['metrics-port']),
+    healthPort: parsePort('--health-port', values['health-port']),
+    heartbeatIntervalMs: parseDuration('--heartbeat-interval', values['heartbeat-interval']),
+    shutdownGraceMs: parseDuration('--shutdown-grace', values['shutdown-grace']),
   };
+}
+
+type Values = Partial<Record<'node-api-tls-port' | 'node-api-tls-address' | 'tls-cert' | 'tls-key' | 'tls-client-ca', string>>;
+
+function tlsArgs(values: Values): NodeApiTlsArgs | undefined {
+  const files = { certFile: values['tls-cert'], keyFile: values['tls-key'], clientCaFile: values['tls-client-ca'] };
+  const port = values['node-api-tls-port'];
+  if (port === undefined) {
+    if (Object.values(files).some((f) => f !== undefined)) throw invalid('--tls-cert, --tls-key and --tls-client-ca need --node-api-tls-port');
+    return undefined;
+  }
+  const { certFile, keyFile, clientCaFile } = files;
+  // Client certificates are what authenticate a TLS caller, so the CA is not optional.
+  if (certFile === undefined || keyFile === undefined || clientCaFile === undefined) {
+    throw invalid('--node-api-tls-port needs --tls-cert, --tls-key and --tls-client-ca');
+  }
+  return { address: values['node-api-tls-address'] ?? DEFAULTS.tlsAddress, port: parsePort('--node-api-tls-port', port), certFile, keyFile, clientCaFile };
+}
+
+function parsePort(flag: string, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) throw invalid(`${flag}: not a port number: ${text}`);
+  return port;
+}
+
+function invalid(message: string): HandlerError {
+  return new HandlerError('HANDLER_ERR_INVALID_ARGS', message);
 }
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, '': 1_000 };
@@ -59,6 +144,6 @@ export function parseDuration(flag: string, text: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|)$/.exec(text.trim());
   const unit = match === null ? undefined : UNITS[match[2] ?? ''];
   const ms = match === null || unit === undefined ? Number.NaN : Number(match[1]) * unit;
-  if (!Number.isFinite(ms) || ms <= 0) throw new HandlerError('HANDLER_ERR_INVALID_ARGS', `${flag}: not a positive duration: ${text}`);
+  if (!Number.isFinite(ms) || ms <= 0) throw invalid(`${flag}: not a positive duration: ${text}`);
   return Math.round(ms);
 }

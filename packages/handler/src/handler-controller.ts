@@ -6,13 +6,14 @@
 import { NODE_NAME_LABEL } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { EventRecorder } from './events/event-recorder.js';
+import type { GhostRecord, LauncherRecords } from './ghost-records/ghost-record.js';
 import type { EventApi } from './kube/event-api.js';
 import type { VmiApi } from './kube/vmi-api.js';
 import { VmiInformer } from './kube/vmi-informer.js';
 import type { LauncherTimeouts } from './launcher/launcher-client.js';
+import type { CallObserver } from './launcher/unary-call.js';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
-import { WorkQueue } from './queue/work-queue.js';
-import type { ItemBackoffOptions } from './queue/item-backoff.js';
+import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { vmiKey } from './vmi-key.js';
 
@@ -30,6 +31,12 @@ export interface HandlerControllerOptions {
   readonly launcherTimeouts?: LauncherTimeouts;
   readonly backoff?: ItemBackoffOptions;
   readonly reconnectBaseMs?: number;
+  /** Ghost records, already loaded: their VMIs are reconciled after the first list. */
+  readonly records?: LauncherRecords & { list(): GhostRecord[] };
+  /** Told how long each reconcile took and whether it failed (metrics). */
+  readonly observeReconcile?: (seconds: number, ok: boolean) => void;
+  /** Told about every launcher call (metrics). */
+  readonly observeLauncherCall?: CallObserver;
 }
 
 export class HandlerController {
@@ -62,6 +69,8 @@ export class HandlerController {
       ...(options.initTimeoutMs === undefined ? {} : { initTimeoutMs: options.initTimeoutMs }),
       ...(options.launcherTimeouts === undefined ? {} : { timeouts: options.launcherTimeouts }),
       ...(options.reconnectBaseMs === undefined ? {} : { reconnectBaseMs: options.reconnectBaseMs }),
+      ...(options.records === undefined ? {} : { records: options.records }),
+      ...(options.observeLauncherCall === undefined ? {} : { observeCall: options.observeLauncherCall }),
     });
     this.informer = new VmiInformer({
       api: options.vmiApi,
@@ -85,14 +94,21 @@ export class HandlerController {
     });
   }
 
-  /** Starts the informer, waits for its first list, then starts the workers. */
-  async start(signal: AbortSignal): Promise<void> {
+  /**
+   * Starts the informer, waits for its first list, then starts the workers. Every ghost record
+   * is enqueued too, as KubeVirt enqueues domains without a VMI: a VMI deleted while the handler
+   * was down is only known from its record, and its launcher still has to be shut down.
+   * Resolves false when `signal` aborted first.
+   */
+  async start(signal: AbortSignal): Promise<boolean> {
     this.informer.start();
-    if (!(await this.informer.waitForSync(signal))) return;
+    if (!(await this.informer.waitForSync(signal))) return false;
+    for (const record of this.#o.records?.list() ?? []) this.queue.add(`${record.namespace}/${record.name}`);
     for (let i = 0; i < this.#o.workers; i++) this.#workers.push(this.#work());
     this.#resync = setInterval(() => void this.#resyncDomains(), this.#o.resyncPeriodMs);
     this.#resync.unref();
-    this.#o.log.info({ workers: this.#o.workers }, 'handler controller started');
+    this.#o.log.info({ workers: this.#o.workers, records: this.#o.records?.list().length ?? 0 }, 'handler controller started');
+    return true;
   }
 
   /** Graceful, bounded and idempotent; launchers and their VMs are left running. */
@@ -125,11 +141,14 @@ export class HandlerController {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      const started = performance.now();
       try {
         const result = await this.reconciler.reconcile(key, this.#inFlight.signal);
+        this.#o.observeReconcile?.((performance.now() - started) / 1000, true);
         this.queue.forget(key);
         if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
+        this.#o.observeReconcile?.((performance.now() - started) / 1000, false);
         if (!this.#inFlight.signal.aborted) {
           const retryInMs = this.queue.addRateLimited(key);
           this.#o.log.warn({ err, key, retryInMs }, 'reconcile failed, requeueing');

@@ -31,7 +31,21 @@ export type HandlerErrorCode =
   /** Any other API server failure. */
   | 'HANDLER_ERR_KUBE'
   /** Bad command-line flags. */
-  | 'HANDLER_ERR_INVALID_ARGS';
+  | 'HANDLER_ERR_INVALID_ARGS'
+  /** A ghost record exists for the UID with a different socket (or name); it is not replaced. */
+  | 'HANDLER_ERR_GHOST_RECORD_CONFLICT'
+  /** A ghost record file on disk cannot be parsed. */
+  | 'HANDLER_ERR_GHOST_RECORD_INVALID'
+  /** Node API: no VMI of that namespace/name exists. */
+  | 'HANDLER_ERR_VMI_NOT_FOUND'
+  /** Node API: the VMI runs on another node; the message names it. */
+  | 'HANDLER_ERR_VMI_ELSEWHERE'
+  /** Node API: the VMI is in the wrong state for the operation; the message says which. */
+  | 'HANDLER_ERR_VMI_PRECONDITION'
+  /** Node API: a malformed request; the message names the field. */
+  | 'HANDLER_ERR_INVALID_REQUEST'
+  /** A server (node API, metrics, health) could not listen. */
+  | 'HANDLER_ERR_LISTEN';
 
 export class HandlerError extends Error {
   readonly code: HandlerErrorCode;

@@ -1,18 +1,16 @@
 // podvirt-handler: the node agent. The only file that touches process.*: flags, environment,
 // signals, exit code. SIGTERM stops taking work, lets in-flight reconciles finish within a
-// bound, closes the launcher streams and exits 0 — the VMs keep running in their pods.
+// bound, closes the launcher streams, marks the node unschedulable and exits 0 — the VMs keep
+// running in their pods.
 
 import { KubeConfig } from '@kubernetes/client-node';
 import { destination, pino, stdTimeFunctions } from 'pino';
-import { HandlerController } from './handler-controller.js';
 import { HANDLER_USAGE, parseHandlerArgs, type HandlerArgs } from './handler-args.js';
 import { isHandlerError } from './handler-error.js';
+import { HandlerRuntime } from './handler-runtime.js';
+import { KubeNodePatcher } from './heartbeat/kube-node-patcher.js';
 import { KubeEventApi } from './kube/kube-event-api.js';
 import { KubeVmiApi } from './kube/kube-vmi-api.js';
-
-// Bound on finishing in-flight reconciles at shutdown: a Sync may take KubeVirt's 20 s long
-// timeout, but a DaemonSet pod gets 30 s by default before SIGKILL.
-const SHUTDOWN_GRACE_MS = 15_000;
 
 // Synchronous stdout: a SIGKILLed pod must not lose its last lines.
 const log = pino({ base: { component: 'virt-handler' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
@@ -30,15 +28,13 @@ const kc = new KubeConfig();
 if (args.kubeconfig === undefined) kc.loadFromDefault();
 else kc.loadFromFile(args.kubeconfig);
 
-const controller = new HandlerController({
-  nodeName: args.nodeName,
-  podsDir: args.podsDir,
+const runtime = new HandlerRuntime({
+  args,
   vmiApi: new KubeVmiApi(kc),
   eventApi: new KubeEventApi(kc),
+  nodePatcher: new KubeNodePatcher(kc),
   log: log.child({ node: args.nodeName }),
-  workers: args.workers,
-  watchdogMs: args.watchdogMs,
-  resyncPeriodMs: args.resyncPeriodMs,
+  processMetrics: true,
 });
 
 const stopping = new AbortController();
@@ -46,8 +42,11 @@ const stop = (signal: NodeJS.Signals): void => {
   if (stopping.signal.aborted) return;
   log.info({ signal }, 'stopping');
   stopping.abort();
-  controller.close(SHUTDOWN_GRACE_MS).then(
-    () => process.exit(0),
+  runtime.close().then(
+    () => {
+      log.info('stopped');
+      process.exit(0);
+    },
     (err: unknown) => {
       log.error({ err }, 'shutdown failed');
       process.exit(1);
@@ -58,7 +57,7 @@ process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 
 log.info({ node: args.nodeName, podsDir: args.podsDir, workers: args.workers }, 'starting');
-controller.start(stopping.signal).catch((err: unknown) => {
+runtime.start(stopping.signal).catch((err: unknown) => {
   log.fatal({ err }, 'handler failed to start');
   process.exit(1);
 });

@@ -185,9 +185,57 @@ export class FakeLauncher {
         call.on('error', drop);
         if (!this.#hung) call.write(this.#domain === undefined ? { event: { $case: 'noDomain', value: {} } } : { event: { $case: 'domain', value: this.#domain } });
       },
-      pause: unimplemented, unpause: unimplemented, freeze: unimplemented, unfreeze: unimplemented,
-      softReboot: unimplemented, reset: unimplemented, getDomainStats: unimplemented,
-      getGuestInfo: unimplemented, getUsers: unimplemented, getFilesystems: unimplemented, guestPing: unimplemented,
+      ...this.#operations(),
+      getDomainStats: unimplemented, guestPing: unimplemented,
     } as cmd.CmdServer;
+  }
+
+  /** The node API's operations, with the launcher's state checks (FAILED_PRECONDITION). */
+  #operations(): Record<'pause' | 'unpause' | 'freeze' | 'unfreeze' | 'softReboot' | 'reset' | 'getGuestInfo' | 'getUsers' | 'getFilesystems', Unary> {
+    const refuse = (details: string): never => {
+      throw { code: grpc.status.FAILED_PRECONDITION, details };
+    };
+    const running = (): cmd.Domain => {
+      const d = this.#domain;
+      if (d === undefined || d.deleted) return refuse('no domain');
+      return d;
+    };
+    const agent = (): void => {
+      if (running().agentConnected !== true) refuse('no guest agent connected');
+    };
+    const guest = cmd.GuestInfo.fromPartial({
+      guestAgentVersion: 'fake', hostname: 'fake-guest',
+      users: [{ userName: 'root', domain: '', loginTime: 1 }],
+      filesystems: [{ diskName: 'vda', mountPoint: '/', fileSystemType: 'ext4', usedBytes: 1, totalBytes: 2, disks: ['vda'] }],
+    });
+    return {
+      pause: this.#unary('Pause', () => {
+        if (running().state !== 'Running') refuse('not running');
+        this.setDomain({ state: 'Paused', reason: 'User', pausedByUser: true });
+        return {};
+      }),
+      unpause: this.#unary('Unpause', () => {
+        if (running().state !== 'Paused') refuse('not paused');
+        this.setDomain({ state: 'Running', reason: 'Unpaused', pausedByUser: false });
+        return {};
+      }),
+      freeze: this.#unary('Freeze', (req) => {
+        agent();
+        this.setDomain({ fsFreezeStatus: 'frozen' });
+        const seconds = (req as cmd.FreezeRequest).unfreezeTimeoutSeconds;
+        if (seconds > 0) this.#after(seconds * 1000, () => this.setDomain({ fsFreezeStatus: '' }));
+        return {};
+      }),
+      unfreeze: this.#unary('Unfreeze', () => {
+        agent();
+        this.setDomain({ fsFreezeStatus: '' });
+        return {};
+      }),
+      softReboot: this.#unary('SoftReboot', () => (running(), {})),
+      reset: this.#unary('Reset', () => (running(), {})),
+      getGuestInfo: this.#unary('GetGuestInfo', () => (agent(), guest)),
+      getUsers: this.#unary('GetUsers', () => (agent(), { users: guest.users })),
+      getFilesystems: this.#unary('GetFilesystems', () => (agent(), { filesystems: guest.filesystems })),
+    };
   }
 }

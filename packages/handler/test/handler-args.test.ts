@@ -1,17 +1,46 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { NODE_API_SOCKET } from '@podvirt/proto';
 import { parseDuration, parseHandlerArgs } from '../src/handler-args.js';
 import { isHandlerError } from '../src/handler-error.js';
 
+const DEFAULT_REST = {
+  ghostRecordDir: '/var/run/podvirt-private/ghost-records',
+  nodeApiSocket: NODE_API_SOCKET,
+  nodeApiTls: undefined,
+  httpAddress: '127.0.0.1',
+  metricsPort: 8443,
+  healthPort: 8443,
+  heartbeatIntervalMs: 60_000,
+  shutdownGraceMs: 15_000,
+};
+
 test('defaults follow virt-handler; NODE_NAME fills --node-name', () => {
   assert.deepEqual(parseHandlerArgs([], { NODE_NAME: 'n1' }), {
-    kubeconfig: undefined, nodeName: 'n1', podsDir: '/pods', workers: 10, watchdogMs: 30_000, resyncPeriodMs: 300_000,
+    kubeconfig: undefined, nodeName: 'n1', podsDir: '/pods', workers: 10, watchdogMs: 30_000, resyncPeriodMs: 300_000, ...DEFAULT_REST,
   });
   const args = parseHandlerArgs(
     ['--kubeconfig', 'kc.yaml', '--node-name', 'n2', '--pods-dir', '/p', '--workers', '3', '--watchdog-timeout', '500ms', '--resync-period', '1m'],
     { NODE_NAME: 'ignored' },
   );
-  assert.deepEqual(args, { kubeconfig: 'kc.yaml', nodeName: 'n2', podsDir: '/p', workers: 3, watchdogMs: 500, resyncPeriodMs: 60_000 });
+  assert.deepEqual(args, { kubeconfig: 'kc.yaml', nodeName: 'n2', podsDir: '/p', workers: 3, watchdogMs: 500, resyncPeriodMs: 60_000, ...DEFAULT_REST });
+});
+
+test('node API, ghost records, HTTP endpoints, heartbeat and shutdown flags', () => {
+  const args = parseHandlerArgs([
+    '--ghost-record-dir', '/g', '--node-api-socket', '/s/node.sock',
+    '--node-api-tls-port', '8186', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-client-ca', 'ca.pem',
+    '--http-address', '0.0.0.0', '--metrics-port', '0', '--health-port', '9000',
+    '--heartbeat-interval', '2s', '--shutdown-grace', '3s',
+  ], { NODE_NAME: 'n' });
+  assert.equal(args.ghostRecordDir, '/g');
+  assert.equal(args.nodeApiSocket, '/s/node.sock');
+  assert.deepEqual(args.nodeApiTls, { address: '0.0.0.0', port: 8186, certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: 'ca.pem' });
+  assert.equal(args.httpAddress, '0.0.0.0');
+  assert.equal(args.metricsPort, 0);
+  assert.equal(args.healthPort, 9000);
+  assert.equal(args.heartbeatIntervalMs, 2_000);
+  assert.equal(args.shutdownGraceMs, 3_000);
 });
 
 test('bad flags are HANDLER_ERR_INVALID_ARGS', () => {
@@ -22,6 +51,11 @@ test('bad flags are HANDLER_ERR_INVALID_ARGS', () => {
   bad(['--watchdog-timeout', 'soon']);
   bad(['--resync-period', '0s']);
   bad(['--frobnicate']);
+  bad(['--metrics-port', '70000']);
+  bad(['--health-port', '-1']);
+  // TLS without client certificates would let anyone on the network pause VMs.
+  bad(['--node-api-tls-port', '8186', '--tls-cert', 'c', '--tls-key', 'k']);
+  bad(['--tls-cert', 'c']);
   assert.equal(parseDuration('x', '2'), 2_000);
   assert.equal(parseDuration('x', '1.5h'), 5_400_000);
 });

@@ -4,7 +4,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { CMD_VERSIONS, cmd, highestCommonVersion } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
-import { unaryCall, type UnaryMethod } from './unary-call.js';
+import { unaryCall, type CallObserver, type UnaryMethod } from './unary-call.js';
 
 export interface LauncherTimeouts {
   /** Ping, Info and GetDomain: KubeVirt's short client timeout is 5 s. */
@@ -15,12 +15,17 @@ export interface LauncherTimeouts {
 
 export const DEFAULT_LAUNCHER_TIMEOUTS: LauncherTimeouts = { shortMs: 5_000, longMs: 20_000 };
 
+// Freezing waits for the agent to sync and freeze every filesystem; KubeVirt allows a minute.
+const FREEZE_TIMEOUT_MS = 60_000;
+
 export interface ConnectOptions {
   readonly timeouts?: LauncherTimeouts;
   readonly signal?: AbortSignal;
+  /** Sees every call's method, status and duration. */
+  readonly observe?: CallObserver;
 }
 
-type VmiCall = 'shutdown' | 'kill' | 'delete';
+type VmiCall = 'shutdown' | 'kill' | 'delete' | 'pause' | 'unpause' | 'unfreeze' | 'softReboot' | 'reset';
 
 export class LauncherClient {
   readonly socketPath: string;
@@ -28,21 +33,23 @@ export class LauncherClient {
   readonly info: cmd.InfoResponse;
   readonly #client: cmd.CmdClient;
   readonly #timeouts: LauncherTimeouts;
+  readonly #observe: CallObserver | undefined;
   #closed = false;
 
-  private constructor(socketPath: string, client: cmd.CmdClient, info: cmd.InfoResponse, version: number, timeouts: LauncherTimeouts) {
+  private constructor(socketPath: string, client: cmd.CmdClient, info: cmd.InfoResponse, version: number, options: ConnectOptions) {
     this.socketPath = socketPath;
     this.#client = client;
     this.info = info;
     this.version = version;
-    this.#timeouts = timeouts;
+    this.#timeouts = options.timeouts ?? DEFAULT_LAUNCHER_TIMEOUTS;
+    this.#observe = options.observe;
   }
 
   /** Dials, pings and negotiates; closes the channel again when any step fails. */
   static async connect(socketPath: string, options: ConnectOptions = {}): Promise<LauncherClient> {
     const timeouts = options.timeouts ?? DEFAULT_LAUNCHER_TIMEOUTS;
     const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
-    const limits = { timeoutMs: timeouts.shortMs, signal: options.signal };
+    const limits = { timeoutMs: timeouts.shortMs, signal: options.signal, observe: options.observe };
     try {
       await unaryCall('Ping', bind<cmd.Empty, cmd.Empty>(client, client.ping), {}, limits);
       const info = await unaryCall('Info', bind<cmd.InfoRequest, cmd.InfoResponse>(client, client.info), { clientVersions: [...CMD_VERSIONS] }, limits);
@@ -53,7 +60,7 @@ export class LauncherClient {
           `launcher speaks Cmd versions [${info.supportedVersions.join(', ')}], this handler [${CMD_VERSIONS.join(', ')}]`,
         );
       }
-      return new LauncherClient(socketPath, client, info, version, timeouts);
+      return new LauncherClient(socketPath, client, info, version, options);
     } catch (err) {
       client.close();
       throw err;
@@ -61,17 +68,17 @@ export class LauncherClient {
   }
 
   ping(signal?: AbortSignal): Promise<void> {
-    return unaryCall('Ping', bind<cmd.Empty, cmd.Empty>(this.#client, this.#client.ping), {}, { timeoutMs: this.#timeouts.shortMs, signal }).then(() => undefined);
+    return unaryCall('Ping', bind<cmd.Empty, cmd.Empty>(this.#client, this.#client.ping), {}, this.#short(signal)).then(() => undefined);
   }
 
   async getDomain(signal?: AbortSignal): Promise<cmd.Domain | undefined> {
-    const res = await unaryCall('GetDomain', bind<cmd.Empty, cmd.GetDomainResponse>(this.#client, this.#client.getDomain), {}, { timeoutMs: this.#timeouts.shortMs, signal });
+    const res = await unaryCall('GetDomain', bind<cmd.Empty, cmd.GetDomainResponse>(this.#client, this.#client.getDomain), {}, this.#short(signal));
     return res.domain;
   }
 
   /** Returns the domain as the launcher left it after the sync. */
   async sync(vmiJson: Buffer, signal?: AbortSignal): Promise<cmd.Domain | undefined> {
-    const res = await unaryCall('Sync', bind<cmd.VmiRequest, cmd.SyncResponse>(this.#client, this.#client.sync), { vmiJson }, { timeoutMs: this.#timeouts.longMs, signal });
+    const res = await unaryCall('Sync', bind<cmd.VmiRequest, cmd.SyncResponse>(this.#client, this.#client.sync), { vmiJson }, this.#long(signal));
     return res.domain;
   }
 
@@ -85,6 +92,43 @@ export class LauncherClient {
 
   delete(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
     return this.#vmiCall('delete', 'Delete', vmiJson, signal);
+  }
+
+  pause(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
+    return this.#vmiCall('pause', 'Pause', vmiJson, signal);
+  }
+
+  unpause(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
+    return this.#vmiCall('unpause', 'Unpause', vmiJson, signal);
+  }
+
+  async freeze(vmiJson: Buffer, unfreezeTimeoutSeconds: number, signal?: AbortSignal): Promise<void> {
+    const method = bind<cmd.FreezeRequest, cmd.Empty>(this.#client, this.#client.freeze);
+    await unaryCall('Freeze', method, { vmiJson, unfreezeTimeoutSeconds }, { timeoutMs: FREEZE_TIMEOUT_MS, signal, observe: this.#observe });
+  }
+
+  unfreeze(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
+    return this.#vmiCall('unfreeze', 'Unfreeze', vmiJson, signal);
+  }
+
+  softReboot(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
+    return this.#vmiCall('softReboot', 'SoftReboot', vmiJson, signal);
+  }
+
+  reset(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
+    return this.#vmiCall('reset', 'Reset', vmiJson, signal);
+  }
+
+  getGuestInfo(signal?: AbortSignal): Promise<cmd.GuestInfo> {
+    return unaryCall('GetGuestInfo', bind<cmd.Empty, cmd.GuestInfo>(this.#client, this.#client.getGuestInfo), {}, this.#short(signal));
+  }
+
+  getUsers(signal?: AbortSignal): Promise<cmd.GuestUserList> {
+    return unaryCall('GetUsers', bind<cmd.Empty, cmd.GuestUserList>(this.#client, this.#client.getUsers), {}, this.#short(signal));
+  }
+
+  getFilesystems(signal?: AbortSignal): Promise<cmd.GuestFilesystemList> {
+    return unaryCall('GetFilesystems', bind<cmd.Empty, cmd.GuestFilesystemList>(this.#client, this.#client.getFilesystems), {}, this.#short(signal));
   }
 
   /** The server stream of domain snapshots and notices; the caller cancels it. */
@@ -105,7 +149,15 @@ export class LauncherClient {
 
   async #vmiCall(method: VmiCall, name: string, vmiJson: Buffer, signal: AbortSignal | undefined): Promise<void> {
     const fn = this.#client[method] as UnaryMethod<cmd.VmiRequest, cmd.Empty>;
-    await unaryCall(name, bind(this.#client, fn), { vmiJson }, { timeoutMs: this.#timeouts.longMs, signal });
+    await unaryCall(name, bind(this.#client, fn), { vmiJson }, this.#long(signal));
+  }
+
+  #short(signal: AbortSignal | undefined) {
+    return { timeoutMs: this.#timeouts.shortMs, signal, observe: this.#observe };
+  }
+
+  #long(signal: AbortSignal | undefined) {
+    return { timeoutMs: this.#timeouts.longMs, signal, observe: this.#observe };
   }
 }
 

@@ -5,12 +5,16 @@
 import type { VirtualMachineInstance } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
+import type { LauncherRecords } from '../ghost-records/ghost-record.js';
+import { isLauncherMarkedUnresponsive, markLauncherUnresponsive } from '../ghost-records/unresponsive-marker.js';
 import { HandlerError, isHandlerError } from '../handler-error.js';
+import { splitVmiKey } from '../vmi-key.js';
 import { DomainCache } from './domain-cache.js';
-import { LauncherClient, type LauncherTimeouts } from './launcher-client.js';
+import { LauncherClient, type ConnectOptions, type LauncherTimeouts } from './launcher-client.js';
 import { LauncherConnection } from './launcher-connection.js';
 import { LauncherState } from './launcher-state.js';
-import { discoverLauncherSocket } from './socket-discovery.js';
+import { discoverLauncherSocket, isSocket, type SocketDiscovery } from './socket-discovery.js';
+import type { CallObserver } from './unary-call.js';
 
 // KubeVirt gives a launcher whose pod exists but whose socket does not 3 minutes to appear.
 export const DEFAULT_INIT_TIMEOUT_MS = 180_000;
@@ -26,6 +30,13 @@ export interface LauncherRegistryOptions {
   readonly onChange: (key: string) => void;
   readonly onNotice: (key: string, uid: string, notice: cmd.Notice) => void;
   readonly reconnectBaseMs?: number;
+  /**
+   * Ghost records: written before a launcher is first used and removed at release, so that a
+   * restarted handler reaches the launchers of VMIs deleted while it was down.
+   */
+  readonly records?: LauncherRecords;
+  /** Sees every launcher call (metrics). */
+  readonly observeCall?: CallObserver;
 }
 
 export interface LauncherObservation {
@@ -59,6 +70,7 @@ export class LauncherRegistry {
   uidsFor(key: string): string[] {
     const uids = new Set(this.cache.uids().filter((uid) => this.cache.get(uid)?.key === key));
     for (const [uid, conn] of this.#connections) if (conn.key === key) uids.add(uid);
+    for (const uid of this.#o.records?.uidsFor(key) ?? []) uids.add(uid);
     return [...uids];
   }
 
@@ -85,6 +97,7 @@ export class LauncherRegistry {
     this.#waitingSince.delete(uid);
     this.#failingSince.delete(uid);
     await conn?.close();
+    await this.#o.records?.remove(uid);
   }
 
   /** Closes every connection; the launchers and their VMs keep running. Idempotent. */
@@ -99,9 +112,13 @@ export class LauncherRegistry {
   async #state(target: ObserveTarget, signal: AbortSignal | undefined): Promise<LauncherState> {
     const { uid, vmi } = target;
     const existing = this.#connections.get(uid);
-    if (existing !== undefined) return existing.responsive() ? LauncherState.Ready : LauncherState.Unresponsive;
-    if (vmi === undefined || this.#closed) return LauncherState.Unresponsive;
-    const found = await discoverLauncherSocket(vmi, this.#o.nodeName, this.#o.podsDir);
+    if (existing !== undefined) {
+      if (existing.responsive()) return LauncherState.Ready;
+      await markLauncherUnresponsive(existing.client.socketPath);
+      return LauncherState.Unresponsive;
+    }
+    if (this.#closed) return LauncherState.Unresponsive;
+    const found = vmi === undefined ? await this.#recorded(uid) : await discoverLauncherSocket(vmi, this.#o.nodeName, this.#o.podsDir);
     const now = this.#o.now();
     switch (found.kind) {
       case 'no-pod':
@@ -113,6 +130,7 @@ export class LauncherRegistry {
         return now - since >= (this.#o.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS) ? LauncherState.Unresponsive : LauncherState.Initializing;
       }
       case 'found':
+        if (await isLauncherMarkedUnresponsive(found.path)) return LauncherState.Unresponsive;
         try {
           await this.#connect(target, found.path, signal);
           this.#failingSince.delete(uid);
@@ -121,9 +139,18 @@ export class LauncherRegistry {
           if (isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE') || isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
           this.#o.log.debug({ err, socket: found.path }, 'launcher does not answer yet');
           const since = this.#since(this.#failingSince, uid, now);
-          return now - since >= this.#o.watchdogMs ? LauncherState.Unresponsive : LauncherState.Unreachable;
+          if (now - since < this.#o.watchdogMs) return LauncherState.Unreachable;
+          await markLauncherUnresponsive(found.path);
+          return LauncherState.Unresponsive;
         }
     }
+  }
+
+  /** A VMI gone from the cluster is reached through its ghost record, if the socket is still there. */
+  async #recorded(uid: string): Promise<SocketDiscovery> {
+    const record = this.#o.records?.get(uid);
+    if (record === undefined || !(await isSocket(record.socketFile))) return { kind: 'no-pod' };
+    return { kind: 'found', podUid: '', path: record.socketFile };
   }
 
   #since(map: Map<string, number>, uid: string, now: number): number {
@@ -143,7 +170,13 @@ export class LauncherRegistry {
   }
 
   async #dial(target: ObserveTarget, path: string, signal: AbortSignal | undefined): Promise<LauncherConnection> {
-    const options = { ...(this.#o.timeouts === undefined ? {} : { timeouts: this.#o.timeouts }), ...(signal === undefined ? {} : { signal }) };
+    const options: ConnectOptions = {
+      ...(this.#o.timeouts === undefined ? {} : { timeouts: this.#o.timeouts }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(this.#o.observeCall === undefined ? {} : { observe: this.#o.observeCall }),
+    };
+    // Recorded before the first call, so a handler that dies right after still knows the socket.
+    await this.#o.records?.add({ ...splitVmiKey(target.key), socketFile: path, uid: target.uid });
     const client = await LauncherClient.connect(path, options);
     const log = this.#o.log.child({ uid: target.uid, socket: path });
     const conn = new LauncherConnection({

@@ -1,0 +1,148 @@
+// Everything podvirt-handler runs, wired in start-up order and torn down in reverse, without
+// touching process.* (main.ts owns flags and signals). Start: node unschedulable, ghost records
+// loaded, /healthz + /metrics up, node API listening, informer synced and workers running, then
+// the heartbeat makes the node schedulable. close(): not ready, node API and heartbeat stopped
+// (node unschedulable again), in-flight reconciles finished within the bound, launcher streams
+// closed — the VMs keep running.
+
+import type { Logger } from 'pino';
+import type { HandlerArgs } from './handler-args.js';
+import { HandlerController } from './handler-controller.js';
+import { GhostRecordStore } from './ghost-records/ghost-record-store.js';
+import { healthRoutes } from './health/health-routes.js';
+import { HttpEndpoints, type EndpointRoute } from './health/http-endpoints.js';
+import { Readiness } from './health/readiness.js';
+import { Heartbeat } from './heartbeat/heartbeat.js';
+import type { NodePatcher } from './heartbeat/node-patcher.js';
+import type { EventApi } from './kube/event-api.js';
+import type { VmiApi } from './kube/vmi-api.js';
+import { HandlerMetrics } from './metrics/handler-metrics.js';
+import { NodeApiServer } from './node-api/node-api-server.js';
+import { nodeApiService } from './node-api/node-api-service.js';
+import { NodeOperations } from './node-api/node-operations.js';
+import { VmiResolver } from './node-api/vmi-resolver.js';
+
+export type RuntimeArgs = Omit<HandlerArgs, 'kubeconfig'>;
+
+export interface HandlerRuntimeOptions {
+  readonly args: RuntimeArgs;
+  readonly vmiApi: VmiApi;
+  readonly eventApi: EventApi;
+  readonly nodePatcher: NodePatcher;
+  readonly log: Logger;
+  /** process_* metrics; main turns them on. */
+  readonly processMetrics?: boolean;
+}
+
+export class HandlerRuntime {
+  readonly controller: HandlerController;
+  readonly metrics: HandlerMetrics;
+  readonly heartbeat: Heartbeat;
+  readonly readiness = new Readiness();
+  readonly records: GhostRecordStore;
+  readonly #o: HandlerRuntimeOptions;
+  readonly #endpoints: HttpEndpoints[] = [];
+  #nodeApi: NodeApiServer | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: HandlerRuntimeOptions) {
+    this.#o = options;
+    const { args, log } = options;
+    this.records = new GhostRecordStore(args.ghostRecordDir, log.child({ subcomponent: 'ghost-records' }));
+    this.heartbeat = new Heartbeat({ nodeName: args.nodeName, patcher: options.nodePatcher, log: log.child({ subcomponent: 'heartbeat' }), intervalMs: args.heartbeatIntervalMs });
+    this.controller = new HandlerController({
+      nodeName: args.nodeName,
+      podsDir: args.podsDir,
+      vmiApi: options.vmiApi,
+      eventApi: options.eventApi,
+      log,
+      workers: args.workers,
+      watchdogMs: args.watchdogMs,
+      resyncPeriodMs: args.resyncPeriodMs,
+      records: this.records,
+      observeReconcile: (seconds, ok) => this.metrics.observeReconcile(seconds, ok),
+      observeLauncherCall: (method, code, seconds) => this.metrics.observeLauncherCall(method, code, seconds),
+    });
+    this.metrics = new HandlerMetrics({
+      nodeName: args.nodeName,
+      vmis: () => this.controller.informer.list(),
+      queueDepth: () => this.controller.queue.length,
+      processMetrics: options.processMetrics ?? false,
+    });
+    this.readiness.add('informer-synced', () => this.controller.informer.synced);
+    this.readiness.add('node-api-listening', () => this.#nodeApi !== undefined);
+  }
+
+  /** The HTTP ports actually bound: metrics first, then health when it is separate. */
+  get httpPorts(): number[] {
+    return this.#endpoints.map((e) => e.port);
+  }
+
+  get nodeApi(): NodeApiServer | undefined {
+    return this.#nodeApi;
+  }
+
+  /** Resolves once the handler is ready (false: `signal` aborted first); closes everything on failure. */
+  async start(signal: AbortSignal): Promise<boolean> {
+    try {
+      return await this.#start(signal);
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
+  async #start(signal: AbortSignal): Promise<boolean> {
+    const { args, log } = this.#o;
+    // First, as virt-handler does: no new VMIs land here until this handler is ready.
+    await this.heartbeat.markUnschedulable();
+    const records = await this.records.load();
+    log.info({ dir: this.records.dir, records: records.length }, 'ghost records loaded');
+    await this.#listenHttp();
+    const ops = new NodeOperations({
+      resolver: new VmiResolver({ nodeName: args.nodeName, local: this.controller.informer, remote: this.#o.vmiApi }),
+      launchers: this.controller.registry,
+      recorder: this.controller.recorder,
+      list: () => this.controller.informer.list(),
+      enqueue: (key) => this.controller.queue.add(key),
+      log: log.child({ subcomponent: 'node-api' }),
+    });
+    const service = nodeApiService(ops, log.child({ subcomponent: 'node-api' }), (method, code) => this.metrics.observeNodeApiCall(method, code));
+    const tls = args.nodeApiTls === undefined ? undefined : { ...args.nodeApiTls, host: args.nodeApiTls.address };
+    this.#nodeApi = await NodeApiServer.listen({ socketPath: args.nodeApiSocket, service, tls });
+    log.info({ socket: this.#nodeApi.socketPath, tlsPort: this.#nodeApi.tlsPort }, 'node API listening');
+    if (!(await this.controller.start(signal))) return false;
+    this.heartbeat.start();
+    log.info({ ready: this.readiness.report() }, 'handler ready');
+    return true;
+  }
+
+  async #listenHttp(): Promise<void> {
+    const { args, log } = this.#o;
+    const metrics: Record<string, EndpointRoute> = {
+      '/metrics': async () => ({ status: 200, contentType: this.metrics.contentType, body: await this.metrics.text() }),
+    };
+    const health = healthRoutes(this.readiness);
+    const groups = args.metricsPort === args.healthPort && args.metricsPort !== 0
+      ? [{ port: args.metricsPort, routes: { ...metrics, ...health } }]
+      : [{ port: args.metricsPort, routes: metrics }, { port: args.healthPort, routes: health }];
+    for (const { port, routes } of groups) {
+      const endpoints = await HttpEndpoints.listen({ host: args.httpAddress, port, routes });
+      this.#endpoints.push(endpoints);
+      log.info({ address: args.httpAddress, port: endpoints.port, paths: Object.keys(routes) }, 'HTTP endpoints listening');
+    }
+  }
+
+  /** Idempotent; see the file comment for the order. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.readiness.markShuttingDown();
+    await Promise.all([this.#nodeApi?.close(), this.heartbeat.close()]);
+    await this.controller.close(this.#o.args.shutdownGraceMs);
+    await Promise.all(this.#endpoints.map((e) => e.close()));
+  }
+}

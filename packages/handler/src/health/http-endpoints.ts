@@ -1,0 +1,79 @@
+// A small HTTP server for the handler's plain endpoints (/metrics, /healthz, /readyz): GET and
+// HEAD only, a route table, and a bounded close(). Binds 127.0.0.1 unless told otherwise, since
+// these endpoints carry no authentication.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HandlerError } from '../handler-error.js';
+
+export interface EndpointResponse {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+export type EndpointRoute = () => EndpointResponse | Promise<EndpointResponse>;
+
+export interface HttpEndpointsOptions {
+  readonly host: string;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  readonly routes: Readonly<Record<string, EndpointRoute>>;
+  readonly closeTimeoutMs?: number;
+}
+
+export class HttpEndpoints {
+  readonly #server: Server;
+  readonly #o: HttpEndpointsOptions;
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: Server, options: HttpEndpointsOptions) {
+    this.#server = server;
+    this.#o = options;
+  }
+
+  static async listen(options: HttpEndpointsOptions): Promise<HttpEndpoints> {
+    const server = createServer((req, res) => void serve(options.routes, req, res));
+    // Scrapes and probes are short; an idle keep-alive socket must not hold close() open.
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err) => reject(new HandlerError('HANDLER_ERR_LISTEN', `cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
+      server.listen(options.port, options.host, () => resolve());
+    });
+    return new HttpEndpoints(server, options);
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** Stops accepting, closes idle connections, and forces the rest after the bound. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= new Promise<void>((resolve) => {
+      const force = setTimeout(() => this.#server.closeAllConnections(), this.#o.closeTimeoutMs ?? 2_000);
+      this.#server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      this.#server.closeIdleConnections();
+    });
+    return this.#closing;
+  }
+}
+
+async function serve(routes: Readonly<Record<string, EndpointRoute>>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+  let out: EndpointResponse;
+  if (req.method !== 'GET' && req.method !== 'HEAD') out = { status: 405, contentType: 'text/plain', body: 'method not allowed\n' };
+  else if (route === undefined) out = { status: 404, contentType: 'text/plain', body: 'not found\n' };
+  else {
+    try {
+      out = await route();
+    } catch (err) {
+      out = { status: 500, contentType: 'text/plain', body: `${err instanceof Error ? err.message : String(err)}\n` };
+    }
+  }
+  res.writeHead(out.status, { 'content-type': out.contentType, 'content-length': Buffer.byteLength(out.body) });
+  res.end(req.method === 'HEAD' ? undefined : out.body);
+}

@@ -1,0 +1,105 @@
+// The node API's listeners: a unix socket on the host that only root reaches (directory 0700,
+// socket 0600 — the permission is the authentication), and optionally a TLS port that demands
+// a client certificate signed by the given CA. close() is graceful within a bound, then forced.
+
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { node } from '@podvirt/proto';
+import { HandlerError } from '../handler-error.js';
+
+export interface NodeApiTls {
+  readonly host: string;
+  readonly port: number;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly clientCaFile: string;
+}
+
+export interface NodeApiServerOptions {
+  readonly socketPath: string;
+  readonly service: node.NodeServer;
+  readonly tls?: NodeApiTls | undefined;
+  readonly closeTimeoutMs?: number;
+}
+
+export class NodeApiServer {
+  readonly socketPath: string;
+  /** The TLS port actually bound (0 when there is none). */
+  readonly tlsPort: number;
+  readonly #server: grpc.Server;
+  readonly #closeTimeoutMs: number;
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: grpc.Server, socketPath: string, tlsPort: number, closeTimeoutMs: number) {
+    this.#server = server;
+    this.socketPath = socketPath;
+    this.tlsPort = tlsPort;
+    this.#closeTimeoutMs = closeTimeoutMs;
+  }
+
+  static async listen(options: NodeApiServerOptions): Promise<NodeApiServer> {
+    const { socketPath } = options;
+    const dir = dirname(socketPath);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+    // A socket left by a killed handler would make the bind fail with EADDRINUSE.
+    await rm(socketPath, { force: true });
+    const server = new grpc.Server();
+    server.addService(node.NodeService, options.service);
+    let tlsPort = 0;
+    try {
+      await bind(server, `unix:${socketPath}`, grpc.ServerCredentials.createInsecure());
+      await chmod(socketPath, 0o600);
+      if (options.tls !== undefined) tlsPort = await bind(server, `${hostPort(options.tls.host, options.tls.port)}`, await tlsCredentials(options.tls));
+    } catch (err) {
+      server.forceShutdown();
+      await rm(socketPath, { force: true });
+      throw err;
+    }
+    return new NodeApiServer(server, socketPath, tlsPort, options.closeTimeoutMs ?? 2_000);
+  }
+
+  /** Lets running calls finish within the bound, then cuts them; removes the socket. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          this.#server.forceShutdown();
+          resolve();
+        }, this.#closeTimeoutMs);
+        this.#server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+      await rm(this.socketPath, { force: true });
+    })();
+    return this.#closing;
+  }
+}
+
+async function tlsCredentials(tls: NodeApiTls): Promise<grpc.ServerCredentials> {
+  const read = async (flag: string, path: string): Promise<Buffer> => {
+    try {
+      return await readFile(path);
+    } catch (err) {
+      throw new HandlerError('HANDLER_ERR_LISTEN', `cannot read ${flag} ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const [ca, cert, key] = await Promise.all([read('--tls-client-ca', tls.clientCaFile), read('--tls-cert', tls.certFile), read('--tls-key', tls.keyFile)]);
+  // true: a client without a certificate signed by `ca` is refused during the handshake.
+  return grpc.ServerCredentials.createSsl(ca, [{ private_key: key, cert_chain: cert }], true);
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function bind(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> {
+  return new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, credentials, (err, port) =>
+      err === null ? resolve(port) : reject(new HandlerError('HANDLER_ERR_LISTEN', `node API cannot listen on ${address}: ${err.message}`, { cause: err })),
+    ),
+  );
+}

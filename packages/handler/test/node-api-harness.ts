@@ -1,0 +1,105 @@
+// A handler's node API end to end in one process: HandlerController over the in-memory API
+// server, a fake launcher on a real unix socket, and NodeApiServer on a temp socket, with a
+// promise-returning client. Everything is closed by the test context, leak checks included.
+
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { node } from '@podvirt/proto';
+import { HandlerController } from '../src/handler-controller.js';
+import { NodeApiServer, type NodeApiTls } from '../src/node-api/node-api-server.js';
+import { nodeApiService } from '../src/node-api/node-api-service.js';
+import { NodeOperations } from '../src/node-api/node-operations.js';
+import { VmiResolver } from '../src/node-api/vmi-resolver.js';
+import { FakeEvents, FakeKube } from './fake-kube.js';
+import { FakeLauncher } from './fake-launcher.js';
+import { makeVmi, NODE, quietLog, type VmiShape } from './fixtures.js';
+
+export const KEY = 'default/vm1';
+
+export interface NodeApiHarness {
+  readonly dir: string;
+  readonly kube: FakeKube;
+  readonly events: FakeEvents;
+  readonly launcher: FakeLauncher;
+  readonly server: NodeApiServer;
+  readonly calls: string[];
+  vmi(): VirtualMachineInstance;
+  call<Res>(method: keyof node.NodeClient & string, request: unknown, client?: node.NodeClient): Promise<Res>;
+}
+
+/** `tls` file names are relative to the harness dir, which `prepare` fills first. */
+export async function nodeApiHarness(
+  t: TestContext,
+  shape: VmiShape = {},
+  tls?: Omit<NodeApiTls, 'host' | 'port'>,
+  prepare?: (dir: string) => Promise<void>,
+): Promise<NodeApiHarness> {
+  const dir = await mkdtemp(join(tmpdir(), 'pvh-api-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await prepare?.(dir);
+  const launcher = await FakeLauncher.start({ podsDir: dir, podUid: 'p1' });
+  t.after(() => launcher.close());
+  const kube = new FakeKube();
+  const events = new FakeEvents();
+  kube.create(makeVmi(shape));
+  const controller = new HandlerController({
+    nodeName: NODE, podsDir: dir, vmiApi: kube, eventApi: events, log: quietLog(), workers: 2, watchdogMs: 30_000,
+    resyncPeriodMs: 60_000, launcherTimeouts: { shortMs: 500, longMs: 2_000 }, backoff: { baseDelayMs: 50, maxDelayMs: 400 }, reconnectBaseMs: 20,
+  });
+  t.after(async () => {
+    await controller.close(2_000);
+    assert.equal(launcher.openStreams, 0, 'WatchDomain streams left open');
+  });
+  const ops = new NodeOperations({
+    resolver: new VmiResolver({ nodeName: NODE, local: controller.informer, remote: kube }),
+    launchers: controller.registry,
+    recorder: controller.recorder,
+    list: () => controller.informer.list(),
+    enqueue: (key) => controller.queue.add(key),
+    log: quietLog(),
+  });
+  const calls: string[] = [];
+  const service = nodeApiService(ops, quietLog(), (method, code) => calls.push(`${method} ${code}`));
+  const server = await NodeApiServer.listen({
+    socketPath: join(dir, 'node-api', 'node.sock'), service,
+    tls: tls === undefined
+      ? undefined
+      : { host: '127.0.0.1', port: 0, certFile: join(dir, tls.certFile), keyFile: join(dir, tls.keyFile), clientCaFile: join(dir, tls.clientCaFile) },
+  });
+  t.after(() => server.close());
+  const ac = new AbortController();
+  t.after(() => ac.abort());
+  await controller.start(ac.signal);
+  const client = new node.NodeClient(`unix:${server.socketPath}`, grpc.credentials.createInsecure());
+  t.after(() => client.close());
+  return {
+    dir, kube, events, launcher, server, calls,
+    vmi: () => kube.current(KEY) ?? assert.fail('VMI vanished'),
+    call: (method, request, via = client) => unary(via, method, request),
+  };
+}
+
+export function unary<Res>(client: node.NodeClient, method: string, request: unknown): Promise<Res> {
+  const fn = (client as unknown as Record<string, grpc.requestCallback<Res> & ((...a: unknown[]) => unknown)>)[method];
+  if (fn === undefined) throw new Error(`no method ${method}`);
+  return new Promise<Res>((resolve, reject) => {
+    fn.call(client, request, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (err: grpc.ServiceError | null, res?: Res) =>
+      err === null ? resolve(res as Res) : reject(err),
+    );
+  });
+}
+
+/** Matches a gRPC failure by status code and a fragment of its details. */
+export function grpcFailure(code: grpc.status, details: RegExp) {
+  return (err: unknown): boolean => {
+    const e = err as grpc.ServiceError;
+    assert.equal(grpc.status[e.code], grpc.status[code], e.details);
+    assert.match(e.details, details);
+    return true;
+  };
+}

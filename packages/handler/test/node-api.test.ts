@@ -1,0 +1,149 @@
+// The node API against a fake launcher: each operation reaches the launcher, records
+// KubeVirt's Event, and shows in the VMI status through the normal reconcile; refusals carry
+// the status codes node.proto documents and say why.
+import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { test } from 'node:test';
+import { status } from '@grpc/grpc-js';
+import { NODE_NAME_LABEL } from '@podvirt/api';
+import type { cmd, node } from '@podvirt/proto';
+import { eventually } from './eventually.js';
+import { makeVmi } from './fixtures.js';
+import { grpcFailure, KEY, nodeApiHarness, type NodeApiHarness } from './node-api-harness.js';
+
+const REF = { namespace: 'default', name: 'vm1' };
+
+async function running(h: NodeApiHarness, agent = true): Promise<void> {
+  await eventually(() => h.vmi().status?.phase === 'Running');
+  h.launcher.setDomain({ agentConnected: agent });
+  await eventually(() => (h.vmi().status?.conditions?.some((c) => c.type === 'AgentConnected') ?? false) === agent);
+}
+
+const paused = (h: NodeApiHarness) => h.vmi().status?.conditions?.find((c) => c.type === 'Paused');
+
+test('the socket is root-only: directory 0700, socket 0600, removed on close', async (t) => {
+  const h = await nodeApiHarness(t);
+  assert.equal((await stat(dirname(h.server.socketPath))).mode & 0o777, 0o700);
+  assert.equal((await stat(h.server.socketPath)).mode & 0o777, 0o600);
+  await h.server.close();
+  await assert.rejects(stat(h.server.socketPath), { code: 'ENOENT' });
+});
+
+test('pause → condition Paused (PausedByUser) and Event Paused; pausing again is refused; unpause clears it', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  const res = await h.call<node.OperationResponse>('pause', REF);
+  assert.equal(res.uid, h.vmi().metadata.uid);
+  await eventually(() => paused(h)?.reason === 'PausedByUser');
+  assert.ok(h.events.reasons().includes('Paused'));
+  assert.equal(h.vmi().status?.phase, 'Running', 'a paused VMI stays Running');
+  await assert.rejects(h.call('pause', REF), grpcFailure(status.FAILED_PRECONDITION, /VMI default\/vm1 is already paused/));
+  await assert.rejects(h.call('softReboot', REF), grpcFailure(status.FAILED_PRECONDITION, /is paused/));
+
+  await h.call('unpause', REF);
+  await eventually(() => paused(h) === undefined);
+  assert.ok(h.events.reasons().includes('Unpaused'));
+  await assert.rejects(h.call('unpause', REF), grpcFailure(status.FAILED_PRECONDITION, /is not paused/));
+  assert.deepEqual(h.calls.slice(0, 3), ['Pause OK', 'Pause FAILED_PRECONDITION', 'SoftReboot FAILED_PRECONDITION']);
+});
+
+test('freeze → fsFreezeStatus frozen; unfreeze thaws; an unfreeze timeout thaws by itself', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 0 });
+  await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
+  await h.call('unfreeze', REF);
+  await eventually(() => h.vmi().status?.fsFreezeStatus === undefined);
+
+  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 1 });
+  await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
+  await eventually(() => h.vmi().status?.fsFreezeStatus === undefined, 3_000);
+  await assert.rejects(h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: -1 }), grpcFailure(status.INVALID_ARGUMENT, /unfreeze_timeout_seconds/));
+  await assert.rejects(h.call('freeze', { unfreezeTimeoutSeconds: 0 }), grpcFailure(status.INVALID_ARGUMENT, /^vmi\.namespace is required$/));
+  assert.ok(!h.events.reasons().includes('!FreezeError'));
+});
+
+test('a failed freeze is a FreezeError Warning and the launcher\'s status reaches the caller', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h, false);
+  await assert.rejects(h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 0 }), grpcFailure(status.FAILED_PRECONDITION, /Freeze: no guest agent connected/));
+  await eventually(() => h.events.reasons().includes('!FreezeError'));
+  const event = h.events.events.find((e) => e.reason === 'FreezeError');
+  assert.match(event?.message ?? '', /no guest agent/);
+});
+
+test('soft reboot and reset record SoftRebooted and Reset; soft reboot needs an agent or ACPI', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h, false);
+  await h.call('softReboot', REF);
+  await h.call('reset', REF);
+  assert.deepEqual(h.launcher.calls.filter((c) => c === 'SoftReboot' || c === 'Reset'), ['SoftReboot', 'Reset']);
+  await eventually(() => h.events.reasons().includes('SoftRebooted') && h.events.reasons().includes('Reset'));
+
+  const noAcpi = await nodeApiHarness(t, { acpi: false });
+  await running(noAcpi, false);
+  await assert.rejects(noAcpi.call('softReboot', REF), grpcFailure(status.FAILED_PRECONDITION, /neither a guest agent connected nor ACPI enabled/));
+  await running(noAcpi, true);
+  await noAcpi.call('softReboot', REF);
+});
+
+test('operations on a VMI that is not running yet are refused', async (t) => {
+  const h = await nodeApiHarness(t, { phase: 'Scheduled' });
+  h.launcher.hang();
+  await assert.rejects(h.call('pause', REF), grpcFailure(status.FAILED_PRECONDITION, /VMI default\/vm1 is not running/));
+  await assert.rejects(h.call('reset', REF), grpcFailure(status.FAILED_PRECONDITION, /is not running/));
+  h.launcher.resume();
+});
+
+test('a missing VMI is NOT_FOUND; one on another node is FAILED_PRECONDITION naming that node', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  await assert.rejects(h.call('pause', { namespace: 'default', name: 'ghost' }), grpcFailure(status.NOT_FOUND, /^VMI default\/ghost not found$/));
+  const elsewhere = makeVmi({ name: 'far', uid: 'uid-far' });
+  elsewhere.metadata.labels = { [NODE_NAME_LABEL]: 'node02' };
+  elsewhere.status = { ...elsewhere.status, nodeName: 'node02' };
+  h.kube.create(elsewhere);
+  await assert.rejects(h.call('pause', { namespace: 'default', name: 'far' }), grpcFailure(status.FAILED_PRECONDITION, /runs on node node02, not on node01/));
+  await assert.rejects(h.call('guestOsInfo', { namespace: 'default', name: 'far' }), grpcFailure(status.FAILED_PRECONDITION, /node02/));
+  await assert.rejects(h.call('pause', { namespace: 'default', name: '' }), grpcFailure(status.INVALID_ARGUMENT, /^request\.name is required$/));
+  assert.equal(h.kube.current(KEY)?.status?.conditions?.some((c) => c.type === 'Paused'), false, 'nothing else disturbed');
+});
+
+test('guest info, users and filesystems need the agent; List shows this node\'s VMIs with their domains', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h, false);
+  await assert.rejects(h.call('userList', REF), grpcFailure(status.FAILED_PRECONDITION, /has no guest agent connected/));
+  h.launcher.setDomain({ agentConnected: true });
+  await eventually(() => h.vmi().status?.conditions?.some((c) => c.type === 'AgentConnected') === true);
+  assert.equal((await h.call<cmd.GuestInfo>('guestOsInfo', REF)).hostname, 'fake-guest');
+  assert.deepEqual((await h.call<cmd.GuestUserList>('userList', REF)).users.map((u) => u.userName), ['root']);
+  assert.deepEqual((await h.call<cmd.GuestFilesystemList>('filesystemList', REF)).filesystems.map((f) => f.mountPoint), ['/']);
+
+  const list = await h.call<node.ListResponse>('list', { namespace: '' });
+  assert.deepEqual(list.vmis, [{
+    namespace: 'default', name: 'vm1', uid: h.vmi().metadata.uid, phase: 'Running', nodeName: 'node01',
+    domainState: 'Running', domainReason: 'Booted', paused: false, agentConnected: true, fsFreezeStatus: '',
+  }]);
+  assert.deepEqual((await h.call<node.ListResponse>('list', { namespace: 'other' })).vmis, []);
+});
+
+test('a launcher that does not answer makes the call UNAVAILABLE or DEADLINE_EXCEEDED, not a hang', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  await h.launcher.close();
+  await assert.rejects(h.call('pause', REF), (err: { code: number }) => [status.UNAVAILABLE, status.DEADLINE_EXCEEDED].includes(err.code));
+});
+
+test('back-to-back pause, unpause, pause: each call sees the previous one (read-your-writes)', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  for (let i = 0; i < 3; i++) {
+    await h.call('pause', REF);
+    await h.call('unpause', REF);
+  }
+  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 0 });
+  await h.call('unfreeze', REF);
+  assert.deepEqual(h.calls.filter((c) => !c.endsWith(' OK')), []);
+  await eventually(() => paused(h) === undefined && h.vmi().status?.fsFreezeStatus === undefined);
+});

@@ -1,0 +1,117 @@
+// podvirt-handler at scale with launchers that run no VM (so the handler is all that is
+// measured): the real handler binary against the testbed API server, N VMIs whose launchers are
+// in-process fakes. Prints the handler's RSS idle and with N VMIs Running, the time until all
+// N are Running, and the time a SIGKILLed-and-restarted handler needs to re-adopt them all
+// (every launcher's domain stream open again, nothing marked Failed). Asserts nothing.
+//
+//   node test/dist/bench/handler-scale.js [vmis ...]      (default: 100 20)
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { startTestApiServer, type TestApiServer } from '../e2e/testbed-helpers.js';
+import { repoRoot, StackProcess } from '../testbed/index.js';
+import { BenchLauncher } from './handler-fake-launchers.js';
+
+const NODE = 'bench-node';
+const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: 'default', plural: 'virtualmachineinstances' };
+const handlerBin = join(repoRoot(import.meta.url), 'packages/handler/bin/podvirt-handler.js');
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(20);
+  }
+}
+
+function startHandler(api: TestApiServer, dir: string, podsDir: string): StackProcess {
+  return new StackProcess({
+    name: 'handler',
+    argv: [process.execPath, handlerBin, '--kubeconfig', api.kubeconfigPath, '--node-name', NODE, '--pods-dir', podsDir,
+      '--ghost-record-dir', join(dir, 'records'), '--node-api-socket', join(dir, 'node.sock'), '--metrics-port', '0', '--health-port', '0'],
+    env: { ...process.env },
+  });
+}
+
+async function runningCount(custom: CustomObjectsApi): Promise<{ running: number; failed: number }> {
+  const list = (await custom.listNamespacedCustomObject(VMI_API)) as { items: Array<{ status?: { phase?: string } }> };
+  return {
+    running: list.items.filter((v) => v.status?.phase === 'Running').length,
+    failed: list.items.filter((v) => v.status?.phase === 'Failed').length,
+  };
+}
+
+async function createVmi(custom: CustomObjectsApi, i: number): Promise<void> {
+  const name = `bench-${i}`;
+  const created = (await custom.createNamespacedCustomObject({
+    ...VMI_API,
+    body: {
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance',
+      metadata: { name, namespace: 'default' },
+      spec: { domain: { devices: {}, resources: { requests: { memory: '128Mi' } } } },
+    },
+  })) as Record<string, unknown>;
+  // What the controller would have written by the time the launcher pod runs.
+  const status = { phase: 'Scheduled', nodeName: NODE, activePods: { [`p${i}`]: NODE } };
+  await custom.replaceNamespacedCustomObjectStatus({ ...VMI_API, name, body: { ...created, status } });
+  // Only now does the VMI enter this node's informer, complete, as it would after scheduling.
+  await custom.patchNamespacedCustomObject(
+    { ...VMI_API, name, body: { metadata: { labels: { 'kubevirt.io/nodeName': NODE } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+async function scale(n: number): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'pvb-'));
+  const podsDir = join(dir, 'p');
+  const api = await startTestApiServer();
+  const launchers: BenchLauncher[] = [];
+  let handler: StackProcess | undefined;
+  try {
+    const kc = api.kubeConfig;
+    await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: NODE } } });
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    handler = startHandler(api, dir, podsDir);
+    const h = handler;
+    await until('handler ready', () => h.lines.some((l) => l.msg === 'handler ready'));
+    await sleep(2_000);
+    const idle = await rssMiB(h.pid);
+
+    for (let i = 0; i < n; i++) launchers.push(await BenchLauncher.start(podsDir, `p${i}`));
+    const createdAt = performance.now();
+    for (let i = 0; i < n; i++) await createVmi(custom, i);
+    await until(`${n} Running`, async () => (await runningCount(custom)).running === n, 120_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${h.tail(20)}`);
+    });
+    const allRunningMs = performance.now() - createdAt;
+    await sleep(3_000);
+    const loaded = await rssMiB(h.pid);
+
+    h.kill('SIGKILL');
+    await h.exited;
+    await until('streams closed', () => launchers.every((l) => l.openStreams === 0), 10_000);
+    const restartAt = performance.now();
+    handler = startHandler(api, dir, podsDir);
+    await until('re-adopted', () => launchers.every((l) => l.openStreams === 1));
+    const readoptMs = performance.now() - restartAt;
+    const after = await runningCount(custom);
+    console.log(`handler with ${n} fake launchers: RSS idle ${idle.toFixed(1)} MiB, with ${n} Running ${loaded.toFixed(1)} MiB; ` +
+      `create → all Running ${(allRunningMs / 1000).toFixed(2)} s; restart (spawn) → all ${n} re-adopted ${(readoptMs / 1000).toFixed(2)} s; ` +
+      `after restart ${after.running} Running, ${after.failed} Failed`);
+  } finally {
+    await handler?.stop(10_000);
+    for (const l of launchers) l.close();
+    await api.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const sizes = process.argv.slice(2).map(Number);
+for (const n of sizes.length > 0 ? sizes : [100, 20]) await scale(n);
