@@ -128,3 +128,10 @@ export async function cpuTicks(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
 }
+
+/** The pid as seen inside the process's own (innermost) PID namespace, from NSpid. */
+export async function namespacePid(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+  const nspid = status?.match(/^NSpid:\s+(.+)$/m)?.[1]?.trim().split(/\s+/);
+  return nspid === undefined ? undefined : Number(nspid[nspid.length - 1]);
+}
