@@ -116,13 +116,15 @@ class Attempt {
     if (decision.addFinalizer) await this.setFinalizers([...finalizers, VMI_FINALIZER]);
     if (decision.createPod) await this.createPod();
     for (const name of decision.deletePods) await this.deletePod(name);
-    if (decision.nodeNameLabel !== undefined) {
-      const labels = { [NODE_NAME_LABEL]: decision.nodeNameLabel };
-      this.vmi = await this.deps.vmiClient.patchMetadata(this.namespace, this.name, { labels }, this.signal);
-    }
     if (decision.statusChanged) {
       this.vmi = await this.deps.vmiClient.replaceStatus({ ...this.vmi, status: decision.status }, this.signal);
       this.deps.log.debug({ phase: decision.status.phase }, 'status written');
+    }
+    // The label hands the VMI to its node's handler: only once status.nodeName says the same,
+    // so the handler never acts on a VMI whose scheduling the controller has not recorded.
+    if (decision.nodeNameLabel !== undefined) {
+      const labels = { [NODE_NAME_LABEL]: decision.nodeNameLabel };
+      this.vmi = await this.deps.vmiClient.patchMetadata(this.namespace, this.name, { labels }, this.signal);
     }
     if (decision.removeFinalizer) await this.setFinalizers((this.vmi.metadata.finalizers ?? []).filter((f) => f !== VMI_FINALIZER));
     for (const event of decision.events) await this.deps.events.record(this.vmi, event.type, event.reason, event.message);

@@ -54,17 +54,17 @@ describe('syncVmi', () => {
     assert.deepEqual(cluster.calls, ['create pod', 'status Pending']);
   });
 
-  test('a status conflict is retried on a fresh object', async () => {
+  test('a status conflict is retried on a fresh object; the node label follows the status', async () => {
     const { cluster, deps } = setup();
     cluster.addVmi(vmiFixture({ status: { phase: 'Scheduling' } }));
     cluster.addPod(launcherPod({ node: 'node01', phase: 'Running', ready: true }));
     cluster.conflictsToInject = 1;
     await syncVmi(deps, 'default/testvmi');
     assert.deepEqual(cluster.calls, [
-      'patch {"labels":{"kubevirt.io/nodeName":"node01"}}',
       'status Scheduled',
       'read',
       'status Scheduled',
+      'patch {"labels":{"kubevirt.io/nodeName":"node01"}}',
     ]);
     const vmi = cluster.vmi('default', 'testvmi');
     assert.equal(vmi.status?.phase, 'Scheduled');

@@ -3,7 +3,8 @@
 // bound, closes the launcher streams, marks the node unschedulable and exits 0 — the VMs keep
 // running in their pods.
 
-import { KubeConfig } from '@kubernetes/client-node';
+import { homedir } from 'node:os';
+import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { HANDLER_USAGE, parseHandlerArgs, type HandlerArgs } from './handler-args.js';
 import { isHandlerError } from './handler-error.js';
@@ -24,15 +25,19 @@ try {
   process.exit(2);
 }
 
-const kc = new KubeConfig();
-if (args.kubeconfig === undefined) kc.loadFromDefault();
-else kc.loadFromFile(args.kubeconfig);
+let kube: KubeClient;
+try {
+  kube = await KubeClient.create(await loadKubeConfig({ kubeconfig: args.kubeconfig, env: process.env, homeDir: homedir() }), { userAgent: 'podvirt-handler' });
+} catch (err) {
+  log.fatal({ err }, 'cannot load the Kubernetes client configuration');
+  process.exit(1);
+}
 
 const runtime = new HandlerRuntime({
   args,
-  vmiApi: new KubeVmiApi(kc),
-  eventApi: new KubeEventApi(kc),
-  nodePatcher: new KubeNodePatcher(kc),
+  vmiApi: new KubeVmiApi(kube),
+  eventApi: new KubeEventApi(kube),
+  nodePatcher: new KubeNodePatcher(kube),
   log: log.child({ node: args.nodeName }),
   processMetrics: true,
 });
@@ -42,7 +47,7 @@ const stop = (signal: NodeJS.Signals): void => {
   if (stopping.signal.aborted) return;
   log.info({ signal }, 'stopping');
   stopping.abort();
-  runtime.close().then(
+  runtime.close().then(() => kube.close()).then(
     () => {
       log.info('stopped');
       process.exit(0);

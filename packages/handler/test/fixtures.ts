@@ -17,6 +17,8 @@ export interface VmiShape {
   podUid?: string;
   memory?: string;
   scheduledAtMs?: number;
+  /** Labelled for this node, but status.nodeName not yet written by the controller. */
+  nodeNameUnset?: boolean;
 }
 
 export function makeVmi(shape: VmiShape = {}): VirtualMachineInstance {
@@ -44,7 +46,7 @@ export function makeVmi(shape: VmiShape = {}): VirtualMachineInstance {
     },
     status: {
       phase: shape.phase ?? 'Scheduled',
-      nodeName: NODE,
+      ...(shape.nodeNameUnset === true ? {} : { nodeName: NODE }),
       activePods: { [shape.podUid ?? 'p1']: NODE },
       ...(shape.scheduledAtMs === undefined
         ? {}

@@ -166,3 +166,14 @@ test('status conflicts are retried on a fresh object', async (t) => {
   await eventually(() => phase(h) === 'Running');
   assert.equal(h.vmi().metadata.annotations?.['touched'] !== undefined, true, 'the competing write survived');
 });
+
+test('a VMI labelled for this node before the controller recorded status.nodeName is left alone until it has', async (t) => {
+  const h = await harness(t, { phase: 'Scheduling', nodeNameUnset: true });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(phase(h), 'Scheduling', 'the handler must not move a VMI the controller has not handed over');
+  assert.deepEqual(h.launcher.calls.filter((c) => c === 'Sync'), []);
+  h.kube.modify(KEY, (vmi) => {
+    vmi.status = { ...vmi.status, phase: 'Scheduled', nodeName: NODE };
+  });
+  await eventually(() => phase(h) === 'Running');
+});

@@ -1,45 +1,40 @@
-// EventApi over the real API server (core/v1 Events).
+// EventApi over the real API server (core/v1 Events) through the thin Kubernetes client.
 
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { MERGE_PATCH, type KubeClient } from '@podvirt/kube-runtime';
 import type { CoreEvent, EventApi, EventCountPatch } from './event-api.js';
 import { fromKubeError } from './kube-error.js';
 
-export class KubeEventApi implements EventApi {
-  readonly #core: CoreV1Api;
+function eventsPath(namespace: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+}
 
-  constructor(kc: KubeConfig) {
-    this.#core = kc.makeApiClient(CoreV1Api);
+export class KubeEventApi implements EventApi {
+  readonly #client: KubeClient;
+
+  constructor(client: KubeClient) {
+    this.#client = client;
   }
 
   async create(event: CoreEvent, signal: AbortSignal): Promise<CoreEvent> {
-    signal.throwIfAborted();
     try {
-      // Timestamps stay RFC 3339 strings; the client's serializer passes strings through.
-      const res = await this.#core.createNamespacedEvent({ namespace: event.metadata.namespace, body: event as unknown as CoreV1Event });
-      return merged(event, res);
+      const res = await this.#client.request<Partial<CoreEvent>>({ method: 'POST', path: eventsPath(event.metadata.namespace), body: event, signal });
+      return {
+        ...event,
+        metadata: { name: res.metadata?.name ?? event.metadata.name, namespace: res.metadata?.namespace ?? event.metadata.namespace },
+        count: res.count ?? event.count,
+      };
     } catch (err) {
       throw fromKubeError(err, `create event ${event.reason}`);
     }
   }
 
   async patchCount(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<CoreEvent> {
-    signal.throwIfAborted();
     try {
-      const res = await this.#core.patchNamespacedEvent(
-        { namespace, name, body: patch },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-      return res as unknown as CoreEvent;
+      return await this.#client.request<CoreEvent>({
+        method: 'PATCH', path: `${eventsPath(namespace)}/${encodeURIComponent(name)}`, body: patch, contentType: MERGE_PATCH, signal,
+      });
     } catch (err) {
       throw fromKubeError(err, `patch event ${namespace}/${name}`);
     }
   }
-}
-
-function merged(sent: CoreEvent, res: CoreV1Event): CoreEvent {
-  return {
-    ...sent,
-    metadata: { name: res.metadata.name ?? sent.metadata.name, namespace: res.metadata.namespace ?? sent.metadata.namespace },
-    count: res.count ?? sent.count,
-  };
 }

@@ -1,75 +1,59 @@
-// VmiApi over the real API server: list and status writes through CustomObjectsApi, watches
-// through client-node's Watch (a streaming GET), errors through the one kube error table.
+// VmiApi over the real API server through the thin Kubernetes client: a cluster-wide list and
+// watch of the VMIs labelled for this node, get, and status writes to the status subresource.
 
-import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '@podvirt/kube-runtime';
 import { VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance } from '@podvirt/api';
-import { HandlerError, isHandlerError } from '../handler-error.js';
+import { isHandlerError } from '../handler-error.js';
 import { fromKubeError } from './kube-error.js';
-import type { VmiApi, VmiList, VmiWatchEvent, WatchEventType } from './vmi-api.js';
+import type { VmiApi, VmiList, VmiWatchEvent } from './vmi-api.js';
 
 // The server ends a watch after this long and the informer resumes from the last version; a
 // bounded watch also notices a silently dead connection.
 const WATCH_TIMEOUT_SECONDS = 300;
-const WATCH_TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
+// A watch that sent nothing for longer than the server's own bound has died without a FIN.
+const WATCH_IDLE_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
+const ROOT = `/apis/${VMI_GROUP}/${VMI_VERSION}`;
+
+function vmiPath(namespace: string, name: string): string {
+  return `${ROOT}/namespaces/${encodeURIComponent(namespace)}/${VMI_PLURAL}/${encodeURIComponent(name)}`;
+}
 
 export class KubeVmiApi implements VmiApi {
-  readonly #kc: KubeConfig;
-  readonly #custom: CustomObjectsApi;
+  readonly #client: KubeClient;
 
-  constructor(kc: KubeConfig) {
-    this.#kc = kc;
-    this.#custom = kc.makeApiClient(CustomObjectsApi);
+  constructor(client: KubeClient) {
+    this.#client = client;
   }
 
   async list(labelSelector: string, signal: AbortSignal): Promise<VmiList> {
-    signal.throwIfAborted();
     try {
-      const res = (await this.#custom.listClusterCustomObject({ group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, labelSelector })) as {
-        items?: VirtualMachineInstance[];
-        metadata?: { resourceVersion?: string };
-      };
+      const res = await this.#client.request<{ items?: VirtualMachineInstance[]; metadata?: { resourceVersion?: string } }>({
+        path: `${ROOT}/${VMI_PLURAL}`, query: { labelSelector }, signal,
+      });
       return { items: res.items ?? [], resourceVersion: res.metadata?.resourceVersion ?? '' };
     } catch (err) {
       throw fromKubeError(err, 'list VMIs');
     }
   }
 
-  watch(labelSelector: string, resourceVersion: string, onEvent: (event: VmiWatchEvent) => void, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let controller: AbortController | undefined;
-      let settled = false;
-      const finish = (err?: unknown): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        controller?.abort();
-        if (err === undefined || err === null) resolve();
-        else reject(fromKubeError(err, 'watch VMIs'));
-      };
-      const onAbort = (): void => finish();
-      if (signal.aborted) return resolve();
-      signal.addEventListener('abort', onAbort, { once: true });
-      const query = { labelSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
-      new Watch(this.#kc)
-        .watch(`/apis/${VMI_GROUP}/${VMI_VERSION}/${VMI_PLURAL}`, query, (type: string, object: unknown) => {
-          if (type === 'ERROR') {
-            const status = object as { code?: number; message?: string };
-            finish(new HandlerError(status.code === 410 ? 'HANDLER_ERR_WATCH_EXPIRED' : 'HANDLER_ERR_KUBE', `watch VMIs: ${status.message ?? 'error'}`));
-          } else if (WATCH_TYPES.has(type) && !settled) {
-            onEvent({ type: type as WatchEventType, object: object as VirtualMachineInstance });
-          }
-        }, (err: unknown) => finish(err))
-        .then((c) => {
-          controller = c;
-          if (settled) c.abort();
-        }, finish);
+  async watch(labelSelector: string, resourceVersion: string, onEvent: (event: VmiWatchEvent) => void, signal: AbortSignal): Promise<void> {
+    const events = this.#client.watch<VirtualMachineInstance>({
+      path: `${ROOT}/${VMI_PLURAL}`,
+      query: { labelSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS },
+      idleTimeoutMs: WATCH_IDLE_MS,
+      signal,
     });
+    try {
+      for await (const event of events) onEvent(event);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw fromKubeError(err, 'watch VMIs');
+    }
   }
 
   async get(namespace: string, name: string, signal: AbortSignal): Promise<VirtualMachineInstance | undefined> {
-    signal.throwIfAborted();
     try {
-      return (await this.#custom.getNamespacedCustomObject({ group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, namespace, name })) as VirtualMachineInstance;
+      return await this.#client.request<VirtualMachineInstance>({ path: vmiPath(namespace, name), signal });
     } catch (err) {
       const e = fromKubeError(err, `get VMI ${namespace}/${name}`);
       if (isHandlerError(e, 'HANDLER_ERR_KUBE_NOT_FOUND')) return undefined;
@@ -78,13 +62,10 @@ export class KubeVmiApi implements VmiApi {
   }
 
   async updateStatus(vmi: VirtualMachineInstance, signal: AbortSignal): Promise<VirtualMachineInstance> {
-    signal.throwIfAborted();
     const namespace = vmi.metadata.namespace ?? '';
     const name = vmi.metadata.name ?? '';
     try {
-      return (await this.#custom.replaceNamespacedCustomObjectStatus({
-        group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, namespace, name, body: vmi,
-      })) as VirtualMachineInstance;
+      return await this.#client.request<VirtualMachineInstance>({ method: 'PUT', path: `${vmiPath(namespace, name)}/status`, body: vmi, signal });
     } catch (err) {
       throw fromKubeError(err, `update status of VMI ${namespace}/${name}`);
     }

@@ -1,5 +1,6 @@
 // The small slice of the Kubernetes API the handler needs for VMIs, as a role interface: the
-// real implementation speaks HTTP through @kubernetes/client-node, tests use an in-memory one.
+// real implementation speaks HTTP through the thin client of @podvirt/kube-runtime, tests use an
+// in-memory one.
 
 import type { VirtualMachineInstance } from '@podvirt/api';
 

@@ -81,9 +81,10 @@ export class VmiReconciler {
     return delays.length === 0 ? {} : { requeueAfterMs: Math.min(...delays) };
   }
 
+  /** Both the controller's label and its status.nodeName name this node (the label alone may run ahead). */
   #isOurs(vmi: VirtualMachineInstance): boolean {
     const node = this.#o.nodeName;
-    return vmi.metadata.labels?.[NODE_NAME_LABEL] === node && (vmi.status?.nodeName ?? node) === node;
+    return vmi.metadata.labels?.[NODE_NAME_LABEL] === node && vmi.status?.nodeName === node;
   }
 
   #known(key: string, uid: string): VirtualMachineInstance | undefined {
