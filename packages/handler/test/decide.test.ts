@@ -73,8 +73,8 @@ const rows: Row[] = [
     domain: makeDomain('Shutoff', 'Unknown'), want: { type: 'delete', undefine: true, cleanup: false } },
   // Row 6: keep in sync
   { name: 'Scheduled, no domain, launcher ready: sync (define and start)', vmi: makeVmi(), domain: undefined, want: { type: 'sync' } },
-  { name: 'Scheduled, launcher initialising: wait 1 s', vmi: makeVmi(), domain: undefined, launcher: LauncherState.Initializing,
-    want: { type: 'nothing', why: 'launcher initialising', requeueAfterMs: 1000 } },
+  { name: 'Scheduled, launcher initialising: look again in 200 ms', vmi: makeVmi(), domain: undefined, launcher: LauncherState.Initializing,
+    want: { type: 'nothing', why: 'launcher initialising', requeueAfterMs: 200 } },
   { name: 'Scheduled, launcher gone: status only (goes Failed)', vmi: makeVmi(), domain: undefined, launcher: LauncherState.Unresponsive,
     want: { type: 'updateStatus' } },
   { name: 'Running VMI whose launcher went silent: status only', vmi: makeVmi({ phase: 'Running' }), domain: running, launcher: LauncherState.Unresponsive,

@@ -14,8 +14,11 @@ export const SHUTDOWN_RESEND_MS = 5_000;
 // A domain Shutoff with no reason right after Scheduled may be qemu still starting.
 export const SLOW_START_WINDOW_MS = 5 * 60_000;
 export const SLOW_START_RECHECK_MS = 5_000;
-// KubeVirt requeues after 1 s while a launcher initialises.
+// How soon to look again at a launcher that does not answer or is being stopped.
 export const LAUNCHER_WAIT_MS = 1_000;
+// KubeVirt looks again after 1 s while a launcher initialises; the socket's appearance is the
+// moment a new VM can start, and checking it is one stat, so podvirt looks every 200 ms.
+export const LAUNCHER_INIT_POLL_MS = 200;
 
 export function decide(
   vmi: VirtualMachineInstance | undefined,
@@ -43,7 +46,7 @@ export function decide(
     return remove(canAsk, false);
   }
   // Row 6: keep the domain in sync, but first let the status catch up with the domain.
-  if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_WAIT_MS };
+  if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_INIT_POLL_MS };
   if (launcher === LauncherState.Unresponsive) return { type: 'updateStatus' };
   if (computePhase(vmi, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
   return { type: 'sync' };
