@@ -62,7 +62,7 @@ describe('VMI lifecycle on the testbed', () => {
     await suite.waitForGone('vm-life');
     const after = (await suite.events('vm-life')).map((e) => e.reason);
     assert.ok(after.includes('ShuttingDown'), `ShuttingDown in ${after.join(',')}`);
-    await suite.eventually('launcher pod gone', async () => ((await suite.podsOf(running)).length === 0 ? true : undefined));
+    await suite.waitForPodsGone(running);
     assert.deepEqual(await suite.qemuPids('vm-life'), []);
   });
 
@@ -79,7 +79,7 @@ describe('VMI lifecycle on the testbed', () => {
     const reasons = (await suite.events('vm-stubborn')).map((e) => `${e.type ?? ''} ${e.reason ?? ''}`);
     assert.ok(reasons.includes('Normal ShuttingDown'), reasons.join(','));
     assert.ok(reasons.includes('Normal Deleted'), `the kill is recorded: ${reasons.join(',')}`);
-    await suite.eventually('launcher pod gone', async () => ((await suite.podsOf(running)).length === 0 ? true : undefined));
+    await suite.waitForPodsGone(running);
     assert.deepEqual(await suite.qemuPids('vm-stubborn'), []);
   });
 });

@@ -33,7 +33,7 @@ describe('several VMIs at once on the testbed', () => {
     assert.equal((await suite.kubectl(['delete', 'vmi', ...names, '--wait=false'])).code, 0);
     await Promise.all(names.map((name) => suite.waitForPhase(name, 'Succeeded', 180_000)));
     await Promise.all(names.map((name) => suite.waitForGone(name, 120_000)));
-    for (const vmi of running) assert.deepEqual(await suite.podsOf(vmi), []);
+    await Promise.all(running.map((vmi) => suite.waitForPodsGone(vmi)));
     for (const name of names) assert.deepEqual(await suite.qemuPids(name), [], `no qemu of ${name}`);
   });
 });

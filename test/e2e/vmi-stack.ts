@@ -140,6 +140,11 @@ export class VmiSuite {
     await this.eventually(`VMI ${name} gone`, async () => ((await this.vmi(name)) === undefined ? true : undefined), timeoutMs);
   }
 
+  /** The garbage collector removes a deleted VMI's pods after the VMI itself: wait for it. */
+  async waitForPodsGone(vmi: VirtualMachineInstance, timeoutMs = 60_000): Promise<void> {
+    await this.eventually(`pods of ${vmi.metadata.name ?? ''} gone`, async () => ((await this.podsOf(vmi)).length === 0 ? true : undefined), timeoutMs);
+  }
+
   async podsOf(vmi: VirtualMachineInstance): Promise<V1Pod[]> {
     const selector = `kubevirt.io/created-by=${vmi.metadata.uid ?? ''}`;
     return (await this.core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;

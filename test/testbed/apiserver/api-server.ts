@@ -11,6 +11,7 @@ import { ObjectDeleter } from './object-deleter.js';
 import { ObjectService } from './object-service.js';
 import { OpenApiV3 } from './openapi.js';
 import { Registry } from './registry.js';
+import { describeRequest, type RequestListener } from './request-record.js';
 import { RequestHandler } from './request-handler.js';
 import { Store } from './store.js';
 
@@ -39,6 +40,11 @@ export interface ApiServer {
   dropWatches(options?: { abrupt?: boolean }): number;
   /** Forgets the change history: watches resuming from before now get `410 Expired`. */
   compact(): void;
+  /**
+   * Calls `listener` with every resource request as it arrives (an audit log, used to check
+   * RBAC rules against what components really call); returns the function that unsubscribes.
+   */
+  onRequest(listener: RequestListener): () => void;
   readonly revision: number;
   close(): Promise<void>;
 }
@@ -72,8 +78,13 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     lifetime.signal,
   );
   const log = options.logger;
+  const listeners = new Set<RequestListener>();
   const server: Server = createServer((req, res) => {
     log?.debug({ method: req.method, url: req.url }, 'request');
+    if (listeners.size > 0) {
+      const record = describeRequest(registry, req);
+      if (record !== undefined) for (const l of listeners) l(record);
+    }
     void handler.handle(req, res);
   });
   await new Promise<void>((resolve, reject) => {
@@ -97,6 +108,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       return count;
     },
     compact: () => store.compact(),
+    onRequest(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     close() {
       closing ??= (async () => {
         lifetime.abort();

@@ -5,6 +5,9 @@ import { leaseStrategy } from './strategies/lease.js';
 import { namespaceStrategy } from './strategies/namespace.js';
 import { nodeStrategy } from './strategies/node.js';
 import { podStrategy } from './strategies/pod.js';
+import { checkBinding, checkRules } from './strategies/rbac-checks.js';
+import { storedObjectStrategy } from './strategies/stored-object.js';
+import { workloadStrategy } from './strategies/workload.js';
 
 interface Spec {
   group: string;
@@ -18,6 +21,9 @@ interface Spec {
   verbs?: string[];
   strategy: Strategy;
 }
+
+const rbac = 'rbac.authorization.k8s.io';
+const admission = 'admissionregistration.k8s.io';
 
 const specs: Spec[] = [
   { group: '', resource: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'], strategy: namespaceStrategy },
@@ -37,6 +43,17 @@ const specs: Spec[] = [
   { group: '', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], strategy: eventStrategy },
   { group: 'events.k8s.io', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], storageKey: 'events', strategy: eventsV1Strategy },
   { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },
+  // Stored only, so that podvirt's install manifests apply here (dry-run included).
+  { group: '', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], strategy: storedObjectStrategy('subdomain') },
+  { group: 'apps', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, shortNames: ['ds'], categories: ['all'], subresources: ['status'], strategy: workloadStrategy },
+  { group: 'apps', resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], subresources: ['status'], strategy: workloadStrategy },
+  { group: rbac, resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, strategy: storedObjectStrategy('path-segment', checkRules) },
+  { group: rbac, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, strategy: storedObjectStrategy('path-segment', checkBinding) },
+  { group: rbac, resource: 'roles', kind: 'Role', namespaced: true, strategy: storedObjectStrategy('path-segment', checkRules) },
+  { group: rbac, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: storedObjectStrategy('path-segment', checkBinding) },
+  { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, strategy: storedObjectStrategy('subdomain') },
 ];
 
 /** The built-in kinds the testbed serves (what the podvirt components and kubectl use). */

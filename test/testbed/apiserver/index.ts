@@ -2,3 +2,4 @@ export { ApiError } from './errors.js';
 export { startApiServer, type ApiServer, type ApiServerOptions } from './api-server.js';
 export { kubeconfigFor, writeKubeconfig } from './kubeconfig.js';
 export type { JsonObject, JsonValue } from './json.js';
+export type { RequestListener, RequestRecord } from './request-record.js';

@@ -1,7 +1,7 @@
-// The main job until the handler exists: the furthest real path podvirt has today. A private
-// libvirt daemon in its own mount namespace, the guest image defined and started under TCG
-// through @podvirt/libvirt, its serial console streamed, the guest agent asked who it is, an
-// ACPI power-off, and a teardown that leaves nothing behind.
+// `scripts/demo --libvirt-only`: the guest without Kubernetes, for looking at libvirt alone. A
+// private libvirt daemon in its own mount namespace, the guest image defined and started under
+// TCG through @podvirt/libvirt, its serial console streamed, the guest agent asked who it is,
+// an ACPI power-off, and a teardown that leaves nothing behind.
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

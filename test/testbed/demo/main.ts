@@ -1,22 +1,71 @@
-// Entry point of the interim main job (scripts/demo): boots the guest through podvirt's own
-// libvirt client and shows what happens. Ctrl-C stops it cleanly.
-import { bootGuestDemo } from './boot-guest-demo.js';
+// Entry point of the main job and its companions; the only module here that touches `process`.
+//   main.js                  scripts/demo: a VMI from apply to Succeeded on the testbed
+//   main.js --libvirt-only   the guest booted through podvirt's libvirt client alone (no Kubernetes)
+//   main.js up | down        scripts/testbed-up / scripts/testbed-down: keep the stack running
+//   main.js serve            the background process `up` starts
+// Ctrl-C stops any of them cleanly.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../guest/repo-root.js';
+import { bootGuestDemo, type DemoOutput } from './boot-guest-demo.js';
+import { serveStack, stackDown, stackUp, StackServiceError } from './stack-service.js';
+import { vmiDemo } from './vmi-demo.js';
 
 const controller = new AbortController();
 process.once('SIGINT', () => controller.abort());
 process.once('SIGTERM', () => controller.abort());
 
+const root = repoRoot(import.meta.url);
+// PODVIRT_TESTBED_DIR moves the up/down bookkeeping (tests use a temp dir).
+const paths = { dir: process.env['PODVIRT_TESTBED_DIR'] ?? join(root, '.testbed') };
 const started = Date.now();
 const stamp = (): string => `${((Date.now() - started) / 1000).toFixed(2).padStart(6)}s`;
+const out: DemoOutput = {
+  step: (m) => process.stdout.write(`${stamp()}  ▸ ${m}\n`),
+  detail: (m) => process.stdout.write(`${stamp()}      ${m}\n`),
+};
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const command = process.argv[2];
 try {
-  await bootGuestDemo(
-    {
-      step: (m) => process.stdout.write(`${stamp()}  ${m}\n`),
-      detail: (m) => process.stdout.write(`${stamp()}      ${m}\n`),
-    },
-    controller.signal,
-  );
+  if (command === undefined) {
+    await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
+  } else if (command === '--libvirt-only') {
+    await bootGuestDemo(out, controller.signal);
+  } else if (command === 'up') {
+    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive);
+    process.stdout.write(
+      [
+        `podvirt stack up: testbed node ${info.nodeName}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
+        'Point kubectl and podvirtctl at it:',
+        `  export KUBECONFIG=${info.kubeconfig}`,
+        `  export PODVIRT_NODE_SOCKET=${info.nodeApiSocket}`,
+        `  alias podvirtctl='node ${join(root, 'packages/ctl/bin/podvirtctl.js')}'`,
+        'Then, for example:',
+        '  kubectl apply -f manifests/examples/vmi-test-guest.yaml && kubectl get vmi -w',
+        '  podvirtctl pause vmi testvm; podvirtctl unpause vmi testvm; podvirtctl list',
+        `Logs: ${paths.dir}/{podvirt-stack,controller,handler}.log. Stop with scripts/testbed-down.`,
+        '',
+      ].join('\n'),
+    );
+  } else if (command === 'down') {
+    const how = await stackDown(paths, (pid, signal) => process.kill(pid, signal), alive);
+    process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');
+  } else if (command === 'serve') {
+    await serveStack(paths, process.pid, process.execPath, controller.signal);
+  } else {
+    process.stderr.write('usage: main.js [--libvirt-only | up | down]\n');
+    process.exitCode = 2;
+  }
 } catch (err) {
-  process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  const known = err instanceof StackServiceError;
+  process.stderr.write(`${known ? '' : 'demo failed: '}${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
 }

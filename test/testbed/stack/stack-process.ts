@@ -13,6 +13,8 @@ export interface StackProcessOptions {
   readonly name: string;
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Every stdout line as it arrives, raw (a long-running stack writes them to a file). */
+  readonly onLine?: (line: string) => void;
 }
 
 export interface ProcessExit {
@@ -40,7 +42,10 @@ export class StackProcess {
       this.#child.once('exit', (code, signal) => resolve({ code, signal }));
       this.#child.once('error', () => resolve({ code: null, signal: null }));
     });
-    createInterface({ input: this.#child.stdout as NodeJS.ReadableStream }).on('line', (line) => this.lines.push(parseLine(line)));
+    createInterface({ input: this.#child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      this.lines.push(parseLine(line));
+      options.onLine?.(line);
+    });
     this.#child.stderr?.on('data', (chunk: Buffer) => {
       // Bounded: a crash loop must not grow the test's memory without end.
       this.#stderr = `${this.#stderr}${chunk.toString()}`.slice(-64 * 1024);

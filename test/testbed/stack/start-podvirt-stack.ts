@@ -2,11 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { writeKubeconfig } from '../apiserver/kubeconfig.js';
+import type { RequestListener } from '../apiserver/request-record.js';
 import { startTestbed, type Testbed } from '../cli/start-testbed.js';
 import { repoRoot } from '../guest/repo-root.js';
+import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess, type LogLine } from './stack-process.js';
+import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
 
 export interface PodvirtStackOptions {
   /** Holds the testbed's state; a fresh temp dir (removed by close) when unset. */
@@ -20,6 +24,10 @@ export interface PodvirtStackOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** The node binary that runs everything; the test's own by default. */
   readonly node?: string;
+  /** Every stdout line of controller and handler as it arrives. */
+  readonly onLogLine?: (component: 'controller' | 'handler', line: string) => void;
+  /** Sees every API request from the start, before controller and handler run (an audit log). */
+  readonly onRequest?: RequestListener;
 }
 
 export interface PodvirtStack {
@@ -30,6 +38,11 @@ export interface PodvirtStack {
   readonly stateDir: string;
   /** The short path the handler knows the kubelet's pods dir by (a symlink). */
   readonly podsDir: string;
+  /** The handler's node API socket (its host dirs are `<stateDir>/handler`). */
+  readonly nodeApiSocket: string;
+  /** What the processes run, from the manifests through the testbed mapping (without extra args). */
+  readonly controllerCommand: TestbedCommand;
+  readonly handlerCommand: TestbedCommand;
   readonly controller: StackProcess;
   /** The current handler process; replaced by restartHandler(). */
   readonly handler: StackProcess;
@@ -58,8 +71,9 @@ async function shortPodsLink(target: string): Promise<string> {
 
 /**
  * The whole podvirt node on the testbed: API server, scheduler and kubelet in this process,
- * podvirt-controller (`--allow-emulation`: TCG only here) and podvirt-handler as real
- * processes. The node is labelled schedulable for launcher pods.
+ * podvirt-controller and podvirt-handler as real processes started as the install manifests
+ * start them (see testbed-command.ts for the few host-specific substitutions). The node is
+ * labelled schedulable for launcher pods.
  */
 export async function startPodvirtStack(options: PodvirtStackOptions = {}): Promise<PodvirtStack> {
   const root = repoRoot(import.meta.url);
@@ -71,6 +85,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   const closers: Array<() => Promise<unknown>> = [() => testbed.close()];
+  if (options.onRequest !== undefined) testbed.apiServer.onRequest(options.onRequest);
   const closeAll = async (): Promise<void> => {
     for (const c of closers.splice(0).reverse()) await c();
   };
@@ -83,22 +98,45 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     closers.push(() => rm(podsDir, { force: true }));
     await labelSchedulable(kubeConfig, testbed.nodeName);
 
-    const env = { ...process.env, ...options.env, NODE_NAME: testbed.nodeName };
+    // The components run as the install manifests say (manifests/*.yaml), through the mapping
+    // in testbed-command.ts; their namespace comes from the manifests too.
+    const manifests = await loadManifests(root);
+    await createNamespaces(kubeConfig, manifests);
+    const handlerDir = join(stateDir, 'handler');
+    const mapping = async (workload: ManifestWorkload, extraArgs: readonly string[]): Promise<TestbedMapping> => {
+      const kubeconfig = join(stateDir, `${workload.name}.kubeconfig`);
+      await writeKubeconfig(kubeconfig, testbed.apiUrl, `system:serviceaccount:${workload.namespace}:${workload.serviceAccountName}`);
+      return {
+        binaries: {
+          '/usr/bin/podvirt-controller': [node, join(root, 'packages/controller/bin/podvirt-controller.js')],
+          '/usr/bin/podvirt-handler': [node, join(root, 'packages/handler/bin/podvirt-handler.js')],
+        },
+        fieldRefs: { 'spec.nodeName': testbed.nodeName, 'metadata.name': `${workload.name}-0`, 'metadata.namespace': workload.namespace, 'status.podIP': '127.0.0.1' },
+        // Both handler host dirs are one per-stack dir: suites find node.sock and ghost-records/ there.
+        hostPaths: { '/var/lib/kubelet/pods': podsDir, '/var/run/podvirt': handlerDir, '/var/run/podvirt-private': handlerDir },
+        flagValues: { '--metrics-port': '0', '--health-port': '0' },
+        extraArgs: ['--kubeconfig', kubeconfig, ...extraArgs],
+      };
+    };
+    const controllerWorkload = findWorkload(manifests, 'Deployment', 'podvirt-controller');
+    const handlerWorkload = findWorkload(manifests, 'DaemonSet', 'podvirt-handler');
+    const controllerCommand = testbedCommand(controllerWorkload, await mapping(controllerWorkload, ['--allow-emulation']));
+    const handlerCommand = testbedCommand(handlerWorkload, await mapping(handlerWorkload, []));
+    const env = (command: TestbedCommand): Record<string, string | undefined> => ({ ...process.env, ...command.env, ...options.env });
     const controller = new StackProcess({
       name: 'controller',
-      argv: [node, join(root, 'packages/controller/bin/podvirt-controller.js'), '--kubeconfig', testbed.kubeconfigPath, '--allow-emulation', ...(options.controllerArgs ?? [])],
-      env: { ...env, POD_NAME: 'podvirt-controller-0' },
+      argv: [...controllerCommand.argv, ...(options.controllerArgs ?? [])],
+      env: env(controllerCommand),
+      ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('controller', line) }),
     });
     closers.push(() => controller.stop());
-    const handlerArgv = [
-      node, join(root, 'packages/handler/bin/podvirt-handler.js'),
-      '--kubeconfig', testbed.kubeconfigPath, '--node-name', testbed.nodeName, '--pods-dir', podsDir,
-      // The handler's host paths and ports, private to this stack so stacks never share them:
-      // its log line 'HTTP endpoints listening' names the port; restarts reuse the records.
-      ...handlerHostArgs(stateDir),
-      ...(options.handlerArgs ?? []),
-    ];
-    const startHandler = (): StackProcess => new StackProcess({ name: 'handler', argv: handlerArgv, env });
+    const handlerArgv = [...handlerCommand.argv, ...(options.handlerArgs ?? [])];
+    const startHandler = (): StackProcess => new StackProcess({
+      name: 'handler',
+      argv: handlerArgv,
+      env: env(handlerCommand),
+      ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('handler', line) }),
+    });
     let handler = startHandler();
     closers.push(() => handler.stop());
     // Both list their informers before they act: wait so that a test's first VMI is not
@@ -115,6 +153,9 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       nodeName: testbed.nodeName,
       stateDir,
       podsDir,
+      nodeApiSocket: join(handlerDir, 'node.sock'),
+      controllerCommand,
+      handlerCommand,
       controller,
       get handler() {
         return handler;
@@ -133,12 +174,6 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
   }
 }
 
-/** Where a stack's handler keeps its ghost records and node API socket (under the state dir). */
-export function handlerHostArgs(stateDir: string): string[] {
-  const dir = join(stateDir, 'handler');
-  return ['--ghost-record-dir', join(dir, 'ghost-records'), '--node-api-socket', join(dir, 'node.sock'), '--metrics-port', '0', '--health-port', '0'];
-}
-
 const START_TIMEOUT_MS = 30_000;
 
 async function startedLine(proc: StackProcess, match: (line: LogLine) => boolean): Promise<void> {
@@ -148,6 +183,12 @@ async function startedLine(proc: StackProcess, match: (line: LogLine) => boolean
     if (Date.now() > deadline) throw new Error(`${proc.name} did not start within ${START_TIMEOUT_MS} ms\n${proc.tail()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The Namespaces of the manifests (podvirt's own), created as `kubectl apply` would. */
+async function createNamespaces(kubeConfig: KubeConfig, manifests: readonly Record<string, unknown>[]): Promise<void> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  for (const doc of manifests.filter((d) => d['kind'] === 'Namespace')) await core.createNamespace({ body: doc as V1Namespace });
 }
 
 /** What the handler's heartbeat says once it is ready; set here so pods schedule from the start. */

@@ -1,0 +1,67 @@
+// The main job and its companions as a user runs them: the demo goes from apply to Succeeded
+// and leaves nothing behind; testbed-up keeps a stack running that kubectl and podvirtctl
+// reach with the printed settings, and testbed-down stops it completely.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { ROOT } from './ship-manifests-helpers.js';
+
+const run = promisify(execFile);
+const MAIN = join(ROOT, 'test/dist/testbed/demo/main.js');
+
+describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
+  test('the demo runs a VMI from kubectl apply to Succeeded, pauses it with podvirtctl, and leaves nothing behind', async () => {
+    const { stdout } = await run(process.execPath, [MAIN], { timeout: 300_000 });
+    for (const expected of [
+      /\$ kubectl apply -f \S+manifests\/examples\/vmi-test-guest\.yaml/,
+      /watch: VMI testvm is Running/,
+      /PODVIRT-GUEST-READY/,
+      /testvm\s+\S+\s+Running\s/,
+      /virt-launcher\/qemu/,
+      /Normal\s+Started\s+virtualmachineinstance\/testvm/,
+      /VMI default\/testvm was paused/,
+      /testvm\s+\S+\s+Running\s.*True\s*$/m,
+      /VMI default\/testvm was unpaused/,
+      /watch: VMI testvm is Succeeded/,
+      /nothing left behind/,
+    ]) {
+      assert.match(stdout, expected);
+    }
+    const steps = stdout.split('\n').filter((l) => l.includes('▸'));
+    assert.ok(steps.length >= 10, `the demo explains each step:\n${steps.join('\n')}`);
+  });
+
+  test('testbed-up prints settings that reach the stack; testbed-down stops it and removes its state', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'podvirt-testbed-up-'));
+    const env = { ...process.env, PODVIRT_TESTBED_DIR: dir };
+    let stopped = false;
+    // One hook, in order: the stack down first (it needs the info file in `dir`), then `dir`.
+    t.after(async () => {
+      if (!stopped) await run(process.execPath, [MAIN, 'down'], { env, timeout: 180_000 }).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    });
+    const up = await run(process.execPath, [MAIN, 'up'], { env, timeout: 120_000 });
+    const kubeconfig = /export KUBECONFIG=(\S+)/.exec(up.stdout)?.[1] ?? '';
+    const socket = /export PODVIRT_NODE_SOCKET=(\S+)/.exec(up.stdout)?.[1] ?? '';
+    const second = await run(process.execPath, [MAIN, 'up'], { env, timeout: 60_000 }).then(() => 'started', (err: { stderr?: string }) => err.stderr ?? '');
+    assert.match(second, /already up/);
+
+    const nodes = await run('kubectl', ['get', 'nodes', '-o', 'name'], { env: { ...env, KUBECONFIG: kubeconfig } });
+    assert.match(nodes.stdout, /^node\//);
+    // The handler answers on the printed socket (no VMIs yet: an empty list).
+    const list = await run(process.execPath, [join(ROOT, 'packages/ctl/bin/podvirtctl.js'), 'list', '-o', 'json'], { env: { ...env, PODVIRT_NODE_SOCKET: socket } });
+    assert.deepEqual(JSON.parse(list.stdout), { vmis: [] });
+
+    const down = await run(process.execPath, [MAIN, 'down'], { env, timeout: 180_000 });
+    stopped = true;
+    assert.match(down.stdout, /stopped; nothing left running/);
+    assert.equal(existsSync(kubeconfig), false, 'the stack state is removed');
+    assert.equal(existsSync(join(dir, 'podvirt-stack.json')), false);
+    await assert.rejects(run(process.execPath, [MAIN, 'down'], { env }), /not up/);
+  });
+});

@@ -1,0 +1,132 @@
+// The install manifests: they apply to an API server (`kubectl apply --dry-run=server -R`, as
+// an operator would try them first), and they say what podvirt needs — the VMI CRD as KubeVirt
+// prints it, a privileged handler DaemonSet with its host paths, probes and node name, a
+// leader-electing controller, and examples that run (or fail) as their comments promise.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { checkVmi } from '@podvirt/api';
+import { stringify } from 'yaml';
+import { guestImage } from '../testbed/index.js';
+import { allManifests, at, container, docs, find, ROOT, type ManifestDoc } from './ship-manifests-helpers.js';
+import { kubectl, startTestApiServer, type TestApiServer } from './testbed-helpers.js';
+
+describe('install manifests', () => {
+  let tb: TestApiServer;
+  let manifests: ManifestDoc[];
+  before(async () => {
+    tb = await startTestApiServer();
+    manifests = await allManifests();
+  });
+  after(() => tb.close());
+
+  test('kubectl apply --dry-run=server -f manifests/ -R accepts every object and stores none', async () => {
+    // A server-side dry run of objects in a namespace that does not exist yet fails on a real
+    // cluster too, so the namespace is applied first, as an operator would.
+    const ns = await kubectl(tb.kubeconfigPath, ['apply', '-f', join(ROOT, 'manifests/00-namespace.yaml')]);
+    assert.equal(ns.code, 0, ns.stderr);
+    const out = await kubectl(tb.kubeconfigPath, ['apply', '--dry-run=server', '-f', join(ROOT, 'manifests'), '-R']);
+    assert.equal(out.code, 0, out.stderr);
+    const lines = out.stdout.trim().split('\n');
+    assert.equal(lines.length, manifests.length, out.stdout);
+    for (const { doc } of manifests) {
+      const kind = String(doc['kind']).toLowerCase();
+      const name = String(at(doc, 'metadata', 'name'));
+      assert.ok(lines.some((l) => l.includes(`/${name} `) && l.includes(kind.split('.')[0] ?? '') && l.endsWith('(server dry run)')), `${kind}/${name} in\n${out.stdout}`);
+    }
+    for (const kind of ['daemonsets', 'deployments', 'serviceaccounts']) {
+      const got = await kubectl(tb.kubeconfigPath, ['get', kind, '-n', 'podvirt', '-o', 'name']);
+      assert.equal(got.code, 0, got.stderr);
+      assert.equal(got.stdout, '', `a dry run stores no ${kind}`);
+    }
+  });
+
+  test('the dry run is a real check: a DaemonSet whose selector misses its pod labels is refused', async () => {
+    const ds = structuredClone(find(manifests, 'DaemonSet', 'podvirt-handler'));
+    (at(ds, 'spec', 'selector', 'matchLabels') as Record<string, string>)['app.kubernetes.io/name'] = 'other';
+    const file = join(tb.dir, 'broken.yaml');
+    await writeFile(file, stringify(ds));
+    const out = await kubectl(tb.kubeconfigPath, ['apply', '--dry-run=server', '-f', file]);
+    assert.notEqual(out.code, 0);
+    assert.match(out.stderr, /selector.*does not match template/);
+  });
+
+  test('the VMI CRD: status subresource and the printer columns KubeVirt shows', () => {
+    const crd = find(manifests, 'CustomResourceDefinition', 'virtualmachineinstances.kubevirt.io');
+    const [v1] = docs(at(crd, 'spec', 'versions'));
+    assert.deepEqual(at(v1, 'subresources'), { status: {} });
+    const columns = docs(at(v1, 'additionalPrinterColumns')).map((c) => `${String(c['name'])}:${String(c['priority'] ?? 0)}`);
+    assert.deepEqual(columns.slice(0, 6), ['Age:0', 'Phase:0', 'IP:0', 'NodeName:0', 'Ready:0', 'Live-Migratable:1']);
+    assert.equal(at(v1, 'schema', 'openAPIV3Schema', 'properties', 'spec', 'x-kubernetes-preserve-unknown-fields'), true);
+  });
+
+  test('the handler DaemonSet: privileged, hostPID, pods dir at /pods, host dirs, probes, node name, grace, resources', () => {
+    const ds = find(manifests, 'DaemonSet', 'podvirt-handler');
+    const pod = at(ds, 'spec', 'template', 'spec');
+    const c = container(ds);
+    assert.equal(at(pod, 'hostPID'), true);
+    assert.equal(at(pod, 'serviceAccountName'), 'podvirt-handler');
+    assert.equal(typeof at(pod, 'terminationGracePeriodSeconds'), 'number');
+    assert.equal(at(c, 'securityContext', 'privileged'), true);
+    const hostPaths = new Map(docs(at(pod, 'volumes')).map((v) => [String(v['name']), at(v, 'hostPath', 'path')]));
+    const mounts = new Map(docs(at(c, 'volumeMounts')).map((m) => [String(m['mountPath']), hostPaths.get(String(m['name']))]));
+    assert.equal(mounts.get('/pods'), '/var/lib/kubelet/pods');
+    assert.equal(mounts.get('/var/run/podvirt'), '/var/run/podvirt');
+    assert.equal(mounts.get('/var/run/podvirt-private'), '/var/run/podvirt-private');
+    const args = (at(c, 'args') as string[]).join(' ');
+    assert.match(args, /--pods-dir=\/pods\b/);
+    assert.match(args, /--node-api-socket=\/var\/run\/podvirt\//);
+    assert.match(args, /--ghost-record-dir=\/var\/run\/podvirt-private\//);
+    assert.equal(at(c, 'livenessProbe', 'httpGet', 'path'), '/healthz');
+    assert.equal(at(c, 'readinessProbe', 'httpGet', 'path'), '/readyz');
+    const port = docs(at(c, 'ports')).find((p) => p['name'] === at(c, 'livenessProbe', 'httpGet', 'port'));
+    assert.match(args, new RegExp(`--health-port=${String(port?.['containerPort'])}\\b`), 'the probes reach the health port');
+    const env = docs(at(c, 'env'));
+    assert.equal(at(env.find((e) => e['name'] === 'NODE_NAME'), 'valueFrom', 'fieldRef', 'fieldPath'), 'spec.nodeName');
+    assert.ok(at(c, 'resources', 'requests', 'memory') !== undefined && at(c, 'resources', 'limits', 'memory') !== undefined);
+  });
+
+  test('the controller Deployment elects a leader in its own namespace, where its Role grants Leases', () => {
+    const deploy = find(manifests, 'Deployment', 'podvirt-controller');
+    const args = at(container(deploy), 'args') as string[];
+    assert.ok(args.includes('--leader-elect'));
+    assert.ok(args.includes('--lease-namespace=podvirt'));
+    const role = find(manifests, 'Role', 'podvirt-controller-leader-election');
+    assert.equal(at(role, 'metadata', 'namespace'), 'podvirt');
+    assert.deepEqual(at(role, 'rules', 0, 'resources'), ['leases']);
+    assert.ok(Number(at(deploy, 'spec', 'replicas')) > 1, 'a standby replica');
+  });
+
+  test('the handler may write only its own Node: RBAC grants patch alone, admission policies check the node claim', () => {
+    const role = find(manifests, 'ClusterRole', 'podvirt-handler');
+    const nodeRules = docs(at(role, 'rules')).filter((r) => (r['resources'] as string[]).includes('nodes'));
+    assert.deepEqual(nodeRules.map((r) => r['verbs']), [['patch']]);
+    for (const name of ['podvirt-handler-node-restriction', 'podvirt-handler-vmi-restriction']) {
+      const policy = find(manifests, 'ValidatingAdmissionPolicy', name);
+      assert.equal(at(policy, 'spec', 'failurePolicy'), 'Fail');
+      assert.match(String(at(policy, 'spec', 'matchConditions', 0, 'expression')), /system:serviceaccount:podvirt:podvirt-handler/);
+      assert.match(JSON.stringify(at(policy, 'spec', 'variables')), /authentication\.kubernetes\.io\/node-name/);
+      assert.equal(at(find(manifests, 'ValidatingAdmissionPolicyBinding', name), 'spec', 'policyName'), name);
+    }
+    const nodePolicy = JSON.stringify(at(find(manifests, 'ValidatingAdmissionPolicy', 'podvirt-handler-node-restriction'), 'spec', 'validations'));
+    assert.match(nodePolicy, /object\.metadata\.name == variables\.nodeName/);
+  });
+
+  test('examples: the test guest and the cloud-init VMI are valid for podvirt; the GPU one is refused naming the field', () => {
+    const examples = manifests.filter((m) => m.file.startsWith('manifests/examples/'));
+    const byName = new Map(examples.map((m) => [String(at(m.doc, 'metadata', 'name')), m.doc]));
+    assert.deepEqual([...byName.keys()].sort(), ['testvm', 'testvm-cloudinit', 'testvm-gpu']);
+    const guest = guestImage();
+    for (const name of ['testvm', 'testvm-cloudinit']) {
+      const vmi = byName.get(name);
+      assert.deepEqual(checkVmi(vmi), [], name);
+      assert.equal(at(vmi, 'spec', 'domain', 'firmware', 'kernelBoot', 'kernelArgs'), guest.kernelArgs, `${name} boots the guest as the e2e suites do`);
+      assert.equal(at(vmi, 'spec', 'volumes', 0, 'containerDisk', 'image'), 'podvirt/test-guest:latest');
+    }
+    const volumes = docs(at(byName.get('testvm-cloudinit'), 'spec', 'volumes')).map((v) => Object.keys(v).filter((k) => k !== 'name')[0]);
+    assert.deepEqual(volumes, ['containerDisk', 'emptyDisk', 'cloudInitNoCloud']);
+    const errors = checkVmi(byName.get('testvm-gpu'));
+    assert.deepEqual(errors.map((e) => [e.field, e.type]), [['spec.domain.devices.gpus[0]', 'NotSupported']]);
+  });
+});

@@ -1,0 +1,82 @@
+// The demo's shell: runs the real kubectl and podvirtctl against a stack, echoing each command
+// as a user would type it and its output below, indented. A failing command fails the demo
+// with its stderr.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { DemoOutput } from './boot-guest-demo.js';
+
+export interface DemoShellOptions {
+  readonly out: DemoOutput;
+  /** The environment commands inherit (the host's). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Node binary and repository root: podvirtctl runs from the build. */
+  readonly node: string;
+  readonly repoRoot: string;
+  readonly kubeconfig: string;
+  readonly nodeApiSocket: string;
+}
+
+export interface ShowOptions {
+  /** Show only the last this many lines. */
+  readonly maxLines?: number;
+  /** Cut longer lines here. */
+  readonly width?: number;
+  /** Show JSON log lines condensed: time, component (/subcomponent) and message. */
+  readonly condenseJson?: boolean;
+  /** Lines (after condensing) left out. */
+  readonly skip?: RegExp;
+}
+
+export class DemoCommandError extends Error {
+  readonly code = 'DEMO_COMMAND_FAILED';
+}
+
+const COMMAND_TIMEOUT_MS = 60_000;
+
+export class DemoShell {
+  readonly #o: DemoShellOptions;
+
+  constructor(options: DemoShellOptions) {
+    this.#o = options;
+  }
+
+  /** `kubectl ARGS` with KUBECONFIG pointing at the stack. */
+  kubectl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
+    return this.#run(`kubectl ${args.join(' ')}`, 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
+  }
+
+  /** `podvirtctl ARGS` with PODVIRT_NODE_SOCKET pointing at the stack's handler. */
+  podvirtctl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
+    const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
+    return this.#run(`podvirtctl ${args.join(' ')}`, this.#o.node, [bin, ...args], { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket }, show);
+  }
+
+  async #run(shown: string, file: string, args: readonly string[], env: Record<string, string>, show: ShowOptions): Promise<string> {
+    const out = this.#o.out;
+    out.detail(`$ ${shown}`);
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile(file, [...args], { env: { ...this.#o.env, ...env }, timeout: COMMAND_TIMEOUT_MS }, (err, text, stderr) => {
+        if (err === null) resolve(text);
+        else reject(new DemoCommandError(`${shown} failed: ${stderr.trim() || err.message}`, { cause: err }));
+      });
+    });
+    const lines = stdout.split('\n').filter((l) => l.trim() !== '').map((l) => (show.condenseJson === true ? condense(l) : l))
+      .filter((l) => show.skip === undefined || !show.skip.test(l));
+    const width = show.width ?? 150;
+    for (const line of lines.slice(-(show.maxLines ?? 40))) out.detail(`  ${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
+    return stdout;
+  }
+}
+
+/** `07:13:59.487 virt-launcher/qemu  message` for a pino JSON line; other lines unchanged. */
+function condense(line: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const time = typeof entry['time'] === 'string' ? entry['time'].slice(11, 23) : '';
+  const who = [entry['component'], entry['subcomponent']].filter((x) => typeof x === 'string').join('/');
+  return `${time} ${who.padEnd(24)} ${String(entry['msg'] ?? '')}`;
+}

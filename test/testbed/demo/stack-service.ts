@@ -1,0 +1,121 @@
+// `scripts/testbed-up` / `scripts/testbed-down`: the podvirt stack (testbed + controller +
+// handler) kept up in a background process until asked to stop. The process writes what a
+// user needs — kubeconfig, node API socket, its pid — to `<repo>/.testbed/podvirt-stack.json`
+// once the stack is up, and removes it after a clean stop; its output and the components' JSON
+// logs go to `<repo>/.testbed/podvirt-stack.log`, `controller.log`, `handler.log`.
+import { spawn } from 'node:child_process';
+import { createWriteStream, openSync, closeSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startPodvirtStack } from '../stack/start-podvirt-stack.js';
+
+export interface StackInfo {
+  readonly pid: number;
+  readonly nodeName: string;
+  readonly stateDir: string;
+  readonly kubeconfig: string;
+  readonly nodeApiSocket: string;
+}
+
+export class StackServiceError extends Error {
+  constructor(
+    readonly code: 'STACK_ALREADY_UP' | 'STACK_NOT_UP' | 'STACK_START_FAILED',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StackServicePaths {
+  /** `<repo>/.testbed`. */
+  readonly dir: string;
+}
+
+const INFO = 'podvirt-stack.json';
+const LOG = 'podvirt-stack.log';
+const START_TIMEOUT_MS = 90_000;
+// Stopping ends every VM (each with its grace period) and the pods; bounded, then SIGKILL.
+const STOP_TIMEOUT_MS = 120_000;
+
+/** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
+export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal): Promise<void> {
+  await mkdir(paths.dir, { recursive: true });
+  const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
+  try {
+    const stack = await startPodvirtStack({ node, onLogLine: (component, line) => logs[component].write(`${line}\n`) });
+    try {
+      const info: StackInfo = { pid, nodeName: stack.nodeName, stateDir: stack.stateDir, kubeconfig: stack.kubeconfigPath, nodeApiSocket: stack.nodeApiSocket };
+      const tmp = join(paths.dir, `${INFO}.tmp`);
+      await writeFile(tmp, `${JSON.stringify(info, null, 2)}\n`);
+      await rename(tmp, join(paths.dir, INFO));
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      await stack.close();
+      await rm(join(paths.dir, INFO), { force: true });
+    }
+  } finally {
+    await Promise.all(Object.values(logs).map((l) => new Promise((r) => l.end(r))));
+  }
+}
+
+/** Starts the background process (`node <main> serve`) and resolves once the stack is up. */
+export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean): Promise<StackInfo> {
+  const existing = await readInfo(paths);
+  if (existing !== undefined && alive(existing.pid)) throw new StackServiceError('STACK_ALREADY_UP', `the stack is already up (pid ${existing.pid}); scripts/testbed-down stops it`);
+  await mkdir(paths.dir, { recursive: true });
+  await rm(join(paths.dir, INFO), { force: true });
+  const logFd = openSync(join(paths.dir, LOG), 'a');
+  let exited = false;
+  let child;
+  try {
+    child = spawn(node, [mainScript, 'serve'], { detached: true, stdio: ['ignore', logFd, logFd] });
+    child.once('exit', () => (exited = true));
+    child.unref();
+  } finally {
+    closeSync(logFd);
+  }
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const info = await readInfo(paths);
+    if (info !== undefined) return info;
+    if (exited || Date.now() > deadline) {
+      // A stack still starting is told to stop (it closes what it started) rather than left behind.
+      if (!exited) child.kill('SIGTERM');
+      const log = await readFile(join(paths.dir, LOG), 'utf8').catch(() => '');
+      throw new StackServiceError('STACK_START_FAILED', `the stack did not come up; ${join(paths.dir, LOG)} ends:\n${log.slice(-3000)}`);
+    }
+    await sleep(200);
+  }
+}
+
+/** SIGTERMs the background process and waits for it; SIGKILL after a bound. Returns how it ended. */
+export async function stackDown(paths: StackServicePaths, kill: (pid: number, signal: NodeJS.Signals) => void, alive: (pid: number) => boolean): Promise<'stopped' | 'killed'> {
+  const info = await readInfo(paths);
+  if (info === undefined || !alive(info.pid)) {
+    await rm(join(paths.dir, INFO), { force: true });
+    throw new StackServiceError('STACK_NOT_UP', 'the stack is not up');
+  }
+  kill(info.pid, 'SIGTERM');
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (alive(info.pid)) {
+    if (Date.now() > deadline) {
+      kill(info.pid, 'SIGKILL');
+      await rm(join(paths.dir, INFO), { force: true });
+      return 'killed';
+    }
+    await sleep(200);
+  }
+  return 'stopped';
+}
+
+async function readInfo(paths: StackServicePaths): Promise<StackInfo | undefined> {
+  try {
+    return JSON.parse(await readFile(join(paths.dir, INFO), 'utf8')) as StackInfo;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,117 @@
+// The main job: a VMI manifest becomes a running VM on the local testbed and goes away again,
+// every step through the real interfaces — kubectl for the API, podvirtctl for the node API —
+// with controller and handler started as manifests/ starts them. Ends with nothing left behind.
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { guestImage } from '../guest/guest-image.js';
+import { repoRoot } from '../guest/repo-root.js';
+import { waitForConsoleText } from '../guest/wait-for-console-text.js';
+import { stackLeftovers } from '../stack/stack-leftovers.js';
+import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
+import type { DemoOutput } from './boot-guest-demo.js';
+import { DemoShell } from './demo-shell.js';
+import { followFile } from './follow-file.js';
+import { VmiPhaseWatch } from './vmi-phase-watch.js';
+
+export interface VmiDemoOptions {
+  readonly out: DemoOutput;
+  /** The host environment the kubectl and podvirtctl runs inherit. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly node: string;
+  readonly signal?: AbortSignal;
+}
+
+const EXAMPLE = 'manifests/examples/vmi-test-guest.yaml';
+const VMI = 'testvm';
+const NS = 'default';
+// TCG boots share two cores with everything else here: generous bounds, not expectations.
+const RUNNING_TIMEOUT_MS = 120_000;
+const READY_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 90_000;
+// qemu logs its command line one option per line: `-device …`, `/usr/bin/qemu-system-x86_64 \`.
+const QEMU_ARGV_LINE = /virt-launcher\/qemu\s+(-|\S+=\S+ |\/usr\/bin\/qemu|.*\\$)/;
+
+export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
+  const { out, signal } = o;
+  const root = repoRoot(import.meta.url);
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let stack: PodvirtStack | undefined;
+  let left: string[] = [];
+  try {
+    out.step('starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/');
+    const t0 = Date.now();
+    stack = await startPodvirtStack({ node: o.node });
+    const s = stack;
+    cleanups.unshift(() => s.close());
+    out.detail(`controller: ${shortArgv(s.controllerCommand.argv, root)}`);
+    out.detail(`handler:    ${shortArgv(s.handlerCommand.argv, root)}`);
+    out.step(`stack up in ${Date.now() - t0} ms on node ${s.nodeName}`);
+
+    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: s.nodeApiSocket });
+    const watch = new VmiPhaseWatch(s.kubeConfig, NS, (name, phase) => out.detail(`watch: VMI ${name} is ${phase}`));
+    await watch.start();
+    cleanups.unshift(() => watch.stop());
+
+    out.step(`applying ${EXAMPLE} (the tiny test guest) with kubectl`);
+    const applied = Date.now();
+    await shell.kubectl(['apply', '-f', join(root, EXAMPLE)]);
+    await watch.waitFor(VMI, 'Running', RUNNING_TIMEOUT_MS, signal);
+    out.step(`Running ${Date.now() - applied} ms after apply; waiting for the guest's ready marker on its serial console`);
+    const ready = await guestReady(s, out, signal);
+    out.step(`guest ready ${Date.now() - applied} ms after apply: ${ready}`);
+
+    out.step('what kubectl shows');
+    await shell.kubectl(['get', 'vmi', '-o', 'wide']);
+    const pod = (await launcherPod(s)).name;
+    out.step("the launcher pod's log: monitor, launcher, libvirt and qemu as JSON lines (condensed; qemu's command line left out)");
+    await shell.kubectl(['logs', pod, '-c', 'compute', '--tail=60'], { condenseJson: true, maxLines: 6, skip: QEMU_ARGV_LINE });
+    out.step("the VMI's Events");
+    await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp']);
+
+    out.step("pausing and unpausing through the handler's node API");
+    await shell.podvirtctl(['pause', 'vmi', VMI]);
+    await shell.kubectl(['get', 'vmi', VMI, '-o', 'wide']);
+    await shell.podvirtctl(['unpause', 'vmi', VMI]);
+
+    out.step('deleting the VMI: ACPI shutdown of the guest, then the launcher pod ends');
+    const deleting = Date.now();
+    await shell.kubectl(['delete', 'vmi', VMI, '--wait=false']);
+    await watch.waitFor(VMI, 'Succeeded', STOP_TIMEOUT_MS, signal);
+    out.step(`Succeeded ${Date.now() - deleting} ms after delete`);
+    await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp'], { maxLines: 3 });
+  } finally {
+    out.step('tearing down: handler, controller, testbed (its pods end)');
+    for (const cleanup of cleanups) await cleanup();
+    left = stack === undefined ? [] : await stackLeftovers(stack);
+    for (const what of left) out.detail(`LEFT BEHIND: ${what}`);
+  }
+  if (left.length > 0) throw new Error(`the demo left ${left.length} thing(s) behind`);
+  out.step('nothing left behind: no process, mount, socket or state directory');
+}
+
+/** Follows the guest's serial log (in the launcher pod's `private` emptyDir) until the ready marker. */
+async function guestReady(stack: PodvirtStack, out: DemoOutput, signal: AbortSignal | undefined): Promise<string> {
+  const pod = await launcherPod(stack);
+  const serial = join(stack.testbed.kubeletRoot, 'pods', pod.podUid, 'volumes/kubernetes.io~empty-dir/private', pod.vmiUid, 'virt-serial0-log');
+  const follower = followFile(serial, (line) => out.detail(`console | ${line}`));
+  try {
+    const match = await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: READY_TIMEOUT_MS, ...(signal === undefined ? {} : { signal }) });
+    return match.line.trim();
+  } finally {
+    await follower.close();
+  }
+}
+
+/** The VMI's launcher pod: its name, its UID (its directory under the kubelet root) and the VMI's UID. */
+async function launcherPod(stack: PodvirtStack): Promise<{ name: string; podUid: string; vmiUid: string }> {
+  const pods = await stack.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `vm.kubevirt.io/name=${VMI}` });
+  const meta = pods.items[0]?.metadata;
+  const vmiUid = meta?.labels?.['kubevirt.io/created-by'];
+  if (meta?.name === undefined || meta.uid === undefined || vmiUid === undefined) throw new Error(`no launcher pod for ${VMI}`);
+  return { name: meta.name, podUid: meta.uid, vmiUid };
+}
+
+/** An argv as a reader wants it: the node binary and the repository prefix left out. */
+function shortArgv(argv: readonly string[], root: string): string {
+  return argv.slice(1).map((a) => a.replace(`${root}/`, '')).join(' ');
+}
