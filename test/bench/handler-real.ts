@@ -19,21 +19,8 @@ import { metricsPort, nodeApiSocket, scrape } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestXml } from '../integration/libvirt-fixture.js';
 import { guestImage, startLibvirtDaemon, waitForConsoleText } from '../testbed/index.js';
+import { pct, sample, WARMUP } from './latency-sample.js';
 
-const WARMUP = 5;
-
-async function sample(n: number, op: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) await op();
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const at = performance.now();
-    await op();
-    out.push(performance.now() - at);
-  }
-  return out.sort((a, b) => a - b);
-}
-
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const fmt = (ms: number): string => `${ms.toFixed(2)} ms`;
 
 async function rssMiB(pid: number): Promise<number> {

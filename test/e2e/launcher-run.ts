@@ -67,19 +67,27 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   }
 }
 
-export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {}): Promise<LauncherRun> {
-  const guest = guestImage();
-  const root = repoRoot();
-  const dir = await mkdtemp(join(tmpdir(), 'podvirt-e2e-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const share = join(dir, 'share');
-  // The image layout the launcher documents: kernel-boot/<path> and <volume>/disk.img.
+/**
+ * The guest image placed as the launcher's documented layout under `<share>/container-disks`:
+ * kernel-boot/<path> for guestVmi's kernelBoot and data/disk.img for its containerDisk.
+ */
+export async function guestContainerDisks(guest: GuestImage, share: string): Promise<string> {
   const cdisks = join(share, 'container-disks');
   await mkdir(join(cdisks, 'kernel-boot', 'boot'), { recursive: true });
   await mkdir(join(cdisks, 'data'), { recursive: true });
   await symlink(guest.kernel, join(cdisks, 'kernel-boot', 'boot', 'vmlinuz'));
   await symlink(guest.initrd, join(cdisks, 'kernel-boot', 'boot', 'initrd.img'));
   await symlink(guest.dataDisk, join(cdisks, 'data', 'disk.img'));
+  return cdisks;
+}
+
+export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {}): Promise<LauncherRun> {
+  const guest = guestImage();
+  const root = repoRoot();
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-e2e-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const share = join(dir, 'share');
+  const cdisks = await guestContainerDisks(guest, share);
   const vmi = guestVmi(guest, opts.extraKernelArgs);
   const args = [
     '--qemu-timeout', opts.qemuTimeout ?? '60s', '--name', 'guest', '--namespace', 'e2e', '--uid', UID,

@@ -2,7 +2,7 @@
 // the launcher pod's compute container), starting the real launcher, which boots the test
 // guest from STANDALONE_VMI under TCG. Every resource is released through `t.after`.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,7 +10,7 @@ import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd } from '@podvirt/proto';
 import { containerStatePaths, guestImage, processesInMountNamespace, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
-import { guestVmi, UID } from './launcher-run.js';
+import { guestContainerDisks, guestVmi, UID } from './launcher-run.js';
 import { childrenOf, type ProcStat } from './monitor-procfs.js';
 
 export interface MonitorRunOptions {
@@ -75,13 +75,7 @@ export async function startMonitorRun(t: TestContext, opts: MonitorRunOptions = 
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-e2e-monitor-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const share = join(dir, 'share');
-  // The image layout the launcher documents: kernel-boot/<path> and <volume>/disk.img.
-  const cdisks = join(share, 'container-disks');
-  await mkdir(join(cdisks, 'kernel-boot', 'boot'), { recursive: true });
-  await mkdir(join(cdisks, 'data'), { recursive: true });
-  await symlink(guest.kernel, join(cdisks, 'kernel-boot', 'boot', 'vmlinuz'));
-  await symlink(guest.initrd, join(cdisks, 'kernel-boot', 'boot', 'initrd.img'));
-  await symlink(guest.dataDisk, join(cdisks, 'data', 'disk.img'));
+  const cdisks = await guestContainerDisks(guest, share);
   const vmi = guestVmi(guest, opts.extraKernelArgs);
   const monitorFlags = [
     '--launcher-bin', join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'),
