@@ -13,7 +13,7 @@ function* walk(dir) {
     if (entry.name === 'node_modules') continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* walk(path);
-    else if (entry.name.endsWith('.test.js') && path.includes(`${'dist'}/`)) yield path;
+    else if (entry.name.endsWith('.test.js') && path.split('/').includes('dist')) yield path;
   }
 }
 

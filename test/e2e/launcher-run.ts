@@ -1,13 +1,13 @@
 // Runs the real podvirt-launcher in its own mount namespace (as in its pod), with a
 // STANDALONE_VMI that boots the test guest through kernelBoot, and a gRPC client on its
 // socket. Every resource is released through `t.after`.
-import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd } from '@podvirt/proto';
-import { guestImage, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage } from '../testbed/index.js';
+import { guestImage, processesInMountNamespace, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage } from '../testbed/index.js';
 
 export interface LauncherRunOptions {
   /** Added to the guest's kernel command line (e.g. the ACPI-ignore switch). */
@@ -131,7 +131,7 @@ export function call<Req, Res>(client: cmd.CmdClient, method: Unary<Req, Res>, r
 }
 
 /** Collects every WatchDomain event until the launcher ends the stream. */
-export function collectWatch(run: LauncherRun): { events: cmd.WatchDomainEvent[]; ended: Promise<void> } {
+export function collectWatch(run: { readonly client: cmd.CmdClient }): { events: cmd.WatchDomainEvent[]; ended: Promise<void> } {
   const events: cmd.WatchDomainEvent[] = [];
   const stream = run.client.watchDomain({});
   const ended = new Promise<void>((resolve) => {
@@ -146,18 +146,25 @@ export function domains(events: readonly cmd.WatchDomainEvent[]): cmd.Domain[] {
   return events.flatMap((e) => (e.event?.$case === 'domain' ? [e.event.value] : []));
 }
 
+/**
+ * What a container of the launcher left behind: processes in its mount namespace, mounts of
+ * its directory, and any qemu started from that directory. Empty when it all went away.
+ */
+export async function containerLeftovers(mountNamespace: string, dir: string): Promise<string[]> {
+  const left: string[] = [];
+  const members = await processesInMountNamespace(mountNamespace);
+  if (members.length > 0) left.push(`processes in the namespace: ${members.join(', ')}`);
+  if ((await readFile('/proc/self/mountinfo', 'utf8')).includes(dir)) left.push('mounts');
+  for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('qemu-system') && cmdline.includes(dir)) left.push(`qemu ${pid}`);
+  }
+  return left;
+}
+
 /** Nothing of the launcher is left: no process in its namespace, no socket, no mount, no qemu of this VMI. */
 export async function assertNothingLeft(run: LauncherRun): Promise<string[]> {
-  const { processesInMountNamespace } = await import('../testbed/index.js');
-  const { readdir, readFile: read } = await import('node:fs/promises');
-  const left: string[] = [];
-  if ((await processesInMountNamespace(run.container.mountNamespace)).length > 0) left.push('processes in the namespace');
-  if ((await read(run.socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code !== 'ENOENT'))) left.push('launcher socket');
-  if ((await read('/proc/self/mountinfo', 'utf8')).includes(run.dir)) left.push('mounts');
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await read(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('qemu-system') && cmdline.includes('e2e_guest') && cmdline.includes(run.dir)) left.push(`qemu ${pid}`);
-  }
+  const left = await containerLeftovers(run.container.mountNamespace, run.dir);
+  if (await readFile(run.socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code !== 'ENOENT')) left.push('launcher socket');
   return left;
 }

@@ -6,9 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { guestImage, waitForConsoleText } from '../testbed/index.js';
-import { call, domains } from './launcher-run.js';
+import { call, collectWatch, domains } from './launcher-run.js';
 import { exists, lingeringZombies, memoryRollup, namespacePid, parentOf, procStat, sampleZombies } from './monitor-procfs.js';
-import { findLog, leftovers, qemuOf, startMonitorRun, waitFor, watchDomain } from './monitor-run.js';
+import { findLog, leftovers, qemuOf, startMonitorRun, waitFor } from './monitor-run.js';
 
 const BOOT_MS = 90_000;
 
@@ -57,7 +57,7 @@ test('SIGTERM to the monitor: the guest powers off within the grace period, exit
   const run = await startMonitorRun(t, { gracePeriodSeconds: 40, extraKernelArgs: guestImage().noAgentArg });
   const zombies = sampleZombies(run.monitorPid, 100);
   t.after(() => zombies.stop().then(() => undefined));
-  const watch = watchDomain(run);
+  const watch = collectWatch(run);
   const ready = await waitForConsoleText(run.serialLog, run.guest.readyMarker, { timeoutMs: BOOT_MS });
   const qemu = await waitFor('qemu below the monitor', () => qemuOf(run), 30_000, run.output);
 

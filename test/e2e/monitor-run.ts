@@ -3,14 +3,13 @@
 // guest from STANDALONE_VMI under TCG. Every resource is released through `t.after`.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd } from '@podvirt/proto';
-import { containerStatePaths, guestImage, processesInMountNamespace, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
-import { guestContainerDisks, guestVmi, UID } from './launcher-run.js';
+import { acceptsConnections, containerStatePaths, guestImage, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
+import { containerLeftovers, guestContainerDisks, guestVmi, UID } from './launcher-run.js';
 import { childrenOf, type ProcStat } from './monitor-procfs.js';
 
 export interface MonitorRunOptions {
@@ -150,41 +149,13 @@ export function findLog(run: MonitorRun, msg: string): LogLine | undefined {
  * launcher still starting.
  */
 export async function leftovers(run: MonitorRun, opts: { deadSocket?: 'allowed' } = {}): Promise<string[]> {
-  const left: string[] = [];
-  const members = await processesInMountNamespace(run.container.mountNamespace);
-  if (members.length > 0) left.push(`processes in the namespace: ${members.join(', ')}`);
+  const left = await containerLeftovers(run.container.mountNamespace, run.dir);
   for (const name of await readdir(dirname(run.socketPath)).catch(() => [])) {
     if (!name.startsWith('launcher')) continue;
     const listening = await acceptsConnections(join(dirname(run.socketPath), name));
     if (listening || opts.deadSocket !== 'allowed') left.push(`socket ${name}${listening ? ' (listening)' : ''}`);
   }
-  if ((await readFile('/proc/self/mountinfo', 'utf8')).includes(run.dir)) left.push('mounts');
-  for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('qemu-system') && cmdline.includes(run.dir)) left.push(`qemu ${pid}`);
-  }
   return left;
 }
 
-function acceptsConnections(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(path);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
-/** Collects every WatchDomain event until the launcher ends the stream. */
-export function watchDomain(run: MonitorRun): { events: cmd.WatchDomainEvent[]; ended: Promise<void> } {
-  const events: cmd.WatchDomainEvent[] = [];
-  const stream = run.client.watchDomain({});
-  const ended = new Promise<void>((resolve) => {
-    stream.on('data', (ev: cmd.WatchDomainEvent) => events.push(ev));
-    stream.on('end', () => resolve());
-    stream.on('error', () => resolve());
-  });
-  return { events, ended };
-}

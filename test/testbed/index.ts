@@ -13,6 +13,7 @@ export { ContainerError } from './container/container-error.js';
 export type { ContainerErrorCode } from './container/container-error.js';
 export { mountNamespaceOf, processesInMountNamespace } from './container/mount-namespace.js';
 export { startLibvirtDaemon } from './libvirt-daemon/start-libvirt-daemon.js';
+export { acceptsConnections } from './libvirt-daemon/wait-for-socket.js';
 export type { LibvirtDaemonOptions, TestLibvirtDaemon } from './libvirt-daemon/start-libvirt-daemon.js';
 export { LibvirtDaemonError } from './libvirt-daemon/libvirt-daemon-error.js';
 export type { LibvirtDaemonErrorCode } from './libvirt-daemon/libvirt-daemon-error.js';

@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-function tryConnect(path: string): Promise<boolean> {
+/** True when something listens on the unix socket `path` (a file alone is not enough). */
+export function acceptsConnections(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(path);
     socket.once('connect', () => {
@@ -18,7 +19,7 @@ function tryConnect(path: string): Promise<boolean> {
  */
 export async function waitForSocket(path: string, deadline: number, stop: () => boolean): Promise<boolean> {
   for (;;) {
-    if (await tryConnect(path)) return true;
+    if (await acceptsConnections(path)) return true;
     if (stop() || Date.now() >= deadline) return false;
     await sleep(25);
   }
