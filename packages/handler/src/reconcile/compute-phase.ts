@@ -33,8 +33,10 @@ function phaseWithoutDomain(current: VmiPhase, launcher: LauncherState): VmiPhas
 
 function phaseOfStoppedDomain(vmi: VirtualMachineInstance, domain: cmd.Domain, current: VmiPhase): VmiPhase {
   switch (domain.reason) {
+    // Failed is libvirt's SHUTOFF_FAILED: qemu died under it (a SIGKILLed qemu reports this or Crashed).
     case 'Crashed':
     case 'Panicked':
+    case 'Failed':
       return VmiPhase.Failed;
     case 'Destroyed':
       // Destroyed after an ACPI shutdown was possible means the grace period ran out.
@@ -44,6 +46,8 @@ function phaseOfStoppedDomain(vmi: VirtualMachineInstance, domain: cmd.Domain, c
     case 'FromSnapshot':
       return VmiPhase.Succeeded;
     default:
-      return current;
+      // The launcher gave the domain up for good without saying how it ended: nothing will
+      // bring it back, so the VMI must not stay Running (KubeVirt fails it once the domain is gone).
+      return domain.deleted ? VmiPhase.Failed : current;
   }
 }
