@@ -51,6 +51,7 @@ async function floor(guest: GuestImage, count: number): Promise<{ running: numbe
         containerDisks: new Map([['data', { path: disk, format: 'raw' as const }]]),
         kernelBoot: { kernel: guest.kernel, initrd: guest.initrd },
         hostDiskPrefixes: [],
+        hostDisks: new Map(),
         emulator: '/usr/bin/qemu-system-x86_64',
       });
       // The launcher's prepare step for a containerDisk: a qcow2 overlay over the image.

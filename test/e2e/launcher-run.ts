@@ -16,6 +16,10 @@ export interface LauncherRunOptions {
   readonly qemuTimeout?: string;
   /** Pass the VMI as STANDALONE_VMI (default); false leaves the launcher waiting for a Sync call. */
   readonly standalone?: boolean;
+  /** `--host-disk-dir` for the launcher. */
+  readonly hostDiskDir?: string;
+  /** Changes the guest VMI before the launcher gets it. */
+  readonly editVmi?: (vmi: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export interface LauncherRun {
@@ -88,12 +92,13 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
   t.after(() => rm(dir, { recursive: true, force: true }));
   const share = join(dir, 'share');
   const cdisks = await guestContainerDisks(guest, share);
-  const vmi = guestVmi(guest, opts.extraKernelArgs);
+  const vmi = (opts.editVmi ?? ((v) => v))(guestVmi(guest, opts.extraKernelArgs));
   const args = [
     '--qemu-timeout', opts.qemuTimeout ?? '60s', '--name', 'guest', '--namespace', 'e2e', '--uid', UID,
     '--kubevirt-share-dir', share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
     '--private-dir', join(dir, 'private'), '--grace-period-seconds', String(opts.gracePeriodSeconds ?? 20),
     '--hook-sidecars', '0', '--allow-emulation', '--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps'),
+    ...(opts.hostDiskDir !== undefined ? ['--host-disk-dir', opts.hostDiskDir] : []),
   ];
   const container = await startContainer({
     command: [process.execPath, join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'), ...args],

@@ -15,6 +15,7 @@ import type { LauncherFlags } from './flags.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
 import { toolVersion } from './host/tool-versions.js';
 import { FileTail } from './logs/file-tail.js';
+import { HostDisks } from './prepare/host-disks.js';
 import { prepareFiles } from './prepare/prepare-files.js';
 import { CmdServer } from './server/cmd-server.js';
 import type { Vmi } from './vmi.js';
@@ -28,6 +29,8 @@ export interface LauncherOptions {
   readonly libvirtDirs?: LibvirtDirs;
   readonly kvmProbe?: () => Promise<KvmProbeResult>;
   readonly emulator?: string;
+  /** This process's pid, as libvirt and qemu in the same PID namespace see it. */
+  readonly pid: number;
 }
 
 const SHUTDOWN_RESEND_MS = 2_000;
@@ -73,10 +76,12 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
     cleanups.push(() => conn.close());
     await conn.ready({ signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
 
+    const hostDisks = new HostDisks({ roots: flags.hostDiskDirs, pid: o.pid });
+    cleanups.push(() => hostDisks.close());
     const hub = new WatchHub();
     const manager = new DomainManager({
       conn, identity, hub, log,
-      convert: inspectAndConvert(flags, kvm, dirs.run, emulator),
+      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks),
       prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
       acpiEnabled,
       gracePeriodMs: flags.gracePeriodSeconds * 1000,

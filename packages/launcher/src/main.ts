@@ -19,7 +19,7 @@ async function main(): Promise<number> {
       stop.abort();
     });
   }
-  return runLauncher({ flags, log, ...(standaloneVmi ? { standaloneVmi } : {}) }, stop.signal);
+  return runLauncher({ flags, log, pid: process.pid, ...(standaloneVmi ? { standaloneVmi } : {}) }, stop.signal);
 }
 
 main().then(

@@ -49,9 +49,11 @@ describe('disks and volumes', () => {
       instanceId: 'testvmi.mynamespace', hostname: 'testvmi',
     });
   });
-  test('hostDisk: confined to the allowed prefixes; DiskOrCreate carries its capacity', () => {
+  test('hostDisk: libvirt gets the confined open file; text outside the allowed prefixes is refused', () => {
     const out = withDisks([{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/a/disk.img', type: 'DiskOrCreate', capacity: '1Mi' } }]);
-    assert.deepEqual(out.prepare, [{ kind: 'hostDisk', path: '/var/lib/podvirt/host-disks/a/disk.img', create: true, sizeBytes: 1048576n }]);
+    assert.deepEqual(out.prepare, []);
+    assert.equal(findElement(out.domain, 'devices/disk/source')?.attrs['file'], '/proc/42/fd/7');
+    rejects('spec.volumes[0].hostDisk.capacity', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/a/disk.img', type: 'DiskOrCreate', capacity: 'lots' } }]);
     rejects('spec.volumes[0].hostDisk.path', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/../../../etc/shadow', type: 'Disk' } }]);
     rejects('spec.volumes[0].hostDisk.path', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks-evil/x', type: 'Disk' } }]);
     rejects('spec.volumes[0].hostDisk.type', [{ name: 'h' }], [{ name: 'h', hostDisk: { path: '/var/lib/podvirt/host-disks/x', type: 'Dir' } }]);
@@ -78,7 +80,7 @@ describe('disks and volumes', () => {
     const [c, h] = findAll(out.domain, 'devices/disk');
     assert.equal(findElement(c!, 'target')?.attrs['tray'], 'open');
     assert.ok(findElement(h!, 'shareable'));
-    assert.deepEqual((out.prepare[2] as { userData?: unknown }).userData, { secret: 'ud', keys: ['userdata', 'userData'] });
+    assert.deepEqual((out.prepare[1] as { userData?: unknown }).userData, { secret: 'ud', keys: ['userdata', 'userData'] });
     rejects('spec.volumes[0].cloudInitNoCloud.secretRef.name', [{ name: 'ci' }], [{ name: 'ci', cloudInitNoCloud: { secretRef: {} } }]);
   });
   const bad: [string, string, unknown[], unknown[]][] = [

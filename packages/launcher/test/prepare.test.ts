@@ -1,5 +1,5 @@
 // The prepare step with the real tools in a temp dir: qcow2 overlay on a raw image, sparse
-// empty disk, cloud-init ISO (plain, base64 and secret-file data), host disks; and the
+// empty disk, cloud-init ISO (plain, base64 and secret-file data); and the
 // container-disk layout that feeds the converter.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise
   return dir;
 }
 
-test('overlay, empty disk, cloud-init ISO and host disk are created once', async (t) => {
+test('overlay, empty disk and cloud-init ISO are created once', async (t) => {
   const dir = await tempDir(t);
   const image = join(dir, 'image.raw');
   await writeFile(image, Buffer.alloc(1024 * 1024));
@@ -29,7 +29,6 @@ test('overlay, empty disk, cloud-init ISO and host disk are created once', async
     { kind: 'emptyDisk', path: join(dir, 'empty', 'e.img'), sizeBytes: 64n * 1024n * 1024n },
     { kind: 'cloudInitNoCloud', path: join(dir, 'ci', 'noCloud.iso'), volume: 'ci', userData: { base64: Buffer.from('#cloud-config\nhello: 1\n').toString('base64') },
       networkData: { secret: 'net', keys: ['networkdata', 'networkData'] }, instanceId: 'vm.ns', hostname: 'vm' },
-    { kind: 'hostDisk', path: join(dir, 'host', 'h.img'), create: true, sizeBytes: 1024n * 1024n },
   ] as const;
   await prepareFiles(steps, { secretsDir: join(dir, 'secrets') });
   const info = JSON.parse(execFileSync('qemu-img', ['info', '--output=json', steps[0].path], { encoding: 'utf8' })) as Record<string, unknown>;
@@ -43,16 +42,13 @@ test('overlay, empty disk, cloud-init ISO and host disk are created once', async
   assert.equal(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/user-data'], { encoding: 'utf8' }), '#cloud-config\nhello: 1\n');
   assert.equal(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/network-config'], { encoding: 'utf8' }), 'version: 2\n');
   assert.match(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/meta-data'], { encoding: 'utf8' }), /instance-id: vm.ns/);
-  assert.equal((await stat(steps[3].path)).size, 1024 * 1024);
   const before = (await stat(steps[0].path)).mtimeMs;
   await prepareFiles(steps, { secretsDir: join(dir, 'secrets') });
   assert.equal((await stat(steps[0].path)).mtimeMs, before, 'a second prepare keeps existing files');
 });
 
-test('missing host disk and missing secret are prepare errors', async (t) => {
+test('a missing secret is a prepare error', async (t) => {
   const dir = await tempDir(t);
-  await assert.rejects(prepareFiles([{ kind: 'hostDisk', path: join(dir, 'nope.img'), create: false }], { secretsDir: dir }),
-    (e) => e instanceof LauncherError && e.code === 'LAUNCHER_ERR_PREPARE');
   await assert.rejects(prepareFiles([{ kind: 'cloudInitNoCloud', path: join(dir, 'x.iso'), volume: 'v', userData: { secret: 's', keys: ['userdata'] }, instanceId: 'i', hostname: 'h' }], { secretsDir: dir }),
     (e) => e instanceof LauncherError && /not mounted/.test(e.message));
 });

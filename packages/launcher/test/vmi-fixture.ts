@@ -20,6 +20,7 @@ export function context(overrides: Partial<ConverterContext> = {}): ConverterCon
     containerDisks: new Map([['cdisk', { path: '/var/run/kubevirt/container-disks/cdisk/disk.img', format: 'raw' }]]),
     kernelBoot: { kernel: '/var/run/kubevirt/container-disks/kernel-boot/boot/vmlinuz', initrd: '/var/run/kubevirt/container-disks/kernel-boot/boot/initrd.img' },
     hostDiskPrefixes: ['/var/lib/podvirt/host-disks'],
+    hostDisks: new Map([['h', '/proc/42/fd/7']]),
     emulator: '/usr/bin/qemu-system-x86_64',
     ...overrides,
   };

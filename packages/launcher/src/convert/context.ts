@@ -24,5 +24,7 @@ export interface ConverterContext {
   readonly kernelBoot?: { readonly kernel?: string; readonly initrd?: string };
   /** hostDisk paths must live under one of these prefixes. */
   readonly hostDiskPrefixes: readonly string[];
+  /** hostDisk volume name → the path libvirt opens (the confined open file, see prepare/host-disks.ts). */
+  readonly hostDisks: ReadonlyMap<string, string>;
   readonly emulator: string;
 }

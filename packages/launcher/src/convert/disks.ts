@@ -42,7 +42,7 @@ export function convertDisks(vmi: Vmi, ctx: ConverterContext): ConvertedDisks {
     const { bus, element } = diskElement(disk, field, source, counters);
     buses.add(bus);
     out.push(element);
-    prepare.push(source.prepare);
+    if (source.prepare !== undefined) prepare.push(source.prepare);
   });
   volumes.forEach((v, i) => {
     if (!used.has(v.name ?? '')) throw new InvalidVmiError(`spec.volumes[${i}].name`, `volume ${JSON.stringify(v.name)} has no disk`);

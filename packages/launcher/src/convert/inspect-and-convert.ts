@@ -1,6 +1,7 @@
 import type { LauncherFlags } from '../flags.js';
 import type { KvmProbeResult } from '../host/kvm-probe.js';
 import { fileExists, inspectImages } from '../prepare/container-disk-layout.js';
+import type { HostDisks } from '../prepare/host-disks.js';
 import { runTool } from '../prepare/run-tool.js';
 import type { Vmi } from '../vmi.js';
 import type { ConverterContext } from './context.js';
@@ -14,13 +15,15 @@ async function imageFormat(path: string): Promise<string> {
 
 /**
  * The impure half in front of the pure converter: refuse unsupported fields first (so a
- * missing image never hides them), find the image files, decide the domain type, convert.
+ * missing image never hides them), find the image files, open the host disks confined to
+ * their directories, decide the domain type, convert.
  */
 export function inspectAndConvert(
   flags: LauncherFlags,
   kvm: KvmProbeResult,
   libvirtRunDir: string,
   emulator: string,
+  hostDisks: HostDisks,
 ): (vmi: Vmi) => Promise<ConvertedDomain> {
   return async (vmi) => {
     refuseUnsupported(vmi);
@@ -33,6 +36,7 @@ export function inspectAndConvert(
       containerDisks: images.containerDisks,
       ...(images.kernelBoot ? { kernelBoot: images.kernelBoot } : {}),
       hostDiskPrefixes: flags.hostDiskDirs,
+      hostDisks: await hostDisks.resolve(vmi),
       emulator,
     };
     return convertVmi(vmi, ctx);

@@ -13,8 +13,7 @@ export type PrepareStep =
       readonly networkData?: DataSource;
       readonly instanceId: string;
       readonly hostname: string;
-    }
-  | { readonly kind: 'hostDisk'; readonly path: string; readonly create: boolean; readonly sizeBytes?: bigint };
+    };
 
 /** Where a cloud-init document comes from; secret references are read from the mounted secret volume. */
 export type DataSource =

@@ -12,7 +12,8 @@ export interface VolumeSource {
   readonly backing?: { readonly path: string; readonly format: 'raw' | 'qcow2' };
   readonly discard?: 'unmap';
   readonly shareable?: boolean;
-  readonly prepare: PrepareStep;
+  /** Files to create before the domain starts; none for a host disk, opened by the inspect step. */
+  readonly prepare?: PrepareStep;
 }
 
 const SOURCES = ['containerDisk', 'emptyDisk', 'cloudInitNoCloud', 'hostDisk'] as const;
@@ -42,7 +43,7 @@ export function convertVolume(vmi: Vmi, volume: Volume, index: number, ctx: Conv
     return { path, format: 'raw', discard: 'unmap', prepare: { kind: 'emptyDisk', path, sizeBytes } };
   }
   if (volume.cloudInitNoCloud !== undefined) return cloudInit(vmi, volume.cloudInitNoCloud, name, `${field}.cloudInitNoCloud`, ctx);
-  return hostDisk(volume.hostDisk ?? {}, `${field}.hostDisk`, ctx);
+  return hostDisk(volume.hostDisk ?? {}, name, `${field}.hostDisk`, ctx);
 }
 
 function cloudInit(vmi: Vmi, ci: CloudInitNoCloud, volume: string, field: string, ctx: ConverterContext): VolumeSource {
@@ -90,7 +91,7 @@ function dataSource(
   return undefined;
 }
 
-function hostDisk(hd: NonNullable<Volume['hostDisk']>, field: string, ctx: ConverterContext): VolumeSource {
+function hostDisk(hd: NonNullable<Volume['hostDisk']>, name: string, field: string, ctx: ConverterContext): VolumeSource {
   if (typeof hd.path !== 'string' || !hd.path.startsWith('/')) throw new InvalidVmiError(`${field}.path`, 'an absolute path is required');
   const path = normalize(hd.path);
   const allowed = ctx.hostDiskPrefixes.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
@@ -98,9 +99,9 @@ function hostDisk(hd: NonNullable<Volume['hostDisk']>, field: string, ctx: Conve
     throw new InvalidVmiError(`${field}.path`, `${path} is outside the allowed host disk directories (${ctx.hostDiskPrefixes.join(', ') || 'none'})`);
   }
   if (hd.type !== 'Disk' && hd.type !== 'DiskOrCreate') throw new InvalidVmiError(`${field}.type`, 'must be Disk or DiskOrCreate');
-  if (hd.type === 'DiskOrCreate') {
-    const sizeBytes = quantityToBytes(hd.capacity, `${field}.capacity`);
-    return { path, format: 'raw', shareable: hd.shared === true, prepare: { kind: 'hostDisk', path, create: true, sizeBytes } };
-  }
-  return { path, format: 'raw', shareable: hd.shared === true, prepare: { kind: 'hostDisk', path, create: false } };
+  if (hd.type === 'DiskOrCreate') quantityToBytes(hd.capacity, `${field}.capacity`);
+  // The inspect step opened the file confined to its directory; libvirt gets that open file's path.
+  const opened = ctx.hostDisks.get(name);
+  if (opened === undefined) throw new InvalidVmiError(`${field}.path`, `${path} was not opened`);
+  return { path: opened, format: 'raw', shareable: hd.shared === true };
 }

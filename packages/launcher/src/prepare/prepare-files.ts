@@ -19,10 +19,6 @@ export interface PrepareOptions {
 /** Creates the files the converter asked for. Idempotent: existing files are kept (a re-sync must not wipe a disk). */
 export async function prepareFiles(steps: readonly PrepareStep[], o: PrepareOptions): Promise<void> {
   for (const step of steps) {
-    if (step.kind === 'hostDisk') {
-      await hostDisk(step.path, step.create, step.sizeBytes);
-      continue;
-    }
     if (await fileExists(step.path)) continue;
     await mkdir(dirname(step.path), { recursive: true });
     switch (step.kind) {
@@ -46,13 +42,6 @@ async function sparseFile(path: string, size: bigint): Promise<void> {
   } finally {
     await fh.close();
   }
-}
-
-async function hostDisk(path: string, create: boolean, size: bigint | undefined): Promise<void> {
-  if (await fileExists(path)) return;
-  if (!create || size === undefined) throw new LauncherError('LAUNCHER_ERR_PREPARE', `host disk ${path} does not exist`);
-  await mkdir(dirname(path), { recursive: true });
-  await sparseFile(path, size);
 }
 
 async function readSource(src: DataSource | undefined, dir: string, o: PrepareOptions): Promise<string | undefined> {
