@@ -2,3 +2,4 @@ export * as cmd from './gen/cmd.js';
 export * as node from './gen/node.js';
 export { CMD_VERSIONS, highestCommonVersion } from './version.js';
 export { NODE_API_SOCKET } from './node-api-socket.js';
+export { MAX_UNFREEZE_TIMEOUT_SECONDS, unfreezeTimeoutProblem } from './freeze-limits.js';

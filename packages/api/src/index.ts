@@ -39,6 +39,7 @@ export { compareQuantities, isZeroQuantity, toBytes, toMillis } from './quantity
 export { SUPPORTED_VMI_FIELDS, SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK, type FieldTree } from './supported-fields.js';
 export { findUnsupportedFields } from './unsupported-fields.js';
 export { DEFAULT_MIN_GUEST_MEMORY_BYTES, type ValidateOptions } from './validate-options.js';
+export { isDnsLabel, isDnsSubdomain } from './validate-context.js';
 export { validateVmi } from './validate-vmi.js';
 export { VmiInvalidError } from './vmi-invalid-error.js';
 export type * from './types/devices.js';

@@ -95,7 +95,11 @@ export class FakeKube implements VmiApi {
     return this.#watchers.size;
   }
 
+  /** How many single-object GETs reached this API. */
+  gets = 0;
+
   get(namespace: string, name: string, signal: AbortSignal): Promise<VirtualMachineInstance | undefined> {
+    this.gets++;
     signal.throwIfAborted();
     const obj = this.#objects.get(`${namespace}/${name}`);
     return Promise.resolve(obj === undefined ? undefined : structuredClone(obj));

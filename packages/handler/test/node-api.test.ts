@@ -147,3 +147,38 @@ test('back-to-back pause, unpause, pause: each call sees the previous one (read-
   assert.deepEqual(h.calls.filter((c) => !c.endsWith(' OK')), []);
   await eventually(() => paused(h) === undefined && h.vmi().status?.fsFreezeStatus === undefined);
 });
+
+test('namespace and name are checked as Kubernetes does before use, and never echoed unbounded', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  const refused = (field: RegExp) => (err: unknown): boolean => {
+    const e = err as { code: number; details: string };
+    assert.equal(e.code, status.INVALID_ARGUMENT, e.details);
+    assert.match(e.details, field);
+    assert.ok(e.details.length < 400, `details of ${e.details.length} characters`);
+    return true;
+  };
+  for (const name of ['.', '..', 'Vm1', 'a/b', 'vm1/../x', '-x', 'x'.repeat(254), 'y'.repeat(1_000_000)]) {
+    await assert.rejects(h.call('pause', { namespace: 'default', name }), refused(/^request\.name .* is not a valid VMI name/));
+  }
+  for (const namespace of ['.', 'Default', 'a.b', 'n'.repeat(64), 'z'.repeat(100_000)]) {
+    await assert.rejects(h.call('guestOsInfo', { namespace, name: 'vm1' }), refused(/^request\.namespace .* is not a valid namespace/));
+    await assert.rejects(h.call('list', { namespace }), refused(/^namespace .* is not a valid namespace/));
+  }
+  await assert.rejects(h.call('freeze', { vmi: { namespace: 'default', name: '..' }, unfreezeTimeoutSeconds: 0 }), refused(/^vmi\.name/));
+  assert.equal(h.kube.gets, 0, 'nothing reached the API server');
+  assert.equal(h.vmi().status?.fsFreezeStatus, undefined);
+});
+
+test('an unfreeze timeout beyond Node\'s timer range is refused, not thawed at once', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  for (const seconds of [2_147_484, 2_147_483_647]) {
+    await assert.rejects(h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: seconds }),
+      grpcFailure(status.INVALID_ARGUMENT, /^unfreeze_timeout_seconds must be a whole number from 0 .* to 2147483 \(about 24 days\), got \d+$/));
+  }
+  assert.deepEqual(h.launcher.calls.filter((c) => c === 'Freeze'), []);
+  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 2_147_483 });
+  await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
+  await h.call('unfreeze', REF);
+});

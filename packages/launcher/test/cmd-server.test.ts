@@ -125,3 +125,31 @@ test('a slow watcher does not block others; notices reach watchers', async (t) =
   assert.equal(evs.at(-1)?.event?.$case, 'notice');
   assert.equal(writes.length, 1, 'the blocked watcher holds at most its first write');
 });
+
+test('freeze and unfreeze check the VMI identity; the unfreeze timeout is bounded; listings refuse while frozen', async (t) => {
+  const h = await harness(t);
+  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  const connected = watchUntil(h.client, (evs) => evs.some((e) => e.event?.$case === 'domain' && e.event.value.agentConnected));
+  while (h.hub.size < 1) await new Promise((r) => setTimeout(r, 5));
+  h.fake().connectAgent(true);
+  await connected;
+  const invalid = (field: RegExp) => (e: unknown) => code(e) === grpc.status.INVALID_ARGUMENT && field.test((e as grpc.ServiceError).details);
+  await assert.rejects(call(h.client, h.client.freeze, { vmiJson: Buffer.from('{}'), unfreezeTimeoutSeconds: 0 }), invalid(/metadata\.namespace/));
+  const other = { ...h.vmi, metadata: { ...h.vmi.metadata, uid: 'someone-else' } };
+  await assert.rejects(call(h.client, h.client.freeze, { vmiJson: vmiRequest(other).vmiJson, unfreezeTimeoutSeconds: 0 }), invalid(/metadata\.uid/));
+  assert.equal(h.fake().frozen, false, 'a foreign VMI froze nothing');
+  for (const seconds of [-1, 2_147_484, 2_147_483_647]) {
+    await assert.rejects(call(h.client, h.client.freeze, { vmiJson: vmiRequest(h.vmi).vmiJson, unfreezeTimeoutSeconds: seconds }), invalid(/unfreeze_timeout_seconds .* to 2147483 .*got/));
+  }
+  assert.equal(h.fake().frozen, false);
+  await call(h.client, h.client.freeze, { vmiJson: vmiRequest(h.vmi).vmiJson, unfreezeTimeoutSeconds: 2_147_483 });
+  assert.equal(h.fake().frozen, true);
+  const frozen = (e: unknown) => code(e) === grpc.status.FAILED_PRECONDITION && /frozen/.test((e as grpc.ServiceError).details);
+  await assert.rejects(call(h.client, h.client.getFilesystems, {}), frozen);
+  await assert.rejects(call(h.client, h.client.getUsers, {}), frozen);
+  await assert.rejects(call(h.client, h.client.unfreeze, { vmiJson: Buffer.from('{}') }), invalid(/metadata\.namespace/));
+  assert.equal(h.fake().frozen, true, 'a foreign VMI thawed nothing');
+  await call(h.client, h.client.unfreeze, vmiRequest(h.vmi));
+  assert.equal(h.fake().frozen, false);
+  assert.equal((await call(h.client, h.client.getFilesystems, {})).filesystems.length, 1);
+});

@@ -4,7 +4,7 @@
 // launcher's domain stream reports the change and the handler writes it.
 
 import { EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
-import type { cmd, node } from '@podvirt/proto';
+import { unfreezeTimeoutProblem, type cmd, type node } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { abortableSleep } from '../abortable-sleep.js';
 import { HandlerError } from '../handler-error.js';
@@ -14,7 +14,7 @@ import type { LauncherClient } from '../launcher/launcher-client.js';
 import type { LauncherConnection } from '../launcher/launcher-connection.js';
 import { vmiKey } from '../vmi-key.js';
 import { vmiFacts, type VmiFacts } from './vmi-facts.js';
-import type { VmiResolver } from './vmi-resolver.js';
+import { checkNamespace, type VmiResolver } from './vmi-resolver.js';
 import { vmiSummary } from './vmi-summary.js';
 
 export interface NodeOperationsOptions {
@@ -62,9 +62,8 @@ export class NodeOperations {
 
   async freeze(request: node.FreezeRequest, signal: AbortSignal): Promise<node.OperationResponse> {
     const timeout = request.unfreezeTimeoutSeconds;
-    if (!Number.isInteger(timeout) || timeout < 0) {
-      throw new HandlerError('HANDLER_ERR_INVALID_REQUEST', `unfreeze_timeout_seconds must be a whole number >= 0, got ${timeout}`);
-    }
+    const problem = unfreezeTimeoutProblem(timeout);
+    if (problem !== undefined) throw new HandlerError('HANDLER_ERR_INVALID_REQUEST', problem);
     return this.#operate(request.vmi, signal, mustRunUnpaused, (c, json) => c.freeze(json, timeout, signal), undefined, isFrozen, 'vmi');
   }
 
@@ -95,6 +94,7 @@ export class NodeOperations {
   }
 
   list(request: node.ListRequest): node.ListResponse {
+    if (request.namespace !== '') checkNamespace(request.namespace, 'namespace');
     const vmis = [...this.#o.list()]
       .filter((v) => request.namespace === '' || v.metadata.namespace === request.namespace)
       .map((v) => vmiSummary(v, this.#domainOf(v)))

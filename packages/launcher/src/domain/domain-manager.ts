@@ -61,6 +61,10 @@ export class DomainManager {
   }
 
   /** The VMI must be this launcher's: a mismatched identity is a caller bug, refused by field. */
+  checkIdentity(vmi: Vmi): void {
+    this.#check(vmi);
+  }
+
   #check(vmi: Vmi): void {
     const { namespace, name, uid } = this.#o.identity;
     const m = vmi.metadata;

@@ -1,4 +1,4 @@
-import type { cmd } from '@podvirt/proto';
+import { unfreezeTimeoutProblem, type cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { LauncherError } from '../errors.js';
 import type { CallOptions, DomainConnection } from './domain-connection.js';
@@ -33,6 +33,8 @@ export class GuestAgentOps {
 
   /** Idempotent; with a timeout above zero the filesystems thaw by themselves after it. */
   async freeze(unfreezeTimeoutSeconds: number, o: CallOptions = {}): Promise<void> {
+    const problem = unfreezeTimeoutProblem(unfreezeTimeoutSeconds);
+    if (problem !== undefined) throw new LauncherError('LAUNCHER_ERR_INVALID_REQUEST', problem);
     this.#requireAgent();
     const meta = this.#o.tracker.meta;
     if (meta.fsFreezeStatus !== 'frozen') {
@@ -76,13 +78,22 @@ export class GuestAgentOps {
     return buildGuestInfo(params, parseAgentInfo(agentJson), this.#o.tracker.meta.fsFreezeStatus);
   }
 
+  /** The agent answers only a few commands while frozen; an empty list would be a lie. */
+  #requireThawed(what: string): void {
+    if (this.#o.tracker.meta.fsFreezeStatus === 'frozen') {
+      throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `the guest's filesystems are frozen: unfreeze it to list ${what}`);
+    }
+  }
+
   async users(o: CallOptions = {}): Promise<cmd.GuestUser[]> {
     this.#requireAgent();
+    this.#requireThawed('users');
     return parseUsers(await this.#o.conn.guestInfo(this.#o.domain, o));
   }
 
   async filesystems(o: CallOptions = {}): Promise<cmd.GuestFilesystem[]> {
     this.#requireAgent();
+    this.#requireThawed('filesystems');
     return parseFilesystems(await this.#o.conn.guestInfo(this.#o.domain, o));
   }
 

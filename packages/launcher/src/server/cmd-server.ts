@@ -112,11 +112,14 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
     pause: vmiCall(LONG, (vmi, signal) => manager.pause(vmi, { signal })),
     unpause: vmiCall(LONG, (vmi, signal) => manager.unpause(vmi, { signal })),
     freeze: unary(EXTENDED, async (req: cmd.FreezeRequest, { signal }) => {
-      parseVmiJson(req.vmiJson);
+      manager.checkIdentity(parseVmiJson(req.vmiJson));
       await agent.freeze(req.unfreezeTimeoutSeconds, { signal });
       return EMPTY;
     }, logged),
-    unfreeze: vmiCall(LONG, (_vmi, signal) => agent.unfreeze({ signal })),
+    unfreeze: vmiCall(LONG, (vmi, signal) => {
+      manager.checkIdentity(vmi);
+      return agent.unfreeze({ signal });
+    }),
     softReboot: vmiCall(LONG, (vmi, signal) => manager.softReboot(vmi, { signal })),
     reset: vmiCall(LONG, (vmi, signal) => manager.reset(vmi, { signal })),
     shutdown: vmiCall(LONG, (vmi, signal) => manager.shutdown(vmi, { signal })),

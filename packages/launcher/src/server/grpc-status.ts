@@ -4,6 +4,7 @@ import { LauncherError, type LauncherErrorCode } from '../errors.js';
 /** The one table from our error codes to gRPC status codes (see proto/cmd.proto for the meaning of each). */
 const TABLE: Readonly<Record<LauncherErrorCode, status>> = {
   LAUNCHER_ERR_INVALID_VMI: status.INVALID_ARGUMENT,
+  LAUNCHER_ERR_INVALID_REQUEST: status.INVALID_ARGUMENT,
   LAUNCHER_ERR_NO_DOMAIN: status.NOT_FOUND,
   LAUNCHER_ERR_WRONG_STATE: status.FAILED_PRECONDITION,
   LAUNCHER_ERR_NO_AGENT: status.FAILED_PRECONDITION,
