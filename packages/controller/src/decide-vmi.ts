@@ -117,6 +117,16 @@ function scheduledFields(pod: V1Pod): Partial<VmiStatus> {
   };
 }
 
+/**
+ * Until the VMI is Scheduled the controller owns its status, Synchronized included; from
+ * Scheduled on the handler does, and the controller leaves every condition but Ready alone
+ * (KubeVirt's rule). Removing the handler's Synchronized=False made each side re-queue the
+ * other at once: a status write storm.
+ */
+function controllerOwnsStatus(phase: string): boolean {
+  return phase === VmiPhase.Unset || phase === VmiPhase.Pending || phase === VmiPhase.Scheduling;
+}
+
 function synchronizedCondition(conditions: VmiCondition[], error: string | undefined, now: Date): VmiCondition[] {
   const others = conditions.filter((c) => c.type !== VmiConditionType.Synchronized);
   if (error === undefined) return others;
@@ -150,8 +160,9 @@ function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, c
     if (Object.keys(active).length > 0) status.activePods = active;
     else delete status.activePods;
   }
+  const conditions = withReadyCondition(current.conditions, phase, pod, input.now);
   const keepSyncError = phase === VmiPhase.Pending ? createError : undefined;
-  status.conditions = synchronizedCondition(withReadyCondition(current.conditions, phase, pod, input.now), keepSyncError, input.now);
+  status.conditions = controllerOwnsStatus(current.phase ?? VmiPhase.Unset) ? synchronizedCondition(conditions, keepSyncError, input.now) : conditions;
   return status;
 }
 

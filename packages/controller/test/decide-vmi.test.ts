@@ -203,6 +203,31 @@ describe('decideVmi', () => {
     );
   });
 
+  test('from Scheduled on, the handler\'s Synchronized condition is neither removed nor rewritten', () => {
+    const sync = {
+      type: 'Synchronized',
+      status: 'False',
+      lastProbeTime: null,
+      lastTransitionTime: '2025-01-01T00:01:00Z',
+      reason: 'Synchronizing with the Domain failed.',
+      message: 'hostDisk refused',
+    } as const;
+    for (const phase of ['Scheduled', 'Running'] as const) {
+      const first = decideVmi({ vmi: vmiFixture({ status: { phase, nodeName: 'node01', conditions: [sync] } }), pods: [runningPod], now });
+      assert.deepEqual(first.status.conditions?.find((c) => c.type === 'Synchronized'), sync, phase);
+      const settled = { ...first.status };
+      const again = decideVmi({ vmi: vmiFixture({ status: settled }), pods: [runningPod], now: new Date(now.getTime() + 60_000) });
+      assert.equal(again.statusChanged, false, `${phase}: a status that changes nothing is not written`);
+    }
+  });
+
+  test('the controller drops its own FailedCreate once the pod exists', () => {
+    const failed = decideVmi({ vmi: vmiFixture({ status: { phase: 'Pending' } }), pods: [], now, createError: 'Error creating pod: quota exceeded' });
+    const d = decideVmi({ vmi: vmiFixture({ status: failed.status }), pods: [launcherPod()], now });
+    assert.equal(d.status.phase, 'Scheduling');
+    assert.equal(d.status.conditions?.find((c) => c.type === 'Synchronized'), undefined);
+  });
+
   test('phase transitions append, earlier stamps are kept', () => {
     const status: VmiStatus = { phase: 'Pending', phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: '2025-01-01T00:00:00Z' }] };
     const d = decideVmi({ vmi: vmiFixture({ status }), pods: [launcherPod()], now });

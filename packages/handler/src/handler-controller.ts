@@ -3,7 +3,7 @@
 // everything as a safety net. close() stops taking work, lets in-flight reconciles finish
 // within a bound, and closes the launcher streams — the VMs keep running.
 
-import { NODE_NAME_LABEL } from '@podvirt/api';
+import { NODE_NAME_LABEL, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { EventRecorder } from './events/event-recorder.js';
 import type { GhostRecord, LauncherRecords } from './ghost-records/ghost-record.js';
@@ -15,6 +15,7 @@ import type { CallObserver } from './launcher/unary-call.js';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
 import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
+import { BackoffHold } from './reconcile/backoff-hold.js';
 import { vmiKey } from './vmi-key.js';
 
 export interface HandlerControllerOptions {
@@ -49,6 +50,9 @@ export class HandlerController {
   /** Aborts reconciles still running when the close() bound runs out. */
   readonly #inFlight = new AbortController();
   readonly #workers: Array<Promise<void>> = [];
+  readonly #backoffs: BackoffHold;
+  readonly #reconciling = new Set<string>();
+  readonly #deferred = new Map<string, VirtualMachineInstance>();
   #resync: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
 
@@ -57,6 +61,7 @@ export class HandlerController {
     const now = options.now ?? Date.now;
     const log = options.log;
     this.queue = new WorkQueue(options.backoff);
+    this.#backoffs = new BackoffHold(now);
     this.recorder = new EventRecorder({ api: options.eventApi, host: options.nodeName, log: log.child({ subcomponent: 'events' }), now });
     this.registry = new LauncherRegistry({
       nodeName: options.nodeName,
@@ -80,6 +85,11 @@ export class HandlerController {
       onEvent: (type, vmi) => {
         const key = vmiKey(vmi);
         if (type === 'DELETED') this.reconciler.remember(vmi, key);
+        else if (this.#reconciling.has(key)) {
+          // Its own status write comes back while the key is processed: judged once it is done.
+          this.#deferred.set(key, vmi);
+          return;
+        } else if (this.#backoffs.holds(key, vmi)) return;
         this.queue.add(key);
       },
     });
@@ -142,18 +152,25 @@ export class HandlerController {
       const key = await this.queue.get();
       if (key === undefined) return;
       const started = performance.now();
+      this.#reconciling.add(key);
       try {
         const result = await this.reconciler.reconcile(key, this.#inFlight.signal);
         this.#o.observeReconcile?.((performance.now() - started) / 1000, true);
         this.queue.forget(key);
+        this.#backoffs.release(key);
         if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         this.#o.observeReconcile?.((performance.now() - started) / 1000, false);
         if (!this.#inFlight.signal.aborted) {
           const retryInMs = this.queue.addRateLimited(key);
+          this.#backoffs.hold(key, this.informer.get(key), retryInMs);
           this.#o.log.warn({ err, key, retryInMs }, 'reconcile failed, requeueing');
         }
       } finally {
+        this.#reconciling.delete(key);
+        const updated = this.#deferred.get(key);
+        this.#deferred.delete(key);
+        if (updated !== undefined && !this.#backoffs.holds(key, updated)) this.queue.add(key);
         this.queue.done(key);
       }
     }

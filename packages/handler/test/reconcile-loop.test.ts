@@ -23,7 +23,13 @@ interface Harness {
   vmi: () => VirtualMachineInstance;
 }
 
-async function harness(t: TestContext, shape: VmiShape, launcher: Partial<FakeLauncherOptions> = {}, watchdogMs = 30_000): Promise<Harness> {
+async function harness(
+  t: TestContext,
+  shape: VmiShape,
+  launcher: Partial<FakeLauncherOptions> = {},
+  watchdogMs = 30_000,
+  backoff = { baseDelayMs: 50, maxDelayMs: 400 },
+): Promise<Harness> {
   const podsDir = await mkdtemp(join(tmpdir(), 'pvh-'));
   t.after(() => rm(podsDir, { recursive: true, force: true }));
   const fake = await FakeLauncher.start({ podsDir, podUid: 'p1', ...launcher });
@@ -41,7 +47,7 @@ async function harness(t: TestContext, shape: VmiShape, launcher: Partial<FakeLa
     watchdogMs,
     resyncPeriodMs: 60_000,
     launcherTimeouts: { shortMs: 500, longMs: 2_000 },
-    backoff: { baseDelayMs: 50, maxDelayMs: 400 },
+    backoff,
     reconnectBaseMs: 20,
   });
   t.after(async () => {
@@ -134,6 +140,33 @@ test('INVALID_ARGUMENT from the launcher: Synchronized=False and a Warning SyncF
   h.launcher.options.syncError = undefined;
   await eventually(() => phase(h) === 'Running', 3_000);
   await eventually(() => condition(h, 'Synchronized') === undefined);
+});
+
+test('a failing Sync keeps its backoff while the controller and the handler itself update the VMI', async (t) => {
+  const details = 'spec.volumes[0].hostDisk: refused';
+  // A backoff far longer than the test: any further Sync can only come from an update event.
+  const h = await harness(t, {}, { syncError: { code: grpcStatus.INVALID_ARGUMENT, details } }, 30_000, { baseDelayMs: 600_000, maxDelayMs: 600_000 });
+  await eventually(() => condition(h, 'Synchronized')?.status === 'False');
+  await h.controller.queue.idle();
+  const writes = h.kube.statusWrites;
+  assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1);
+  for (let i = 0; i < 20; i++) {
+    // What the controller writes: its Ready condition and annotations, never the spec.
+    h.kube.modify(KEY, (v) => {
+      v.metadata.annotations = { ...v.metadata.annotations, bump: String(i) };
+      v.status = { ...v.status, conditions: [...(v.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), { type: 'Ready', status: 'False', reason: `r${i % 2}` }] };
+    });
+    await h.controller.queue.idle();
+  }
+  assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1, 'an update by someone else must not reset the backoff');
+  assert.equal(h.kube.statusWrites, writes, 'nothing of the handler\'s changed, so nothing is written');
+  assert.equal(condition(h, 'Synchronized')?.status, 'False');
+
+  // A deletion is acted on at once, backoff or not, and with no domain it ends the VMI.
+  h.kube.modify(KEY, (v) => (v.metadata.deletionTimestamp = new Date().toISOString()));
+  await eventually(() => phase(h) === 'Failed');
+  assert.ok(!h.events.reasons().includes('!Stopped'), 'a VMI deleted before it ran did not crash');
+  assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1, 'a deleted VMI is never synced');
 });
 
 test('a VMI that fails local validation never reaches the launcher', async (t) => {

@@ -15,7 +15,7 @@ export function computePhase(vmi: VirtualMachineInstance, domain: cmd.Domain | u
   if (isFinalPhase(current)) return current;
   // A deleted domain still counts when its last state says how it stopped.
   const known = domain !== undefined && (!domain.deleted || STOPPED_STATES.has(domain.state)) ? domain : undefined;
-  if (known === undefined) return phaseWithoutDomain(current, launcher);
+  if (known === undefined) return phaseWithoutDomain(current, launcher, vmi.metadata.deletionTimestamp != null);
   if (RUNNING_STATES.has(known.state)) return VmiPhase.Running;
   if (known.state === 'Paused') return known.reason === 'PostcopyFailed' ? VmiPhase.Failed : VmiPhase.Running;
   if (STOPPED_STATES.has(known.state)) return phaseOfStoppedDomain(vmi, known, current);
@@ -23,10 +23,15 @@ export function computePhase(vmi: VirtualMachineInstance, domain: cmd.Domain | u
   return current;
 }
 
-function phaseWithoutDomain(current: VmiPhase, launcher: LauncherState): VmiPhase {
+function phaseWithoutDomain(current: VmiPhase, launcher: LauncherState, deleting: boolean): VmiPhase {
   if (current === VmiPhase.Scheduled || current === VmiPhase.Running) {
     // The VM can never come (back) when its launcher is gone.
-    return launcher === LauncherState.Unresponsive ? VmiPhase.Failed : current;
+    if (launcher === LauncherState.Unresponsive) return VmiPhase.Failed;
+    // Deletion wins: with no domain there is nothing to shut down, so the VMI ends now rather
+    // than wait for a Sync that keeps failing or a launcher that never defines one. Only a
+    // launcher that cannot be asked yet (domain unknown) is waited for.
+    if (deleting && launcher !== LauncherState.Unreachable) return VmiPhase.Failed;
+    return current;
   }
   return VmiPhase.Scheduled;
 }

@@ -27,7 +27,7 @@ export async function writeStatus(
   for (let attempt = 1; ; attempt++) {
     const before = current.status ?? {};
     const after = compute(current);
-    if (isDeepStrictEqual(before, after)) return { before, after, written: false, vmi: current };
+    if (sameJson(before, after)) return { before, after, written: false, vmi: current };
     try {
       const updated = await api.updateStatus({ ...current, status: after }, signal);
       return { before, after, written: true, vmi: updated };
@@ -39,4 +39,9 @@ export async function writeStatus(
       current = fresh;
     }
   }
+}
+
+/** Equal as the API server would store them: a property set to undefined is no change. */
+function sameJson(a: VmiStatus, b: VmiStatus): boolean {
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
 }

@@ -154,6 +154,8 @@ export class VmiReconciler {
     const to = write.after.phase ?? VmiPhase.Unset;
     if (from === to) return;
     log.info({ from, to }, 'phase changed');
+    // A VMI deleted before it had a domain did not crash: ending it is bookkeeping, not news.
+    if (to === VmiPhase.Failed && domain === undefined && vmi.metadata.deletionTimestamp != null) return;
     const event = PHASE_EVENTS[to];
     if (event !== undefined) await this.#o.recorder.record(write.vmi, ...event);
   }
