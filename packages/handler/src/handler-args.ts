@@ -10,6 +10,8 @@ export interface NodeApiTlsArgs {
   readonly certFile: string;
   readonly keyFile: string;
   readonly clientCaFile: string;
+  /** `--tls-allowed-client` (repeatable): `CN=…`, `DNS:…`, `URI:…`, `email:…`, `IP Address:…`. */
+  readonly allowedClients: readonly string[];
 }
 
 export interface HandlerArgs {
@@ -54,7 +56,7 @@ export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node
                       [--workers N] [--watchdog-timeout DURATION] [--resync-period DURATION]
                       [--ghost-record-dir DIR] [--node-api-socket PATH]
                       [--node-api-tls-port PORT --tls-cert FILE --tls-key FILE --tls-client-ca FILE
-                       [--node-api-tls-address ADDR]]
+                       --tls-allowed-client ID... [--node-api-tls-address ADDR]]
                       [--http-address ADDR] [--metrics-port PORT] [--health-port PORT]
                       [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
   --node-name defaults to $NODE_NAME; durations take ms, s, m or h (a bare number is seconds).
@@ -75,6 +77,7 @@ const OPTIONS = {
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
   'tls-client-ca': { type: 'string' },
+  'tls-allowed-client': { type: 'string', multiple: true },
   'http-address': { type: 'string', default: DEFAULTS.httpAddress },
   'metrics-port': { type: 'string', default: DEFAULTS.port },
   'health-port': { type: 'string', default: DEFAULTS.port },
@@ -111,13 +114,18 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
   };
 }
 
-type Values = Partial<Record<'node-api-tls-port' | 'node-api-tls-address' | 'tls-cert' | 'tls-key' | 'tls-client-ca', string>>;
+type Values = Partial<Record<'node-api-tls-port' | 'node-api-tls-address' | 'tls-cert' | 'tls-key' | 'tls-client-ca', string>> & {
+  readonly 'tls-allowed-client'?: readonly string[] | undefined;
+};
 
 function tlsArgs(values: Values): NodeApiTlsArgs | undefined {
   const files = { certFile: values['tls-cert'], keyFile: values['tls-key'], clientCaFile: values['tls-client-ca'] };
   const port = values['node-api-tls-port'];
+  const allowedClients = values['tls-allowed-client'] ?? [];
   if (port === undefined) {
-    if (Object.values(files).some((f) => f !== undefined)) throw invalid('--tls-cert, --tls-key and --tls-client-ca need --node-api-tls-port');
+    if (Object.values(files).some((f) => f !== undefined) || allowedClients.length > 0) {
+      throw invalid('--tls-cert, --tls-key, --tls-client-ca and --tls-allowed-client need --node-api-tls-port');
+    }
     return undefined;
   }
   const { certFile, keyFile, clientCaFile } = files;
@@ -125,7 +133,14 @@ function tlsArgs(values: Values): NodeApiTlsArgs | undefined {
   if (certFile === undefined || keyFile === undefined || clientCaFile === undefined) {
     throw invalid('--node-api-tls-port needs --tls-cert, --tls-key and --tls-client-ca');
   }
-  return { address: values['node-api-tls-address'] ?? DEFAULTS.tlsAddress, port: parsePort('--node-api-tls-port', port), certFile, keyFile, clientCaFile };
+  // Every certificate the CA signed (the server's own too) would otherwise be let in.
+  if (allowedClients.length === 0) throw invalid('--node-api-tls-port needs at least one --tls-allowed-client (e.g. CN=podvirtctl)');
+  const bad = allowedClients.find((id) => !/^(CN=|DNS:|URI:|email:|IP Address:)./.test(id));
+  if (bad !== undefined) throw invalid(`--tls-allowed-client ${JSON.stringify(bad)}: write CN=<name>, DNS:<name>, URI:<uri>, email:<address> or IP Address:<ip>`);
+  return {
+    address: values['node-api-tls-address'] ?? DEFAULTS.tlsAddress, port: parsePort('--node-api-tls-port', port),
+    certFile, keyFile, clientCaFile, allowedClients,
+  };
 }
 
 function parsePort(flag: string, text: string): number {

@@ -109,7 +109,11 @@ export class HandlerRuntime {
     });
     const service = nodeApiService(ops, log.child({ subcomponent: 'node-api' }), (method, code) => this.metrics.observeNodeApiCall(method, code));
     const tls = args.nodeApiTls === undefined ? undefined : { ...args.nodeApiTls, host: args.nodeApiTls.address };
-    this.#nodeApi = await NodeApiServer.listen({ socketPath: args.nodeApiSocket, service, tls });
+    const apiLog = log.child({ subcomponent: 'node-api' });
+    this.#nodeApi = await NodeApiServer.listen({
+      socketPath: args.nodeApiSocket, service, tls,
+      onRefused: (reason) => apiLog.warn({ reason }, 'node API TLS caller refused'),
+    });
     log.info({ socket: this.#nodeApi.socketPath, tlsPort: this.#nodeApi.tlsPort }, 'node API listening');
     if (!(await this.controller.start(signal))) return false;
     this.heartbeat.start();

@@ -30,12 +30,15 @@ test('node API, ghost records, HTTP endpoints, heartbeat and shutdown flags', ()
   const args = parseHandlerArgs([
     '--ghost-record-dir', '/g', '--node-api-socket', '/s/node.sock',
     '--node-api-tls-port', '8186', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-client-ca', 'ca.pem',
+    '--tls-allowed-client', 'CN=podvirtctl', '--tls-allowed-client', 'URI:spiffe://cluster/ops',
     '--http-address', '0.0.0.0', '--metrics-port', '0', '--health-port', '9000',
     '--heartbeat-interval', '2s', '--shutdown-grace', '3s',
   ], { NODE_NAME: 'n' });
   assert.equal(args.ghostRecordDir, '/g');
   assert.equal(args.nodeApiSocket, '/s/node.sock');
-  assert.deepEqual(args.nodeApiTls, { address: '0.0.0.0', port: 8186, certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: 'ca.pem' });
+  assert.deepEqual(args.nodeApiTls, {
+    address: '0.0.0.0', port: 8186, certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: 'ca.pem', allowedClients: ['CN=podvirtctl', 'URI:spiffe://cluster/ops'],
+  });
   assert.equal(args.httpAddress, '0.0.0.0');
   assert.equal(args.metricsPort, 0);
   assert.equal(args.healthPort, 9000);
@@ -56,6 +59,10 @@ test('bad flags are HANDLER_ERR_INVALID_ARGS', () => {
   // TLS without client certificates would let anyone on the network pause VMs.
   bad(['--node-api-tls-port', '8186', '--tls-cert', 'c', '--tls-key', 'k']);
   bad(['--tls-cert', 'c']);
+  // Any certificate the CA signed, the server's own included, would get in without a list.
+  bad(['--node-api-tls-port', '8186', '--tls-cert', 'c', '--tls-key', 'k', '--tls-client-ca', 'ca']);
+  bad(['--node-api-tls-port', '8186', '--tls-cert', 'c', '--tls-key', 'k', '--tls-client-ca', 'ca', '--tls-allowed-client', 'podvirtctl']);
+  bad(['--tls-allowed-client', 'CN=x']);
   assert.equal(parseDuration('x', '2'), 2_000);
   assert.equal(parseDuration('x', '1.5h'), 5_400_000);
 });

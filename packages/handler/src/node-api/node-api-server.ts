@@ -1,12 +1,15 @@
 // The node API's listeners: a unix socket on the host that only root reaches (directory 0700,
 // socket 0600 — the permission is the authentication), and optionally a TLS port that demands
-// a client certificate signed by the given CA. close() is graceful within a bound, then forced.
+// a client certificate signed by the given CA, with the clientAuth usage and an allowed
+// identity (client-identity.ts), checked on every call. close() is graceful within a bound,
+// then forced.
 
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { node } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
+import { clientRefusal, type AllowedClients } from './client-identity.js';
 
 export interface NodeApiTls {
   readonly host: string;
@@ -14,6 +17,8 @@ export interface NodeApiTls {
   readonly certFile: string;
   readonly keyFile: string;
   readonly clientCaFile: string;
+  /** Identities allowed to call over TLS (`CN=…`, `DNS:…`, `URI:…` …); see client-identity.ts. */
+  readonly allowedClients: AllowedClients;
 }
 
 export interface NodeApiServerOptions {
@@ -21,6 +26,8 @@ export interface NodeApiServerOptions {
   readonly service: node.NodeServer;
   readonly tls?: NodeApiTls | undefined;
   readonly closeTimeoutMs?: number;
+  /** Told of each refused TLS caller. */
+  readonly onRefused?: (reason: string) => void;
 }
 
 export class NodeApiServer {
@@ -45,7 +52,8 @@ export class NodeApiServer {
     await chmod(dir, 0o700);
     // A socket left by a killed handler would make the bind fail with EADDRINUSE.
     await rm(socketPath, { force: true });
-    const server = new grpc.Server();
+    const allowed = options.tls?.allowedClients;
+    const server = new grpc.Server(allowed === undefined ? {} : { interceptors: [authorize(allowed, options.onRefused)] });
     server.addService(node.NodeService, options.service);
     let tlsPort = 0;
     try {
@@ -77,6 +85,26 @@ export class NodeApiServer {
     })();
     return this.#closing;
   }
+}
+
+/**
+ * Refuses a TLS call whose certificate is not an allowed client's, before the method runs.
+ * Calls over the unix socket carry no certificate and are left alone: its 0600 mode is theirs.
+ */
+function authorize(allowed: AllowedClients, onRefused?: (reason: string) => void): grpc.ServerInterceptor {
+  return (_method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) => {
+        const auth = call.getAuthContext();
+        const refusal = auth.transportSecurityType === 'ssl' ? clientRefusal(auth.sslPeerCertificate, allowed) : undefined;
+        if (refusal === undefined) {
+          next();
+          return;
+        }
+        onRefused?.(refusal);
+        call.sendStatus({ code: grpc.status.PERMISSION_DENIED, details: refusal });
+      },
+    });
 }
 
 async function tlsCredentials(tls: NodeApiTls): Promise<grpc.ServerCredentials> {
