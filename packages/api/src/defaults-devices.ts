@@ -8,6 +8,24 @@ import type { Volume } from './types/volumes.js';
 // QEMU offers no virtio cdrom; SATA is what KubeVirt gives a cdrom without a bus.
 const CDROM_BUS: DiskBus = 'sata';
 
+/**
+ * A volume no disk shows gets a disk of its own name, as KubeVirt's defaulting gives it (the
+ * bus comes from defaultDisks). Works on a raw spec too: the launcher applies it to what it got.
+ */
+export function defaultVolumeDisks(spec: { domain?: { devices?: { disks?: unknown[] } }; volumes?: unknown[] }): void {
+  const volumes = Array.isArray(spec.volumes) ? spec.volumes : [];
+  const devices = spec.domain?.devices;
+  if (devices === undefined || volumes.length === 0) return;
+  const disks = Array.isArray(devices.disks) ? devices.disks : [];
+  const shown = new Set(disks.map((disk) => (isNamed(disk) ? disk.name : undefined)));
+  const added = volumes.filter((volume) => isNamed(volume) && !shown.has(volume.name)).map((volume) => ({ name: (volume as { name: string }).name }));
+  if (added.length > 0) devices.disks = [...disks, ...added];
+}
+
+function isNamed(value: unknown): value is { name: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string';
+}
+
 export function defaultDisks(devices: Devices, diskBus: DiskBus): void {
   for (const disk of devices.disks ?? []) {
     const withLun = disk as { lun?: unknown };

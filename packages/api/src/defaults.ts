@@ -17,7 +17,7 @@ import {
   defaultMachine,
   defaultResources,
 } from './defaults-compute.js';
-import { defaultAutoattach, defaultDisks, defaultVolumes, defaultWatchdog } from './defaults-devices.js';
+import { defaultAutoattach, defaultDisks, defaultVolumeDisks, defaultVolumes, defaultWatchdog } from './defaults-devices.js';
 import { resolveDefaultsOptions, type DefaultsOptions } from './defaults-options.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
 
@@ -55,6 +55,7 @@ export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOpt
   defaultFeatures(domain);
   defaultClock(domain);
   domain.devices ??= {};
+  defaultVolumeDisks(copy.spec);
   defaultDisks(domain.devices, settings.diskBus);
   defaultWatchdog(domain.devices);
   defaultAutoattach(domain.devices);

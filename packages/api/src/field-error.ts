@@ -10,7 +10,8 @@ export type FieldErrorType =
   | 'NotFound'
   | 'NotSupported'
   | 'Forbidden'
-  | 'TooMany';
+  | 'TooMany'
+  | 'TooLong';
 
 export interface FieldError {
   readonly field: string;
@@ -28,6 +29,7 @@ const TYPE_LABELS: Readonly<Record<FieldErrorType, string>> = {
   NotSupported: 'Unsupported value',
   Forbidden: 'Forbidden',
   TooMany: 'Too many',
+  TooLong: 'Too long',
 };
 
 export function formatFieldError(error: FieldError): string {

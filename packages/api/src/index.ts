@@ -1,4 +1,8 @@
 export { applyDefaults } from './defaults.js';
+export { defaultVolumeDisks } from './defaults-devices.js';
+export { showInteger, unsafeIntegerLiterals, type ExactIntegers } from './exact-integers.js';
+export { decodeVmiJson } from './decode-vmi-json.js';
+export { textProblem } from './validate-text.js';
 export {
   DEFAULT_DISK_BUS,
   DEFAULT_MACHINE_TYPE,

@@ -19,7 +19,7 @@ function isUnset(value: unknown): boolean {
 const PLAIN_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `requests.memory`, but `requests[nvidia.com/gpu]` for keys that are not identifiers. */
-function keyPath(parent: string, key: string): string {
+export function keyPath(parent: string, key: string): string {
   return PLAIN_KEY_RE.test(key) ? fieldPath(parent, key) : `${parent}[${key}]`;
 }
 

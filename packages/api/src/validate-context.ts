@@ -1,6 +1,7 @@
 // Shared machinery of the validators: an error list that knows the current JSON path, and
 // readers that check a raw value's JSON type. Go's decoder treats `null` as "absent", so do we.
 
+import { showInteger } from './exact-integers.js';
 import type { FieldError, FieldErrorType } from './field-error.js';
 import { parseQuantityValue, type Quantity } from './quantity.js';
 import type { ValidateOptions } from './validate-options.js';
@@ -74,7 +75,10 @@ export class Validation {
     return undefined;
   }
 
-  /** An integer within [min, max]; KubeVirt's Go types would reject fractions and overflow. */
+  /**
+   * An integer within [min, max]; KubeVirt's Go types would reject fractions and overflow.
+   * The value is shown as written, even past 2^53, and the bound it breaks is the one named.
+   */
   integer(field: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
     if (isAbsent(value)) return undefined;
     if (typeof value !== 'number' || !Number.isInteger(value)) {
@@ -82,8 +86,8 @@ export class Validation {
       return undefined;
     }
     if (value < min || value > max) {
-      const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
-      this.add(field, 'Invalid', `must be ${range}, got ${value}`);
+      const range = value < min ? `at least ${min}` : `at most ${max}`;
+      this.add(field, 'Invalid', `must be ${range}, got ${showInteger(value, this.options.exactIntegers)}`);
       return undefined;
     }
     return value;

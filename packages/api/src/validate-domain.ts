@@ -3,14 +3,16 @@
 import { compareQuantities, toBytes } from './quantity-math.js';
 import { formatQuantity } from './quantity-format.js';
 import type { Quantity } from './quantity.js';
+import { utf8Length } from './validate-text.js';
 import { fieldPath, isSafeAbsolutePath, type RawObject, type Validation } from './validate-context.js';
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 // KubeVirt's default list of emulated machines on amd64 is `q35*` and `pc-q35*`; i440fx is
 // not offered because the device layout assumes PCIe.
+// x86 Linux keeps COMMAND_LINE_SIZE = 2048 bytes, its terminating NUL included.
+const MAX_KERNEL_ARGS_BYTES = 2047;
 const MACHINE_TYPE_RE = /^(q35|pc-q35-[0-9A-Za-z.+_-]+)$/;
-const UINT32_MAX = 4_294_967_295;
 
 interface MemoryFields {
   guest?: Quantity;
@@ -78,10 +80,20 @@ function validateMemorySize(v: Validation, domainPath: string, memory: MemoryFie
   }
 }
 
+// No q35 machine of any QEMU offers more vCPUs (QEMU 9 raised q35 to 4096; 7.2 stops at 288,
+// which the launcher checks against the node's own emulator). Larger counts made libvirt
+// allocate per-vCPU state for billions of vCPUs, or crash, before anything could refuse them.
+export const MAX_VCPUS = 4096;
+
 function validateCpu(v: Validation, path: string, value: unknown): void {
   const cpu = v.object(path, value);
   if (!cpu) return;
-  for (const key of ['cores', 'sockets', 'threads']) v.integer(fieldPath(path, key), cpu[key], 1, UINT32_MAX);
+  const counts = ['sockets', 'cores', 'threads'].map((key) => v.integer(fieldPath(path, key), cpu[key], 1, MAX_VCPUS));
+  const [sockets = 1, cores = 1, threads = 1] = counts;
+  const total = sockets * cores * threads;
+  if (total > MAX_VCPUS) {
+    v.add(path, 'Invalid', `sockets × cores × threads is ${sockets} × ${cores} × ${threads} = ${total} vCPUs; at most ${MAX_VCPUS} are allowed`);
+  }
   v.string(fieldPath(path, 'model'), cpu['model']);
 }
 
@@ -106,6 +118,14 @@ function validateKernelBoot(v: Validation, path: string, value: unknown): void {
   const kernelBoot = v.object(path, value);
   if (!kernelBoot) return;
   const kernelArgs = v.string(fieldPath(path, 'kernelArgs'), kernelBoot['kernelArgs']);
+  const argsBytes = kernelArgs === undefined ? 0 : utf8Length(kernelArgs);
+  if (argsBytes > MAX_KERNEL_ARGS_BYTES) {
+    v.add(
+      fieldPath(path, 'kernelArgs'),
+      'TooLong',
+      `is ${argsBytes} bytes; an x86 Linux kernel takes at most ${MAX_KERNEL_ARGS_BYTES} bytes of command line`,
+    );
+  }
   const containerPath = fieldPath(path, 'container');
   const container = v.object(containerPath, kernelBoot['container']);
   if (!container) {

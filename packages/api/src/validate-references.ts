@@ -58,8 +58,8 @@ export function validateReferences(v: Validation, spec: Record<string, unknown>)
   const interfaces = named(INTERFACES, devices['interfaces']);
   if (usable(devices['disks']) && usable(spec['volumes'])) {
     const volumes = named('spec.volumes', spec['volumes']);
+    // A volume without a disk is no error: defaulting gives it one (defaultVolumeDisks), as KubeVirt's does.
     matchNames(v, disks, volumes, (name) => `no volume named ${quote(name)} in spec.volumes; each disk shows the volume of the same name`);
-    matchNames(v, volumes, disks, (name) => `volume ${quote(name)} is not used: add a disk named ${quote(name)} to ${DISKS}`);
   }
   if (usable(devices['interfaces']) && usable(spec['networks'])) {
     const networks = named('spec.networks', spec['networks']);

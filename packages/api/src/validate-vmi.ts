@@ -5,6 +5,7 @@ import type { FieldError } from './field-error.js';
 import { VMI_ACCEPTED_API_VERSIONS, VMI_KIND } from './group-version.js';
 import { VMI_PHASES } from './phases.js';
 import { describe, fieldPath, indexPath, isRawObject, Validation } from './validate-context.js';
+import { validateAnnotations } from './validate-annotations.js';
 import { validateDevices } from './validate-devices.js';
 import { validateDomainCore } from './validate-domain.js';
 import { validateClock, validateFeatures } from './validate-features.js';
@@ -12,7 +13,13 @@ import { validateMetadata } from './validate-metadata.js';
 import { validateNetworks } from './validate-network.js';
 import { resolveValidateOptions, type ValidateOptions } from './validate-options.js';
 import { validateReferences } from './validate-references.js';
+import { validateSpecText } from './validate-text.js';
 import { validateVolumes } from './validate-volumes.js';
+
+// Grace periods become timers in the handler, the launcher and the kubelet; Node.js keeps a
+// timer of at most 2^31-1 ms (24.8 days) and fires a longer one at once. 2,000,000 s (23 days)
+// leaves room for the pod's own margin on top.
+export const MAX_GRACE_PERIOD_SECONDS = 2_000_000;
 
 function validateTypeMeta(v: Validation, raw: Record<string, unknown>): void {
   const apiVersion = v.string('apiVersion', raw['apiVersion'], true);
@@ -38,7 +45,7 @@ function validateSpec(v: Validation, spec: Record<string, unknown>): void {
   validateNetworks(v, 'spec.networks', spec['networks']);
   // KubeVirt's defaulting writes the node architecture; podvirt runs x86-64 guests only.
   v.oneOf('spec.architecture', spec['architecture'], ['amd64']);
-  v.integer('spec.terminationGracePeriodSeconds', spec['terminationGracePeriodSeconds'], 0);
+  v.integer('spec.terminationGracePeriodSeconds', spec['terminationGracePeriodSeconds'], 0, MAX_GRACE_PERIOD_SECONDS);
   v.stringMap('spec.nodeSelector', spec['nodeSelector']);
   validateReferences(v, spec);
 }
@@ -68,9 +75,13 @@ export function validateVmi(raw: unknown, options?: ValidateOptions): FieldError
   }
   validateTypeMeta(v, raw);
   const metadata = v.object('metadata', raw['metadata'], true);
-  if (metadata) validateMetadata(v, metadata);
+  if (metadata) {
+    validateMetadata(v, metadata);
+    validateAnnotations(v, metadata);
+  }
   const spec = v.object('spec', raw['spec'], true);
   if (spec) validateSpec(v, spec);
   validateStatus(v, raw['status']);
+  validateSpecText(v, raw);
   return v.errors;
 }

@@ -1,6 +1,7 @@
 // spec.volumes: names and the source of each volume.
 
 import { PULL_POLICIES, validatePath } from './validate-domain.js';
+import { utf8Length } from './validate-text.js';
 import { DNS_LABEL_RULE, fieldPath, indexPath, isDnsLabel, type RawObject, type Validation } from './validate-context.js';
 
 /** Every volume source KubeVirt knows, so that "exactly one" counts unsupported ones too. */
@@ -38,13 +39,25 @@ function validateEmptyDisk(v: Validation, path: string, source: RawObject): void
   }
 }
 
-function validateBase64(v: Validation, path: string, value: unknown): void {
+function validateBase64(v: Validation, path: string, value: unknown): number | undefined {
   const text = v.string(path, value);
-  if (text === undefined) return;
+  if (text === undefined) return undefined;
   const compact = text.replace(/\s+/g, '');
   if (compact.length % 4 !== 0 || !BASE64_RE.test(compact)) {
     v.add(path, 'Invalid', 'is not valid base64; put plain text in the field without the Base64 suffix instead');
+    return undefined;
   }
+  const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
+  return (compact.length / 4) * 3 - padding;
+}
+
+// KubeVirt's limit: the VMI travels whole to every watcher on each change, so larger data
+// belongs in a Secret (secretRef / networkDataSecretRef).
+export const CLOUD_INIT_MAX_BYTES = 2048;
+
+function checkCloudInitSize(v: Validation, path: string, bytes: number | undefined, what: string, ref: string): void {
+  if (bytes === undefined || bytes <= CLOUD_INIT_MAX_BYTES) return;
+  v.add(path, 'TooLong', `${what} is ${bytes} bytes, over the ${CLOUD_INIT_MAX_BYTES}-byte limit; put larger data in a Secret and name it in ${ref}`);
 }
 
 function validateSecretRef(v: Validation, path: string, value: unknown): void {
@@ -53,10 +66,16 @@ function validateSecretRef(v: Validation, path: string, value: unknown): void {
 }
 
 function validateCloudInit(v: Validation, path: string, source: RawObject): void {
-  v.string(fieldPath(path, 'userData'), source['userData']);
-  v.string(fieldPath(path, 'networkData'), source['networkData']);
-  validateBase64(v, fieldPath(path, 'userDataBase64'), source['userDataBase64']);
-  validateBase64(v, fieldPath(path, 'networkDataBase64'), source['networkDataBase64']);
+  const plain = (key: string): number | undefined => {
+    const text = v.string(fieldPath(path, key), source[key]);
+    return text === undefined ? undefined : utf8Length(text);
+  };
+  checkCloudInitSize(v, fieldPath(path, 'userData'), plain('userData'), 'user data', 'secretRef');
+  checkCloudInitSize(v, fieldPath(path, 'networkData'), plain('networkData'), 'network data', 'networkDataSecretRef');
+  const userData64 = validateBase64(v, fieldPath(path, 'userDataBase64'), source['userDataBase64']);
+  checkCloudInitSize(v, fieldPath(path, 'userDataBase64'), userData64, 'decoded user data', 'secretRef');
+  const networkData64 = validateBase64(v, fieldPath(path, 'networkDataBase64'), source['networkDataBase64']);
+  checkCloudInitSize(v, fieldPath(path, 'networkDataBase64'), networkData64, 'decoded network data', 'networkDataSecretRef');
   validateSecretRef(v, fieldPath(path, 'secretRef'), source['secretRef']);
   validateSecretRef(v, fieldPath(path, 'networkDataSecretRef'), source['networkDataSecretRef']);
   const groups = [

@@ -1,0 +1,18 @@
+// decodeVmiJson: the VMI as JSON text (the launcher's `vmi_json`), decoded through decodeVmi
+// with the integer literals JSON.parse would round, so errors show numbers as written.
+
+import { decodeVmi, type DecodeOptions } from './decode-vmi.js';
+import { unsafeIntegerLiterals } from './exact-integers.js';
+import type { VirtualMachineInstance } from './types/vmi.js';
+import { VmiInvalidError } from './vmi-invalid-error.js';
+
+export function decodeVmiJson(text: string, options: DecodeOptions = {}): VirtualMachineInstance {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new VmiInvalidError([{ field: '', type: 'TypeInvalid', message: `not valid JSON: ${reason}` }], { cause: err });
+  }
+  return decodeVmi(raw, { ...options, exactIntegers: unsafeIntegerLiterals(text) });
+}
