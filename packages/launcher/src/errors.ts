@@ -11,6 +11,7 @@ export type LauncherErrorCode =
   | 'LAUNCHER_ERR_AGENT_UNRESPONSIVE'
   | 'LAUNCHER_ERR_LIBVIRT'
   | 'LAUNCHER_ERR_NO_HYPERVISOR'
+  | 'LAUNCHER_ERR_NODE_LACKS'
   | 'LAUNCHER_ERR_PREPARE'
   | 'LAUNCHER_ERR_DAEMON'
   | 'LAUNCHER_ERR_TIMEOUT';
@@ -32,6 +33,17 @@ export class InvalidVmiError extends LauncherError {
 
   constructor(field: string, message: string) {
     super('LAUNCHER_ERR_INVALID_VMI', `${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/** The VMI is well-formed but asks for something this node cannot give; `field` names it. */
+export class NodeLacksError extends LauncherError {
+  override readonly name = 'NodeLacksError';
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super('LAUNCHER_ERR_NODE_LACKS', `${field}: ${message}`);
     this.field = field;
   }
 }

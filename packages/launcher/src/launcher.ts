@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
 import { acpiEnabled } from './convert/features.js';
@@ -13,6 +14,7 @@ import { WatchHub } from './domain/watch-hub.js';
 import { LauncherError } from './errors.js';
 import type { LauncherFlags } from './flags.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
+import { readNodeFacts, type NodeFacts } from './host/node-facts.js';
 import { toolVersion } from './host/tool-versions.js';
 import { FileTail } from './logs/file-tail.js';
 import { HostDisks } from './prepare/host-disks.js';
@@ -81,7 +83,7 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
     const hub = new WatchHub();
     const manager = new DomainManager({
       conn, identity, hub, log,
-      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks),
+      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, nodeFactsOnce(socketPath, emulator, log)),
       prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
       acpiEnabled,
       gracePeriodMs: flags.gracePeriodSeconds * 1000,
@@ -134,6 +136,31 @@ async function waitForEnd(manager: DomainManager, stop: AbortSignal, qemuTimeout
   const flushed = await hub.flush(FINAL_FLUSH_MS);
   if (!flushed) log.warn('not every watcher received the final state');
   return 0;
+}
+
+/**
+ * The node's facts, read from the daemon at the first Sync and kept; when they cannot be read
+ * the checks are skipped (libvirt still refuses what it cannot do) and tried again next time.
+ */
+function nodeFactsOnce(socketPath: string, emulator: string, log: Logger): (domainType: string) => Promise<NodeFacts | undefined> {
+  let facts: Promise<NodeFacts> | undefined;
+  return async (domainType) => {
+    facts ??= (async () => {
+      const client = await LibvirtClient.connect({ socketPath, uri: 'qemu:///system', timeoutMs: 15_000 });
+      try {
+        return await readNodeFacts(client, emulator, domainType);
+      } finally {
+        await client.close().catch(() => undefined);
+      }
+    })();
+    try {
+      return await facts;
+    } catch (err) {
+      facts = undefined;
+      log.warn({ err }, 'node capabilities unreadable, checks left to libvirt');
+      return undefined;
+    }
+  };
 }
 
 function lazyVersions(daemonBinary: string, emulator: string): () => Promise<{ launcher: string; libvirt: string; qemu: string }> {

@@ -71,6 +71,10 @@ describe('disks and volumes', () => {
     assert.ok(findElement(c!, 'readonly'), 'a cdrom is readonly by default');
     assert.ok(findAll(out.domain, 'devices/controller').some((x) => x.attrs['type'] === 'scsi'));
   });
+  test('a volume without a disk gets a virtio disk of its name, as KubeVirt defaults it', () => {
+    const out = withDisks([{ name: 'x', disk: { bus: 'sata' } }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }, { name: 'y', emptyDisk: { capacity: '1Mi' } }]);
+    assert.deepEqual(devs(out.domain), ['sda/sata', 'vda/virtio']);
+  });
   test('cdrom tray, shared host disk, user data from secretRef', () => {
     const out = withDisks(
       [{ name: 'c', cdrom: { tray: 'open' } }, { name: 'h' }, { name: 'ci' }],
@@ -85,7 +89,6 @@ describe('disks and volumes', () => {
   });
   const bad: [string, string, unknown[], unknown[]][] = [
     ['disk without volume', 'spec.domain.devices.disks[0].name', [{ name: 'x' }], []],
-    ['volume without disk', 'spec.volumes[1].name', [{ name: 'x' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }, { name: 'y', emptyDisk: { capacity: '1Mi' } }]],
     ['duplicate disk', 'spec.domain.devices.disks[1].name', [{ name: 'x' }, { name: 'x' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
     ['unknown bus', 'spec.domain.devices.disks[0].disk.bus', [{ name: 'x', disk: { bus: 'ide' } }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
     ['virtio cdrom', 'spec.domain.devices.disks[0].cdrom.bus', [{ name: 'x', cdrom: { bus: 'virtio' } }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],

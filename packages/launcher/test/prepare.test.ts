@@ -61,9 +61,12 @@ test('container-disk layout: per-volume dir, KubeVirt disk_<i>.img, kernel-boot 
   await mkdir(join(dir, 'kernel-boot', 'boot'), { recursive: true });
   await writeFile(join(dir, 'kernel-boot', 'boot', 'vmlinuz'), 'k');
   const vmi = baseVmi({ volumes: [{ name: 'a', containerDisk: { image: 'i' } }, { name: 'b', containerDisk: { image: 'i' } }] }, {
-    firmware: { kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/missing' } } },
+    firmware: { kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz' } } },
   });
   const found = await inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('raw') });
+  const missing = baseVmi({}, { firmware: { kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/missing' } } } });
+  await assert.rejects(inspectImages(missing, dir, { exists: fileExists, format: () => Promise.resolve('raw') }),
+    (e) => e instanceof InvalidVmiError && e.field === 'spec.domain.firmware.kernelBoot.container.initrdPath');
   assert.deepEqual([...found.containerDisks], [['a', { path: join(dir, 'a', 'disk.img'), format: 'raw' }], ['b', { path: join(dir, 'disk_1.img'), format: 'raw' }]]);
   assert.deepEqual(found.kernelBoot, { kernel: join(dir, 'kernel-boot', 'boot', 'vmlinuz') });
   await assert.rejects(inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('vmdk') }),

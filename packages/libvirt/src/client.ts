@@ -116,6 +116,12 @@ export class LibvirtClient extends EventEmitter<ClientEvents> {
   /** libvirt version, major * 1,000,000 + minor * 1,000 + release. */
   async getLibVersion(o?: CallOptions): Promise<number> { return Number(await this.call(calls.GetLibVersion, undefined, o)); }
   getCapabilities(o?: CallOptions): Promise<string> { return this.call(calls.GetCapabilities, undefined, o); }
+  /** virConnectGetDomainCapabilities: what this emulator offers a domain of `virtType` on `machine`. */
+  getDomainCapabilities(a: Partial<calls.DomainCapabilitiesArgs>, o?: CallOptions): Promise<string> {
+    return this.call(calls.GetDomainCapabilities, {
+      emulator: a.emulator ?? null, arch: a.arch ?? null, machine: a.machine ?? null, virtType: a.virtType ?? null, flags: a.flags ?? 0,
+    }, o);
+  }
   listAllDomains(o: FlagsOptions = {}): Promise<DomainRef[]> {
     return this.call(calls.ListAllDomains, { flags: o.flags ?? 0 }, o);
   }

@@ -1,4 +1,4 @@
-import { findUnsupportedFields } from '@podvirt/api';
+import { defaultVolumeDisks, findUnsupportedFields } from '@podvirt/api';
 import { InvalidVmiError } from '../errors.js';
 import type { Vmi } from '../vmi.js';
 import { convertChannels } from './channels.js';
@@ -35,6 +35,13 @@ export function refuseUnsupported(vmi: Vmi): void {
   if (first !== undefined) throw new InvalidVmiError(first.field, first.message);
 }
 
+/** A volume no disk shows gets one, as KubeVirt's defaulting gives it (on a copy). */
+function withVolumeDisks(vmi: Vmi): Vmi {
+  const copy = structuredClone(vmi);
+  if (copy.spec) defaultVolumeDisks(copy.spec as Parameters<typeof defaultVolumeDisks>[0]);
+  return copy;
+}
+
 function identity(vmi: Vmi): { namespace: string; name: string; uid: string } {
   const m = vmi.metadata;
   for (const key of ['name', 'namespace', 'uid'] as const) {
@@ -49,8 +56,9 @@ function identity(vmi: Vmi): { namespace: string; name: string; uid: string } {
  * side effects (overlays, ISOs, empty disks) for the prepare step instead of doing them. The
  * first field it cannot honour is thrown as an InvalidVmiError naming its path.
  */
-export function convertVmi(vmi: Vmi, ctx: ConverterContext): ConvertedDomain {
-  refuseUnsupported(vmi);
+export function convertVmi(given: Vmi, ctx: ConverterContext): ConvertedDomain {
+  refuseUnsupported(given);
+  const vmi = withVolumeDisks(given);
   if (vmi.spec?.architecture !== undefined && vmi.spec.architecture !== 'amd64') {
     throw new InvalidVmiError('spec.architecture', `only amd64 is supported, not ${JSON.stringify(vmi.spec.architecture)}`);
   }

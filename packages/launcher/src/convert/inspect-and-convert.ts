@@ -6,7 +6,9 @@ import { runTool } from '../prepare/run-tool.js';
 import type { Vmi } from '../vmi.js';
 import type { ConverterContext } from './context.js';
 import { convertVmi, refuseUnsupported, type ConvertedDomain } from './convert-vmi.js';
-import { decideDomainType } from './hypervisor.js';
+import type { NodeFacts } from '../host/node-facts.js';
+import { decideDomainType, type DomainType } from './hypervisor.js';
+import { checkAgainstNode } from './node-check.js';
 
 async function imageFormat(path: string): Promise<string> {
   const out = await runTool('qemu-img', ['info', '--output=json', path]);
@@ -24,12 +26,17 @@ export function inspectAndConvert(
   libvirtRunDir: string,
   emulator: string,
   hostDisks: HostDisks,
+  nodeFacts?: (domainType: DomainType) => Promise<NodeFacts | undefined>,
 ): (vmi: Vmi) => Promise<ConvertedDomain> {
   return async (vmi) => {
     refuseUnsupported(vmi);
+    const domainType = decideDomainType(kvm.usable, flags.allowEmulation);
+    // What the node lacks is named before images are looked at or anything is defined.
+    const facts = await nodeFacts?.(domainType);
+    if (facts !== undefined) checkAgainstNode(vmi, facts, domainType);
     const images = await inspectImages(vmi, flags.containerDiskDir, { exists: fileExists, format: imageFormat });
     const ctx: ConverterContext = {
-      domainType: decideDomainType(kvm.usable, flags.allowEmulation),
+      domainType,
       privateDir: flags.privateDir,
       ephemeralDiskDir: flags.ephemeralDiskDir,
       libvirtRunDir,

@@ -20,6 +20,14 @@ export function guestMemoryBytes(vmi: Vmi): bigint {
   throw new InvalidVmiError('spec.domain.memory.guest', 'no memory given (set memory.guest or resources.requests.memory)');
 }
 
+/** The field the guest memory was taken from, for errors about its size. */
+export function memoryField(vmi: Vmi): string {
+  const domain = vmi.spec?.domain;
+  if (domain?.memory?.guest !== undefined) return 'spec.domain.memory.guest';
+  if (domain?.resources?.requests?.['memory'] !== undefined) return 'spec.domain.resources.requests.memory';
+  return 'spec.domain.resources.limits.memory';
+}
+
 export function convertMemory(vmi: Vmi): XmlElement {
   return el('memory', { unit: 'b' }, String(guestMemoryBytes(vmi)));
 }

@@ -19,8 +19,18 @@ export function el(
   return { name, attrs, children: children.filter((c): c is XmlNode => c !== undefined && c !== false) };
 }
 
+const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+
+/**
+ * XML parsers turn a literal `\r` into `\n`, and in attributes every line end or tab into a
+ * space; as character references they survive as written.
+ */
 function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&${({ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": 'apos' } as const)[c as '&']};`);
+  return text.replace(/[&<>"'\r\n\t]/g, (c) => ENTITIES[c] ?? `&#${c.charCodeAt(0)};`);
+}
+
+function escapeText(text: string): string {
+  return text.replace(/[&<>"'\r]/g, (c) => ENTITIES[c] ?? `&#${c.charCodeAt(0)};`);
 }
 
 /** Pretty-printed, two-space indented; text-only elements stay on one line. */
@@ -32,10 +42,10 @@ export function renderXml(node: XmlElement, depth = 0): string {
     .join('');
   if (node.children.length === 0) return `${pad}<${node.name}${attrs}/>`;
   if (node.children.every((c) => typeof c === 'string')) {
-    return `${pad}<${node.name}${attrs}>${escape(node.children.join(''))}</${node.name}>`;
+    return `${pad}<${node.name}${attrs}>${escapeText(node.children.join(''))}</${node.name}>`;
   }
   const inner = node.children
-    .map((c) => (typeof c === 'string' ? `${pad}  ${escape(c)}` : renderXml(c, depth + 1)))
+    .map((c) => (typeof c === 'string' ? `${pad}  ${escapeText(c)}` : renderXml(c, depth + 1)))
     .join('\n');
   return `${pad}<${node.name}${attrs}>\n${inner}\n${pad}</${node.name}>`;
 }

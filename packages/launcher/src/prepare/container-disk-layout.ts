@@ -52,12 +52,14 @@ export async function inspectImages(
   }
   const container = vmi.spec?.domain?.firmware?.kernelBoot?.container;
   if (container === undefined) return { containerDisks };
-  const resolve = async (p: string | undefined): Promise<string | undefined> => {
-    if (typeof p !== 'string') return undefined;
+  // A path the image lacks is the user's mistake, named here rather than booting without it.
+  const resolve = async (p: string | undefined, key: string): Promise<string | undefined> => {
+    if (typeof p !== 'string' || p === '') return undefined;
     const full = kernelBootPath(dir, p);
-    return (await inspector.exists(full)) ? full : undefined;
+    if (await inspector.exists(full)) return full;
+    throw new InvalidVmiError(`spec.domain.firmware.kernelBoot.container.${key}`, `${JSON.stringify(p)} is not in the kernel boot container's image`);
   };
-  const kernel = await resolve(container.kernelPath);
-  const initrd = await resolve(container.initrdPath);
+  const kernel = await resolve(container.kernelPath, 'kernelPath');
+  const initrd = await resolve(container.initrdPath, 'initrdPath');
   return { containerDisks, kernelBoot: { ...(kernel ? { kernel } : {}), ...(initrd ? { initrd } : {}) } };
 }

@@ -31,6 +31,23 @@ export const GetVersion = remote(RemoteProc.CONNECT_GET_VERSION, noArgs, (r) => 
 export const GetLibVersion = remote(RemoteProc.CONNECT_GET_LIB_VERSION, noArgs, (r) => r.uhyper());
 export const GetCapabilities = remote(RemoteProc.CONNECT_GET_CAPABILITIES, noArgs, readString);
 
+export interface DomainCapabilitiesArgs {
+  readonly emulator: string | null;
+  readonly arch: string | null;
+  readonly machine: string | null;
+  readonly virtType: string | null;
+  readonly flags: number;
+}
+const writeOptString = (w: XdrWriter, value: string | null): void => { w.optional(value, (x, s) => x.string(s, STRING_MAX)); };
+export const GetDomainCapabilities = remote(RemoteProc.CONNECT_GET_DOMAIN_CAPABILITIES,
+  (w, a: DomainCapabilitiesArgs) => {
+    writeOptString(w, a.emulator);
+    writeOptString(w, a.arch);
+    writeOptString(w, a.machine);
+    writeOptString(w, a.virtType);
+    w.uint(a.flags);
+  }, readString);
+
 export const ListAllDomains = remote(RemoteProc.CONNECT_LIST_ALL_DOMAINS,
   (w, a: { flags: number }) => w.int(1).uint(a.flags), // need_results = 1: we want the list, not a count
   (r) => {

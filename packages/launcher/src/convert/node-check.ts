@@ -1,0 +1,60 @@
+// A VMI against what this node can give, before anything is defined: the machine type and CPU
+// model must be ones the emulator offers, host-passthrough needs a host CPU to pass through
+// (KVM), the vCPUs must fit the machine type and the memory the node. A missing one is the
+// node's lack (FAILED_PRECONDITION), named by the field that asks for it.
+
+import { NodeLacksError } from '../errors.js';
+import type { NodeFacts } from '../host/node-facts.js';
+import type { Vmi } from '../vmi.js';
+import type { DomainType } from './hypervisor.js';
+import { guestMemoryBytes, memoryField } from './memory.js';
+
+const DEFAULT_MACHINE = 'q35';
+const HOST_MODES = ['host-model', 'host-passthrough'];
+
+function some(names: Iterable<string>, max = 8): string {
+  const list = [...names].sort();
+  return list.length > max ? `${list.slice(0, max).join(', ')} … (${list.length} in all)` : list.join(', ');
+}
+
+function checkMachine(vmi: Vmi, facts: NodeFacts): number {
+  const type = vmi.spec?.domain?.machine?.type || DEFAULT_MACHINE;
+  const max = facts.machines.get(type);
+  if (max === undefined) {
+    const q35 = [...facts.machines.keys()].filter((name) => name.includes('q35'));
+    throw new NodeLacksError('spec.domain.machine.type', `this node's emulator has no machine type ${JSON.stringify(type)}; it offers ${some(q35)}`);
+  }
+  return max;
+}
+
+function checkCpu(vmi: Vmi, facts: NodeFacts, domainType: DomainType, maxVcpus: number): void {
+  const cpu = vmi.spec?.domain?.cpu ?? {};
+  const model = cpu.model;
+  if (model !== undefined && model !== '') {
+    if (HOST_MODES.includes(model)) {
+      if (!facts.cpuModes.has(model)) {
+        const why = domainType === 'qemu' ? 'under emulation (no KVM) there is no host CPU to pass through' : 'libvirt does not offer it here';
+        throw new NodeLacksError('spec.domain.cpu.model', `${model} is not available on this node: ${why}; use a named model such as qemu64`);
+      }
+    } else if (!facts.cpuModels.has(model)) {
+      throw new NodeLacksError('spec.domain.cpu.model', `this node's emulator has no CPU model ${JSON.stringify(model)}; it offers ${some(facts.cpuModels)}`);
+    }
+  }
+  const vcpus = (cpu.sockets ?? 1) * (cpu.cores ?? 1) * (cpu.threads ?? 1);
+  if (vcpus > maxVcpus) {
+    throw new NodeLacksError('spec.domain.cpu', `${vcpus} vCPUs (sockets × cores × threads) exceed the ${maxVcpus} this node's machine type takes`);
+  }
+}
+
+function checkMemory(vmi: Vmi, facts: NodeFacts): void {
+  const bytes = guestMemoryBytes(vmi);
+  if (bytes <= facts.memoryBytes) return;
+  const gib = (n: bigint): string => `${(Number(n) / 2 ** 30).toFixed(1)} GiB`;
+  throw new NodeLacksError(memoryField(vmi), `guest memory ${gib(bytes)} is more than this node has (${gib(facts.memoryBytes)})`);
+}
+
+export function checkAgainstNode(vmi: Vmi, facts: NodeFacts, domainType: DomainType): void {
+  const maxVcpus = checkMachine(vmi, facts);
+  checkCpu(vmi, facts, domainType, maxVcpus);
+  checkMemory(vmi, facts);
+}
