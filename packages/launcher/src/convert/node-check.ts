@@ -18,6 +18,8 @@ function some(names: Iterable<string>, max = 8): string {
 }
 
 function checkMachine(vmi: Vmi, facts: NodeFacts): number {
+  // Facts that came back empty prove nothing; libvirt still has the last word.
+  if (facts.machines.size === 0) return Number.MAX_SAFE_INTEGER;
   const type = vmi.spec?.domain?.machine?.type || DEFAULT_MACHINE;
   const max = facts.machines.get(type);
   if (max === undefined) {
@@ -36,7 +38,7 @@ function checkCpu(vmi: Vmi, facts: NodeFacts, domainType: DomainType, maxVcpus: 
         const why = domainType === 'qemu' ? 'under emulation (no KVM) there is no host CPU to pass through' : 'libvirt does not offer it here';
         throw new NodeLacksError('spec.domain.cpu.model', `${model} is not available on this node: ${why}; use a named model such as qemu64`);
       }
-    } else if (!facts.cpuModels.has(model)) {
+    } else if (facts.cpuModels.size > 0 && !facts.cpuModels.has(model)) {
       throw new NodeLacksError('spec.domain.cpu.model', `this node's emulator has no CPU model ${JSON.stringify(model)}; it offers ${some(facts.cpuModels)}`);
     }
   }

@@ -25,9 +25,10 @@ const ATTR = (name: string): RegExp => new RegExp(`\\b${name}=['"]([^'"]*)['"]`)
 /** `<machine maxCpus='288' canonical='pc-q35-7.2'>q35</machine>` of the x86_64 hvm guest. */
 export function parseMachines(capabilities: string, emulator: string): Map<string, number> {
   const machines = new Map<string, number>();
-  for (const guest of capabilities.split('<guest>').slice(1)) {
-    if (!/<arch name=['"]x86_64['"]/.test(guest) || !guest.includes('<os_type>hvm</os_type>')) continue;
-    if (!guest.includes(`<emulator>${emulator}</emulator>`)) continue;
+  const guests = capabilities.split('<guest>').slice(1).filter((guest) => /<arch name=['"]x86_64['"]/.test(guest) && guest.includes('<os_type>hvm</os_type>'));
+  // The guest of our emulator; any x86_64 one when the daemon names the binary differently.
+  const ours = guests.filter((guest) => guest.includes(`<emulator>${emulator}</emulator>`));
+  for (const guest of ours.length > 0 ? ours : guests) {
     for (const m of guest.matchAll(/<machine([^>]*)>([^<]+)<\/machine>/g)) {
       const attrs = m[1] ?? '';
       const max = Number(ATTR('maxCpus').exec(attrs)?.[1] ?? '1');
