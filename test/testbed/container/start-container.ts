@@ -19,6 +19,8 @@ export interface ContainerOptions {
   readonly binds?: readonly BindMount[];
   /** Own PID namespace with a fresh /proc: the command is PID 1 there, as in a pod. */
   readonly pidNamespace?: boolean;
+  /** Join this network namespace (a pod sandbox's, e.g. /run/netns/<name>) instead of the host's. */
+  readonly netnsPath?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly cwd?: string;
   /** Aborting stops the container (grace `abortGraceMs`, default 5 s). */
@@ -158,7 +160,10 @@ export async function startContainer(opts: ContainerOptions): Promise<Container>
   );
   await writeContainerAccounts(paths);
 
-  const child = spawn('unshare', unshareArgs(opts, [...paths.binds, ...(opts.binds ?? [])]), {
+  // nsenter without a PID namespace execs unshare in place, so `child` stays the set-up shell.
+  const argv = ['unshare', ...unshareArgs(opts, [...paths.binds, ...(opts.binds ?? [])])];
+  if (opts.netnsPath !== undefined) argv.unshift('nsenter', `--net=${opts.netnsPath}`, '--');
+  const child = spawn(argv[0] ?? 'unshare', argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     ...(opts.env === undefined ? {} : { env: { ...opts.env } }),
     ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),

@@ -9,7 +9,7 @@ const basePath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
  * Environment of a container: defaults, then the image's ENV, then `env` with the
  * downward-API fields podvirt uses.
  */
-export function containerEnv(pod: V1Pod, container: V1Container, hostIP: string, imageEnv: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function containerEnv(pod: V1Pod, container: V1Container, hostIP: string, imageEnv: Readonly<Record<string, string>> = {}, podIP = hostIP): Record<string, string> {
   const env: Record<string, string> = { PATH: basePath, HOSTNAME: pod.metadata?.name ?? '', HOME: '/root', ...imageEnv };
   const fields: Record<string, string> = {
     'metadata.name': pod.metadata?.name ?? '',
@@ -18,7 +18,7 @@ export function containerEnv(pod: V1Pod, container: V1Container, hostIP: string,
     'spec.nodeName': pod.spec?.nodeName ?? '',
     'spec.serviceAccountName': pod.spec?.serviceAccountName ?? '',
     'status.hostIP': hostIP,
-    'status.podIP': hostIP,
+    'status.podIP': podIP,
   };
   for (const e of container.env ?? []) {
     const ref = e.valueFrom?.fieldRef?.fieldPath;

@@ -7,6 +7,8 @@ import { repoRoot } from '../guest/repo-root.js';
 import { LogServer } from './log-server.js';
 import { nodeObject, nodeStatus } from './node-object.js';
 import { PodWorker } from './pod-worker.js';
+import { PodNetwork } from '../sandbox/pod-network.js';
+import { processRuntime, type ContainerRuntime } from './container-runtime.js';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -23,6 +25,10 @@ export interface KubeletOptions {
   restartDelayMs?: number;
   /** Grace for pods still running when the kubelet itself stops. */
   shutdownGraceMs?: number;
+  /** How containers are started inside each pod's sandbox (default: process trees, see container-runtime.ts). */
+  runtime?: ContainerRuntime;
+  /** Where the CNI plugins are (default: Debian's /usr/lib/cni). */
+  cniPath?: string;
 }
 
 /**
@@ -38,6 +44,8 @@ export class Kubelet {
   readonly #hostIP: string;
   readonly #readySince = new Date();
   readonly #imageMap: ImageMap;
+  readonly #network: PodNetwork;
+  readonly #runtime: ContainerRuntime;
   #heartbeat: NodeJS.Timeout | undefined;
   #restart: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
@@ -48,6 +56,8 @@ export class Kubelet {
     this.#log = options.logger.child({ component: 'kubelet', node: options.nodeName });
     this.#hostIP = options.hostIP ?? '127.0.0.1';
     this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({ repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node' }));
+    this.#network = new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
+    this.#runtime = options.runtime ?? processRuntime();
     this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name));
     const selector = `spec.nodeName=${options.nodeName}`;
     this.#pods = new ListWatch<V1Pod>('/api/v1/pods', new Watch(options.kubeConfig), () => this.#core.listPodForAllNamespaces({ fieldSelector: selector }), false, undefined, selector);
@@ -62,7 +72,13 @@ export class Kubelet {
     });
   }
 
+  /** This stack's pod network (bridge, subnet, CNI state dirs). */
+  get network(): PodNetwork {
+    return this.#network;
+  }
+
   async start(): Promise<void> {
+    await this.#network.start();
     const port = await this.#logs.listen(this.#hostIP);
     const name = this.options.nodeName;
     try {
@@ -101,6 +117,8 @@ export class Kubelet {
         hostIP: this.#hostIP,
         log: this.#log,
         restartDelayMs: this.options.restartDelayMs ?? 1000,
+        runtime: this.#runtime,
+        network: this.#network,
       },
       pod,
     );
@@ -125,6 +143,7 @@ export class Kubelet {
       await Promise.all([...this.#workers.values()].map((w) => w.terminate(this.options.shutdownGraceMs ?? 5000, false)));
       this.#workers.clear();
       await this.#logs.close();
+      await this.#network.close();
       await rm(this.options.rootDir, { recursive: true, force: true });
     })();
     return this.#closing;

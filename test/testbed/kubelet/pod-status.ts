@@ -15,7 +15,13 @@ export interface ContainerRecord {
   init?: boolean;
 }
 
-const ownedConditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'];
+const ownedConditions = ['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'];
+
+/** The pod's sandbox as the status shows it: its IPs once made, or why it could not be made. */
+export interface PodSandboxState {
+  podIPs: readonly string[];
+  error?: string;
+}
 
 /**
  * The pod status a kubelet reports, from its containers' states: phase, (init) container
@@ -31,6 +37,7 @@ export function computePodStatus(
   startTime: Date,
   now: Date,
   initRecords: ContainerRecord[] = [],
+  sandbox: PodSandboxState = { podIPs: [hostIP] },
 ): V1PodStatus {
   const policy = pod.spec?.restartPolicy ?? 'Always';
   const init = initState(initRecords, policy);
@@ -61,6 +68,7 @@ export function computePodStatus(
   }
   const conditions = [
     condition('PodScheduled', true),
+    condition('PodReadyToStartContainers', sandbox.error === undefined && sandbox.podIPs.length > 0, 'FailedCreatePodSandBox', sandbox.error),
     condition('Initialized', init === 'done', 'ContainersNotInitialized', `containers with incomplete status: [${initRecords.filter((r) => !completed(r)).map((r) => r.name).join(' ')}]`),
     condition('ContainersReady', containersReady, notReadyReason, notReadyMessage),
     ready,
@@ -71,8 +79,7 @@ export function computePodStatus(
     conditions,
     hostIP,
     hostIPs: [{ ip: hostIP }],
-    podIP: hostIP,
-    podIPs: [{ ip: hostIP }],
+    ...(sandbox.podIPs[0] === undefined ? {} : { podIP: sandbox.podIPs[0], podIPs: sandbox.podIPs.map((ip) => ({ ip })) }),
     startTime,
     containerStatuses: records.map((r) => containerStatus(r)),
     ...(initRecords.length === 0 ? {} : { initContainerStatuses: initRecords.map((r) => containerStatus(r)) }),

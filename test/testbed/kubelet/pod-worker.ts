@@ -2,12 +2,14 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { startContainer, type Container } from '../container/start-container.js';
+import type { Container } from '../container/start-container.js';
+import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { EventRecorder } from '../scheduler/event-recorder.js';
 import { ContainerLogWriter } from './container-log.js';
+import type { ContainerRuntime } from './container-runtime.js';
 import { containerBinds, containerEnv } from './container-spec.js';
 import { containerArgv, type ImageMap } from './image-map.js';
-import { computePodStatus, podStatusPatch, type ContainerRecord } from './pod-status.js';
+import { computePodStatus, podStatusPatch, type ContainerRecord, type PodSandboxState } from './pod-status.js';
 import { podPaths, type PodPaths } from './pod-paths.js';
 
 export interface PodWorkerDeps {
@@ -19,7 +21,14 @@ export interface PodWorkerDeps {
   log: Logger;
   /** Delay before restarting a container under restartPolicy Always/OnFailure. */
   restartDelayMs: number;
+  /** Starts the containers inside the sandbox. */
+  runtime: ContainerRuntime;
+  /** Makes and removes the pods' sandboxes (network namespace + CNI). */
+  network: PodNetwork;
 }
+
+/** Longest wait between two attempts at a sandbox that CNI refused. */
+const sandboxRetryCapMs = 30_000;
 
 interface Running {
   container: Container;
@@ -38,11 +47,14 @@ export class PodWorker {
   readonly initRecords = new Map<string, ContainerRecord>();
   readonly #running = new Map<string, Running>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #wakers = new Set<() => void>();
   readonly #log: Logger;
   readonly #startTime = new Date();
   #pod: V1Pod;
   #stopping: Promise<void> | undefined;
   #statusChain: Promise<void> = Promise.resolve();
+  #sandbox: PodSandboxState = { podIPs: [] };
+  #netnsPath: string | undefined;
   readonly started: Promise<void>;
 
   constructor(private readonly deps: PodWorkerDeps, pod: V1Pod) {
@@ -77,6 +89,7 @@ export class PodWorker {
   /** Stops every container (SIGTERM, then SIGKILL after `graceMs`) and removes the pod's directories. */
   terminate(graceMs: number, confirmDeletion: boolean): Promise<void> {
     this.#stopping ??= (async () => {
+      for (const wake of this.#wakers) wake();
       await this.started;
       for (const t of this.#timers) clearTimeout(t);
       await Promise.all([...this.#running.entries()].map(async ([name, r]) => {
@@ -84,6 +97,8 @@ export class PodWorker {
         await r.container.stop({ graceMs }).catch((err: unknown) => this.#log.warn({ err, container: name }, 'stopping container failed'));
         await r.drained;
       }));
+      // The sandbox outlives the containers: it goes only once the last one has ended.
+      await this.deps.network.destroy(this.#pod.metadata?.uid ?? '').catch((err: unknown) => this.#log.warn({ err }, 'removing the pod sandbox failed'));
       await this.#flushStatus();
       await rm(this.paths.podDir, { recursive: true, force: true });
       if (confirmDeletion) await this.#confirmDeletion();
@@ -95,8 +110,54 @@ export class PodWorker {
     const pod = this.#pod;
     for (const v of pod.spec?.volumes ?? []) if (v.emptyDir !== undefined) await mkdir(this.paths.emptyDir(v.name), { recursive: true });
     this.#syncStatus();
+    if (!(await this.#makeSandbox())) return;
     for (const c of pod.spec?.initContainers ?? []) if (!(await this.#runInitContainer(c))) return;
     for (const c of pod.spec?.containers ?? []) await this.#startContainer(c);
+  }
+
+  /**
+   * The pod's network namespace with its CNI address, before any container; a CNI failure
+   * leaves the pod Pending with the error in its events and status, and is retried with
+   * backoff as the kubelet does. hostNetwork pods use the host's network. False when stopping.
+   */
+  async #makeSandbox(): Promise<boolean> {
+    if (this.#pod.spec?.hostNetwork === true) {
+      this.#sandbox = { podIPs: [this.deps.hostIP] };
+      return true;
+    }
+    for (let delay = this.deps.restartDelayMs; ; delay = Math.min(delay * 2, sandboxRetryCapMs)) {
+      if (this.#stopping !== undefined) return false;
+      try {
+        const sandbox = await this.deps.network.create(this.#pod.metadata?.uid ?? '');
+        this.#netnsPath = sandbox.netnsPath;
+        this.#sandbox = { podIPs: sandbox.podIPs };
+        this.#syncStatus();
+        return true;
+      } catch (err) {
+        const message = `Failed to create pod sandbox: ${(err as Error).message}`;
+        this.#log.warn({ err }, 'pod sandbox failed');
+        this.#sandbox = { podIPs: [], error: message };
+        void this.#event('Warning', 'FailedCreatePodSandBox', message);
+        this.#syncStatus();
+      }
+      if (!(await this.#sleep(delay))) return false;
+    }
+  }
+
+  /** Waits `ms` unless the pod starts stopping meanwhile (then false). */
+  async #sleep(ms: number): Promise<boolean> {
+    await new Promise<void>((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+        this.#wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.#timers.add(timer);
+      this.#wakers.add(wake);
+    });
+    return this.#stopping === undefined;
   }
 
   /**
@@ -134,12 +195,12 @@ export class PodWorker {
     try {
       await mkdir(dirname(this.paths.log(spec.name)), { recursive: true });
       const logs = new ContainerLogWriter(this.paths.log(spec.name));
-      const container = await startContainer({
+      const container = await this.deps.runtime.start({
         command: containerArgv(image, spec.command, spec.args),
         stateDir: this.paths.containerState(spec.name),
         binds: containerBinds(this.#pod, spec, this.paths),
-        pidNamespace: true,
-        env: containerEnv(this.#pod, spec, this.deps.hostIP, image.env),
+        env: containerEnv(this.#pod, spec, this.deps.hostIP, image.env, this.#sandbox.podIPs[0]),
+        ...(this.#netnsPath === undefined ? {} : { netnsPath: this.#netnsPath }),
         ...(spec.workingDir === undefined ? {} : { cwd: spec.workingDir }),
       });
       const drained = Promise.all([logs.attach(container.stdout, 'stdout'), logs.attach(container.stderr, 'stderr')]).then(() => logs.close());
@@ -192,7 +253,7 @@ export class PodWorker {
 
   async #writeStatus(): Promise<void> {
     const pod = this.#pod;
-    const status = computePodStatus(pod, [...this.records.values()], this.deps.hostIP, this.#startTime, new Date(), [...this.initRecords.values()]);
+    const status = computePodStatus(pod, [...this.records.values()], this.deps.hostIP, this.#startTime, new Date(), [...this.initRecords.values()], this.#sandbox);
     const updated = await this.deps.core.patchNamespacedPodStatus(
       { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', body: podStatusPatch(status) },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),

@@ -1,0 +1,42 @@
+import type { BindMount } from '../container/container-state-paths.js';
+import { startContainer, type Container } from '../container/start-container.js';
+
+/** One container to start inside a pod sandbox the kubelet has already made. */
+export interface RuntimeContainerSpec {
+  readonly command: readonly string[];
+  /** The container's private state (its image's /etc/libvirt, /run/libvirt, … for the process runtime). */
+  readonly stateDir: string;
+  readonly binds: readonly BindMount[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** The sandbox's network namespace, which every container of the pod joins (none: the host's, for hostNetwork pods). */
+  readonly netnsPath?: string;
+}
+
+/**
+ * How the kubelet starts a container; the sandbox (network namespace, volumes, logs) stays
+ * the kubelet's whichever runtime this is.
+ */
+export interface ContainerRuntime {
+  readonly name: string;
+  start(spec: RuntimeContainerSpec): Promise<Container>;
+}
+
+/** Containers as process trees in their own mount and PID namespaces (`unshare`), in the pod's netns. */
+export function processRuntime(): ContainerRuntime {
+  return {
+    name: 'process',
+    start: (spec) =>
+      startContainer({
+        command: spec.command,
+        stateDir: spec.stateDir,
+        binds: spec.binds,
+        pidNamespace: true,
+        env: spec.env,
+        ...(spec.netnsPath === undefined ? {} : { netnsPath: spec.netnsPath }),
+        ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+      }),
+  };
+}
+
+export const containerRuntimes: Readonly<Record<string, () => ContainerRuntime>> = { process: processRuntime };

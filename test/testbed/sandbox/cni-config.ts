@@ -1,0 +1,39 @@
+/**
+ * The testbed's CNI network as data: a CNI 1.0.0 conflist with the `bridge` plugin and
+ * `host-local` IPAM. The bridge is not the pods' gateway in the plugin's sense (`isGateway`
+ * would switch on the host's IPv4 forwarding); the kubelet puts the gateway address on the
+ * bridge itself, so the host reaches every pod and nothing is routed beyond the bridge.
+ */
+export interface CniNetworkList {
+  cniVersion: string;
+  name: string;
+  plugins: Array<Record<string, unknown> & { type: string }>;
+}
+
+export function podNetworkConfig(opts: { name: string; bridge: string; subnet: string; gateway: string; ipamDir: string; mtu?: number }): CniNetworkList {
+  return {
+    cniVersion: '1.0.0',
+    name: opts.name,
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: opts.bridge,
+        isGateway: false,
+        ipMasq: false,
+        hairpinMode: true,
+        ...(opts.mtu === undefined ? {} : { mtu: opts.mtu }),
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: opts.subnet, gateway: opts.gateway }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+          dataDir: opts.ipamDir,
+        },
+      },
+    ],
+  };
+}
+
+/** The loopback network every sandbox gets on `lo`, as container runtimes add it. */
+export function loopbackConfig(): CniNetworkList {
+  return { cniVersion: '1.0.0', name: 'cni-loopback', plugins: [{ type: 'loopback' }] };
+}

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { podNetworkConfig } from './cni-config.js';
+import { stackNetwork, subnetCandidate } from './stack-network.js';
+
+describe('stack network names', () => {
+  test('two stacks get different bridges, namespace prefixes and state dirs', () => {
+    const a = stackNetwork('/tmp/stack-a/kubelet');
+    const b = stackNetwork('/tmp/stack-b/kubelet');
+    assert.notEqual(a.bridge, b.bridge);
+    assert.notEqual(a.netnsPrefix, b.netnsPrefix);
+    assert.notEqual(a.ipamDir, b.ipamDir);
+    assert.ok(a.bridge.length <= 15, 'a Linux interface name has at most 15 characters');
+    assert.equal(a.ipamDir, '/tmp/stack-a/kubelet/cni/ipam');
+  });
+
+  test('subnets stay inside 10.200.0.0/13 and the next candidate differs', () => {
+    for (const id of ['00000000', 'ffffffff', '7fff0000', '07ff1234']) {
+      for (const attempt of [0, 1, 2047]) {
+        const { subnet, gateway } = subnetCandidate(id, attempt);
+        assert.match(subnet, /^10\.20[0-7]\.\d{1,3}\.0\/24$/);
+        assert.equal(gateway, subnet.replace('.0/24', '.1'));
+      }
+      assert.notEqual(subnetCandidate(id, 0).subnet, subnetCandidate(id, 1).subnet);
+    }
+    // The pool wraps around instead of leaving 10.200.0.0/13.
+    assert.equal(subnetCandidate('07ff0000', 1).subnet, '10.200.0.0/24');
+  });
+
+  test('the conflist keeps the host out of routing: no gateway mode, no masquerading', () => {
+    const list = podNetworkConfig({ name: 'n', bridge: 'br', subnet: '10.200.1.0/24', gateway: '10.200.1.1', ipamDir: '/x' });
+    assert.equal(list.cniVersion, '1.0.0');
+    assert.deepEqual(list.plugins.map((p) => [p.type, p['isGateway'], p['ipMasq']]), [['bridge', false, false]]);
+    assert.deepEqual((list.plugins[0]?.['ipam'] as { dataDir: string }).dataDir, '/x');
+  });
+});
