@@ -12,7 +12,7 @@ import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { decodeVmi, type VirtualMachineInstance } from '@podvirt/api';
 import { convertVmi } from '@podvirt/launcher';
 import { LibvirtClient, type DomainRef } from '@podvirt/libvirt';
 import { guestVmi, VmiSuite } from '../e2e/vmi-stack.js';
@@ -43,7 +43,7 @@ async function floor(guest: GuestImage, count: number): Promise<{ running: numbe
       await mkdir(join(vmDir, 'private', uid), { recursive: true });
       const disk = join(vmDir, 'disk.img');
       await copyFile(guest.dataDisk, disk);
-      const converted = convertVmi(vmi, {
+      const converted = convertVmi(decodeVmi(vmi), {
         domainType: 'qemu',
         privateDir: join(vmDir, 'private'),
         ephemeralDiskDir: join(vmDir, 'ephemeral'),

@@ -1,15 +1,19 @@
-// decodeVmi: the one gate between JSON and the typed VMI. Validation and unsupported-field
-// detection together; the typed object is returned only when both find nothing.
+// decodeVmi: the one gate between JSON and the VMI every podvirt process reads. It validates,
+// refuses unsupported fields, and applies the defaults; the result is typed DefaultedVmi, so a
+// reader trusts it and repeats neither a check nor a default.
 
+import { applyDefaults } from './defaults.js';
+import type { DefaultsOptions } from './defaults-options.js';
 import type { FieldError } from './field-error.js';
-import { findUnsupportedFields } from './unsupported-fields.js';
 import type { FieldTree } from './supported-fields.js';
+import type { DefaultedVmi } from './types/defaulted.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
+import { findUnsupportedFields } from './unsupported-fields.js';
 import type { ValidateOptions } from './validate-options.js';
 import { validateVmi } from './validate-vmi.js';
 import { VmiInvalidError } from './vmi-invalid-error.js';
 
-export interface DecodeOptions extends ValidateOptions {
+export interface DecodeOptions extends ValidateOptions, DefaultsOptions {
   /** Allow-list to check against; SUPPORTED_VMI_FIELDS when unset. */
   readonly supportedFields?: FieldTree;
 }
@@ -19,9 +23,12 @@ export function checkVmi(raw: unknown, options: DecodeOptions = {}): FieldError[
   return [...findUnsupportedFields(raw, options.supportedFields), ...validateVmi(raw, options)];
 }
 
-/** Returns `raw` typed as a VMI, or throws VmiInvalidError listing every problem. */
-export function decodeVmi(raw: unknown, options?: DecodeOptions): VirtualMachineInstance {
+/**
+ * Returns a defaulted copy of `raw` (never `raw` itself), or throws VmiInvalidError listing
+ * every problem.
+ */
+export function decodeVmi(raw: unknown, options?: DecodeOptions): DefaultedVmi {
   const errors = checkVmi(raw, options);
   if (errors.length > 0) throw new VmiInvalidError(errors);
-  return raw as VirtualMachineInstance;
+  return applyDefaults(raw as VirtualMachineInstance, options);
 }

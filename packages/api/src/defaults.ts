@@ -19,6 +19,7 @@ import {
 } from './defaults-compute.js';
 import { defaultAutoattach, defaultDisks, defaultVolumeDisks, defaultVolumes, defaultWatchdog } from './defaults-devices.js';
 import { resolveDefaultsOptions, type DefaultsOptions } from './defaults-options.js';
+import type { DefaultedVmi } from './types/defaulted.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
 
 function defaultStatus(vmi: VirtualMachineInstance): void {
@@ -39,10 +40,10 @@ function defaultStatus(vmi: VirtualMachineInstance): void {
 }
 
 /**
- * Returns a defaulted copy of `vmi`. Expects an object that passed validateVmi; unknown fields
- * are carried over untouched.
+ * Returns a defaulted copy of `vmi`. Expects an object that passed validateVmi (decodeVmi is
+ * the way in for everything but tests of this file); unknown fields are carried over untouched.
  */
-export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOptions): VirtualMachineInstance {
+export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOptions): DefaultedVmi {
   const settings = resolveDefaultsOptions(options);
   const copy = structuredClone(vmi);
   const domain = copy.spec.domain;
@@ -61,5 +62,6 @@ export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOpt
   defaultAutoattach(domain.devices);
   defaultVolumes(copy.spec.volumes);
   defaultStatus(copy);
-  return copy;
+  // Each default* above writes the field DefaultedVmi declares required.
+  return copy as DefaultedVmi;
 }

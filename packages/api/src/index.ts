@@ -1,7 +1,7 @@
 export { applyDefaults } from './defaults.js';
 export { defaultVolumeDisks } from './defaults-devices.js';
 export { showInteger, unsafeIntegerLiterals, type ExactIntegers } from './exact-integers.js';
-export { decodeVmiJson } from './decode-vmi-json.js';
+export { decodeVmiJson, type DecodeJsonOptions } from './decode-vmi-json.js';
 export { textProblem } from './validate-text.js';
 export {
   DEFAULT_DISK_BUS,
@@ -46,6 +46,7 @@ export { DEFAULT_MIN_GUEST_MEMORY_BYTES, type ValidateOptions } from './validate
 export { isDnsLabel, isDnsSubdomain } from './validate-context.js';
 export { validateVmi } from './validate-vmi.js';
 export { VmiInvalidError } from './vmi-invalid-error.js';
+export type * from './types/defaulted.js';
 export type * from './types/devices.js';
 export type * from './types/domain.js';
 export type * from './types/object-meta.js';

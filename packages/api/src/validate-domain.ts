@@ -141,6 +141,8 @@ function validateKernelBoot(v: Validation, path: string, value: unknown): void {
   const initrd = validatePath(v, fieldPath(containerPath, 'initrdPath'), container['initrdPath']);
   if (!kernel && !initrd) {
     v.required(containerPath, 'at least one of kernelPath and initrdPath');
+  } else if (kernelArgs && !kernel) {
+    v.add(fieldPath(path, 'kernelArgs'), 'Invalid', `kernel arguments need ${containerPath}.kernelPath: an initrd alone takes none`);
   }
 }
 

@@ -18,11 +18,23 @@ import {
 import { ephemeralVmi, masqueradeVmi, setPath } from './fixtures.js';
 
 describe('decodeVmi', () => {
-  it('returns a valid, supported VMI as is', () => {
+  it('returns a defaulted copy of a valid, supported VMI', () => {
     const raw = ephemeralVmi();
+    const before = structuredClone(raw);
     const vmi = decodeVmi(raw);
-    assert.equal(vmi, raw);
+    assert.notEqual(vmi, raw);
+    assert.deepEqual(raw, before, 'the input is left alone');
     assert.equal(vmi.spec.volumes?.[0]?.containerDisk?.image, 'registry:5000/kubevirt/cirros-container-disk-demo:devel');
+    assert.equal(vmi.spec.domain.machine.type, 'q35');
+    assert.deepEqual(vmi.spec.domain.cpu, { sockets: 1, cores: 1, threads: 1 });
+    assert.equal(vmi.spec.domain.memory.guest, '128Mi');
+    assert.equal(vmi.spec.domain.features.acpi.enabled, true);
+    assert.deepEqual(decodeVmi(vmi), vmi, 'decoding a decoded VMI changes nothing');
+  });
+
+  it('a watchdog with a name alone is valid and gets the i6300esb model', () => {
+    const vmi = decodeVmi(setPath(ephemeralVmi(), 'spec.domain.devices.watchdog', { name: 'w' }));
+    assert.deepEqual(vmi.spec.domain.devices.watchdog, { name: 'w', i6300esb: { action: 'reset' } });
   });
 
   it('throws every problem at once, unsupported fields first', () => {

@@ -6,7 +6,7 @@
 import type { V1Container, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
 import {
   APP_LABEL,
-  applyDefaults,
+  decodeVmi,
   CREATED_BY_LABEL,
   DOMAIN_ANNOTATION,
   formatQuantity,
@@ -17,6 +17,7 @@ import {
   VMI_API_VERSION,
   VMI_KIND,
   NANOS_PER_UNIT,
+  type DefaultedVmi,
   type VirtualMachineInstance,
 } from '@podvirt/api';
 import { ControllerError } from './controller-error.js';
@@ -69,17 +70,14 @@ function requireIdentity(vmi: VirtualMachineInstance): { name: string; namespace
   return { name, namespace, uid };
 }
 
-function resources(vmi: VirtualMachineInstance, config: LauncherPodConfig): V1ResourceRequirements {
+function resources(vmi: DefaultedVmi, config: LauncherPodConfig): V1ResourceRequirements {
   const domain = vmi.spec.domain;
-  const guest = domain.memory?.guest ?? domain.resources?.requests?.memory;
-  if (guest === undefined) {
-    throw new ControllerError('CONTROLLER_INVALID_VMI', 'spec.domain.memory.guest or resources.requests.memory is required');
-  }
-  const cpu = domain.cpu ?? {};
+  const guest = domain.memory.guest;
+  const { cpu } = domain;
   const overhead = memoryOverheadBytes({
     guestMemoryBytes: toBytes(guest),
-    vcpus: (cpu.sockets ?? 1) * (cpu.cores ?? 1) * (cpu.threads ?? 1),
-    graphics: domain.devices.autoattachGraphicsDevice !== false,
+    vcpus: cpu.sockets * cpu.cores * cpu.threads,
+    graphics: domain.devices.autoattachGraphicsDevice,
     allowEmulation: config.allowEmulation,
   });
   const requestMemory = domain.resources?.requests?.memory ?? guest;
@@ -113,7 +111,7 @@ function launcherArgs(vmi: VirtualMachineInstance, id: { name: string; namespace
   return args;
 }
 
-function computeContainer(vmi: VirtualMachineInstance, id: { name: string; namespace: string; uid: string }, config: LauncherPodConfig, grace: number): V1Container {
+function computeContainer(vmi: DefaultedVmi, id: { name: string; namespace: string; uid: string }, config: LauncherPodConfig, grace: number): V1Container {
   return {
     name: COMPUTE_CONTAINER_NAME,
     image: config.image,
@@ -148,8 +146,9 @@ function initContainers(vmi: VirtualMachineInstance): { initContainers?: V1Conta
  */
 export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherPodConfig): V1Pod {
   const id = requireIdentity(raw);
-  // Render from what virt-api would have defaulted, so grace and CPU counts are explicit.
-  const vmi = applyDefaults(raw);
+  // Render from the decoded VMI (what virt-api would have defaulted), so grace and CPU counts
+  // are explicit; decideVmi has refused an invalid one before a pod is wanted.
+  const vmi = decodeVmi(raw);
   const grace = vmi.spec.terminationGracePeriodSeconds ?? 0;
   return {
     apiVersion: 'v1',

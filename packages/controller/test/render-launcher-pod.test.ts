@@ -153,7 +153,7 @@ describe('renderLauncherPod', () => {
 
   test('a VMI without memory or identity is refused with a stable code', () => {
     const noMemory = withSpec((v) => delete v.spec.domain.resources);
-    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'CONTROLLER_INVALID_VMI' });
+    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'PODVIRT_ERR_VMI_INVALID' });
     const noUid = vmiFixture({ metadata: { uid: '' } });
     assert.throws(() => renderLauncherPod(noUid, config), { code: 'CONTROLLER_INVALID_VMI' });
   });

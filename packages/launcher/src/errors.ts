@@ -1,9 +1,8 @@
 /**
- * The launcher's errors. Callers (and the gRPC status table) match on `code`, never on the
+ * The launcher's errors; an invalid VMI is @podvirt/api's VmiInvalidError, as everywhere. Callers (and the gRPC status table) match on `code`, never on the
  * message text.
  */
 export type LauncherErrorCode =
-  | 'LAUNCHER_ERR_INVALID_VMI'
   | 'LAUNCHER_ERR_INVALID_REQUEST'
   | 'LAUNCHER_ERR_NO_DOMAIN'
   | 'LAUNCHER_ERR_WRONG_STATE'
@@ -23,17 +22,6 @@ export class LauncherError extends Error {
   constructor(code: LauncherErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-  }
-}
-
-/** The VMI asks for something malformed or unsupported; `field` is its path in the VMI. */
-export class InvalidVmiError extends LauncherError {
-  override readonly name = 'InvalidVmiError';
-  readonly field: string;
-
-  constructor(field: string, message: string) {
-    super('LAUNCHER_ERR_INVALID_VMI', `${field}: ${message}`);
-    this.field = field;
   }
 }
 

@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DefaultedVmi } from '@podvirt/api';
 import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
@@ -12,7 +13,7 @@ import { LibvirtDomainConnection } from './domain/libvirt-domain-connection.js';
 import { ReconnectingConnection } from './domain/reconnecting-connection.js';
 import { WatchHub } from './domain/watch-hub.js';
 import { LauncherError } from './errors.js';
-import type { LauncherFlags } from './flags.js';
+import { FlagError, type LauncherFlags } from './flags.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
 import { readNodeFacts, type NodeFacts } from './host/node-facts.js';
 import { toolVersion } from './host/tool-versions.js';
@@ -20,13 +21,12 @@ import { FileTail } from './logs/file-tail.js';
 import { HostDisks } from './prepare/host-disks.js';
 import { prepareFiles } from './prepare/prepare-files.js';
 import { CmdServer } from './server/cmd-server.js';
-import type { Vmi } from './vmi.js';
 
 export type { LibvirtDirs };
 
 export interface LauncherOptions {
   readonly flags: LauncherFlags;
-  readonly standaloneVmi?: Vmi;
+  readonly standaloneVmi?: DefaultedVmi;
   readonly log: Logger;
   readonly libvirtDirs?: LibvirtDirs;
   readonly kvmProbe?: () => Promise<KvmProbeResult>;
@@ -50,7 +50,7 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
   const namespace = flags.namespace ?? meta?.namespace;
   const name = flags.name ?? meta?.name;
   const uid = flags.uid ?? meta?.uid;
-  if (!namespace || !name || !uid) throw new LauncherError('LAUNCHER_ERR_INVALID_VMI', '--namespace, --name and --uid are required');
+  if (!namespace || !name || !uid) throw new FlagError('--namespace, --name and --uid are required (or STANDALONE_VMI with all three)');
   if (flags.simulateCrash) throw new LauncherError('LAUNCHER_ERR_DAEMON', 'simulated crash (--simulate-crash)');
   const identity = { namespace, name, uid, domain: domainName(namespace, name) };
   const log = o.log.child({ namespace, name, uid });

@@ -1,9 +1,9 @@
 // podvirt-launcher: the process entry point. Only this file touches process.*.
+import { decodeVmi } from '@podvirt/api';
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { parseFlags } from './flags.js';
 import { runLauncher } from './launcher.js';
-import type { Vmi } from './vmi.js';
 
 const log = pino({ base: { component: 'virt-launcher' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
 
@@ -11,7 +11,7 @@ async function main(): Promise<number> {
   const flags = parseFlags(process.argv.slice(2), process.env);
   const raw = process.env['STANDALONE_VMI'];
   // YAML is a superset of JSON, so one parser takes both spellings.
-  const standaloneVmi = raw ? (parseYaml(raw) as Vmi) : undefined;
+  const standaloneVmi = raw ? decodeVmi(parseYaml(raw)) : undefined;
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGHUP'] as const) {
     process.on(sig, () => {

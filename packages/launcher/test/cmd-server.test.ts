@@ -50,8 +50,8 @@ test('sync defines and starts; WatchDomain shows no domain, then Running; pause 
 
 test('status codes: invalid VMI names the field, wrong state, missing domain, no agent, deadline', async (t) => {
   const h = await harness(t);
-  const bad = { ...h.vmi, spec: { ...h.vmi.spec, domain: { ...h.vmi.spec?.domain, devices: { gpus: [{ name: 'g' }] } } } };
-  await assert.rejects(call(h.client, h.client.sync, vmiRequest(bad as typeof h.vmi)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /spec\.domain\.devices\.gpus\[0\]/.test((e as grpc.ServiceError).details));
+  const bad = { ...h.vmi, spec: { ...h.vmi.spec, domain: { ...h.vmi.spec.domain, devices: { gpus: [{ name: 'g' }] } } } };
+  await assert.rejects(call(h.client, h.client.sync, vmiRequest(bad)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /spec\.domain\.devices\.gpus\[0\]/.test((e as grpc.ServiceError).details));
   await assert.rejects(call(h.client, h.client.sync, { vmiJson: Buffer.from('{') }), (e) => code(e) === grpc.status.INVALID_ARGUMENT);
   const other = { ...h.vmi, metadata: { ...h.vmi.metadata, uid: 'someone-else' } };
   await assert.rejects(call(h.client, h.client.pause, vmiRequest(other)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /metadata\.uid/.test((e as grpc.ServiceError).details));
@@ -152,4 +152,11 @@ test('freeze and unfreeze check the VMI identity; the unfreeze timeout is bounde
   await call(h.client, h.client.unfreeze, vmiRequest(h.vmi));
   assert.equal(h.fake().frozen, false);
   assert.equal((await call(h.client, h.client.getFilesystems, {})).filesystems.length, 1);
+});
+
+test('Sync decodes and defaults: a watchdog given only a name becomes an i6300esb that resets', async (t) => {
+  const h = await harness(t);
+  const vmi = { ...h.vmi, spec: { ...h.vmi.spec, domain: { ...h.vmi.spec.domain, devices: { ...h.vmi.spec.domain.devices, watchdog: { name: 'w' } } } } };
+  await call(h.client, h.client.sync, vmiRequest(vmi));
+  assert.match(h.fake().xml ?? '', /<watchdog model="i6300esb" action="reset">\s*<alias name="ua-w"\/>/);
 });

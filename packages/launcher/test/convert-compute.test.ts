@@ -1,19 +1,21 @@
 // Table tests of the compute families: name, memory, CPU, SMBIOS, os/kernelBoot, clock,
-// features, the hypervisor decision and the fixed devices.
+// features, the hypervisor decision and the fixed devices. Every case takes the Sync call's
+// path: request bytes → the Cmd server's decode → convertVmi.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { convertVmi } from '../src/convert/convert-vmi.js';
 import { decideDomainType } from '../src/convert/hypervisor.js';
 import { findAll, findElement, renderXml, textOf } from '../src/convert/xml.js';
-import { InvalidVmiError, LauncherError } from '../src/errors.js';
-import { baseVmi, context } from './vmi-fixture.js';
+import { deriveFirmwareUuid } from '@podvirt/api';
+import { LauncherError } from '../src/errors.js';
+import { context, invalidAt, rawVmi, syncDecode } from './vmi-fixture.js';
 
 function convert(spec: Record<string, unknown> = {}, domain: Record<string, unknown> = {}, ctx = context()) {
-  return convertVmi(baseVmi(spec, domain), ctx).domain;
+  return convertVmi(syncDecode(rawVmi(spec, domain)), ctx).domain;
 }
 
 function rejects(field: string, spec: Record<string, unknown>, domain: Record<string, unknown> = {}, ctx = context()): void {
-  assert.throws(() => convertVmi(baseVmi(spec, domain), ctx), (e: unknown) => e instanceof InvalidVmiError && e.field === field);
+  assert.throws(() => convertVmi(syncDecode(rawVmi(spec, domain)), ctx), invalidAt(field));
 }
 
 test('domain name is <namespace>_<name>, type follows the context, uid in metadata', () => {
@@ -26,13 +28,13 @@ test('domain name is <namespace>_<name>, type follows the context, uid in metada
 
 describe('memory: guest > requests > limits', () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    ['request 64Mi', { resources: { requests: { memory: '64Mi' } } }, '67108864'],
+    ['request 96Mi', { resources: { requests: { memory: '96Mi' } } }, '100663296'],
     ['request 3G (decimal)', { resources: { requests: { memory: '3G' } } }, '3000000000'],
     ['request 1.5Gi', { resources: { requests: { memory: '1.5Gi' } } }, '1610612736'],
-    ['guest beats request', { memory: { guest: '32Mi' }, resources: { requests: { memory: '64Mi' } } }, '33554432'],
+    ['guest beats request', { memory: { guest: '96Mi' }, resources: { requests: { memory: '128Mi' } } }, '100663296'],
     ['request beats limit', { resources: { requests: { memory: '96Mi' }, limits: { memory: '256Mi' } } }, '100663296'],
     ['limit alone', { resources: { limits: { memory: '256Mi' } } }, '268435456'],
-    ['8192Ki', { resources: { requests: { memory: '8192Ki' } } }, '8388608'],
+    ['98304Ki', { resources: { requests: { memory: '98304Ki' } } }, '100663296'],
   ];
   for (const [name, domain, bytes] of cases) {
     test(name, () => {
@@ -44,7 +46,8 @@ describe('memory: guest > requests > limits', () => {
   test('malformed and missing memory name the field', () => {
     rejects('spec.domain.memory.guest', {}, { memory: { guest: '-1Mi' }, resources: {} });
     rejects('spec.domain.resources.requests.memory', {}, { resources: { requests: { memory: 'lots' } } });
-    rejects('spec.domain.memory.guest', {}, { resources: {} });
+    rejects('spec.domain.resources.requests.memory', {}, { resources: {} });
+    rejects('spec.domain.resources.requests.memory', {}, { resources: { requests: { memory: '8Mi' } } });
     rejects('spec.domain.memory.guest', {}, { memory: { guest: '0' } });
   });
 });
@@ -81,10 +84,11 @@ describe('firmware', () => {
     assert.deepEqual(entries, [['uuid', '5d307ca9-b3ef-428c-8861-06e72d69f223'], ['serial', 'e4686d2c-6e8d-4335-b8fd-81bee22f4814']]);
     assert.equal(findElement(d, 'os/smbios')?.attrs['mode'], 'sysinfo');
   });
-  test('without them there is no sysinfo', () => {
+  test('without them the UUID is the one defaulting derives from the name', () => {
     const d = convert();
-    assert.equal(findElement(d, 'sysinfo'), undefined);
-    assert.equal(findElement(d, 'os/smbios'), undefined);
+    const entries = findAll(d, 'sysinfo/system/entry').map((e) => [e.attrs['name'], textOf(e)]);
+    assert.deepEqual(entries, [['uuid', deriveFirmwareUuid('testvmi')]]);
+    assert.equal(findElement(d, 'os/smbios')?.attrs['mode'], 'sysinfo');
   });
   test('a malformed uuid is refused', () => rejects('spec.domain.firmware.uuid', {}, { firmware: { uuid: 'nope' } }));
   test('kernelBoot: kernel, initrd, cmdline from the image', () => {
@@ -105,7 +109,8 @@ describe('firmware', () => {
 
 test('machine type defaults to q35 and can be chosen', () => {
   assert.equal(findElement(convert(), 'os/type')?.attrs['machine'], 'q35');
-  assert.equal(findElement(convert({}, { machine: { type: 'pc' } }), 'os/type')?.attrs['machine'], 'pc');
+  assert.equal(findElement(convert({}, { machine: { type: 'pc-q35-7.2' } }), 'os/type')?.attrs['machine'], 'pc-q35-7.2');
+  rejects('spec.domain.machine.type', {}, { machine: { type: 'pc' } });
 });
 
 describe('clock and features', () => {
@@ -114,7 +119,7 @@ describe('clock and features', () => {
     const d = convert({}, { clock: { utc: { offsetSeconds: 60 }, timer: { rtc: { tickPolicy: 'catchup', track: 'guest' }, pit: { present: false }, hpet: { present: false } } } });
     assert.equal(findElement(d, 'domain/clock')?.attrs['adjustment'], '60');
     const timers = findAll(d, 'clock/timer').map((t) => `${t.attrs['name']}:${t.attrs['present'] ?? ''}:${t.attrs['tickpolicy'] ?? ''}`);
-    assert.deepEqual(timers, ['rtc::catchup', 'pit:no:', 'hpet:no:']);
+    assert.deepEqual(timers, ['rtc:yes:catchup', 'pit:no:', 'hpet:no:'], 'a listed timer is present unless switched off');
   });
   test('timezone; both utc and timezone refused; unknown timer refused', () => {
     assert.deepEqual(findElement(convert({}, { clock: { timezone: 'Europe/Berlin' } }), 'domain/clock')?.attrs, { offset: 'timezone', timezone: 'Europe/Berlin' });
@@ -137,9 +142,9 @@ describe('domain type decision', () => {
 });
 
 test('identity fields are required', () => {
-  const vmi = baseVmi();
-  delete vmi.metadata?.uid;
-  assert.throws(() => convertVmi(vmi, context()), (e: unknown) => e instanceof InvalidVmiError && e.field === 'metadata.uid');
+  const vmi = rawVmi();
+  delete vmi.metadata.uid;
+  assert.throws(() => convertVmi(syncDecode(vmi), context()), invalidAt('metadata.uid'));
 });
 
 test('the rendered XML escapes text and attributes', () => {

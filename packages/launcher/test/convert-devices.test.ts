@@ -1,19 +1,20 @@
 // Table tests of the device families: disks and their volumes (with the prepare steps they
 // ask for), serial console, agent channel, rng, watchdog, memballoon, graphics, and the
-// refusal of fields podvirt does not implement.
+// refusal of fields podvirt does not implement. Every case takes the Sync call's path:
+// request bytes → the Cmd server's decode → convertVmi.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { convertVmi } from '../src/convert/convert-vmi.js';
 import { findAll, findElement, textOf, type XmlElement } from '../src/convert/xml.js';
-import { InvalidVmiError } from '../src/errors.js';
-import { baseVmi, context } from './vmi-fixture.js';
+import { VmiInvalidError } from '@podvirt/api';
+import { context, invalidAt, rawVmi, syncDecode } from './vmi-fixture.js';
 
 function withDisks(disks: unknown[], volumes: unknown[], devices: Record<string, unknown> = {}) {
-  return convertVmi(baseVmi({ volumes }, { devices: { disks, ...devices } }), context());
+  return convertVmi(syncDecode(rawVmi({ volumes }, { devices: { disks, ...devices } })), context());
 }
 
 function rejects(field: string, disks: unknown[], volumes: unknown[], devices: Record<string, unknown> = {}): void {
-  assert.throws(() => withDisks(disks, volumes, devices), (e: unknown) => e instanceof InvalidVmiError && e.field === field);
+  assert.throws(() => withDisks(disks, volumes, devices), invalidAt(field));
 }
 
 const devs = (d: XmlElement) => findAll(d, 'disk/target').map((t) => `${t.attrs['dev']}/${t.attrs['bus']}`);
@@ -96,7 +97,7 @@ describe('disks and volumes', () => {
     ['bad capacity', 'spec.volumes[0].emptyDisk.capacity', [{ name: 'x' }], [{ name: 'x', emptyDisk: { capacity: 'big' } }]],
     ['image not found', 'spec.volumes[0].containerDisk.image', [{ name: 'x' }], [{ name: 'x', containerDisk: { image: 'i' } }]],
     ['empty cloud-init', 'spec.volumes[0].cloudInitNoCloud', [{ name: 'x' }], [{ name: 'x', cloudInitNoCloud: {} }]],
-    ['two cloud-init forms', 'spec.volumes[0].cloudInitNoCloud.userData', [{ name: 'x' }], [{ name: 'x', cloudInitNoCloud: { userData: 'a', userDataBase64: 'YQ==' } }]],
+    ['two cloud-init forms', 'spec.volumes[0].cloudInitNoCloud', [{ name: 'x' }], [{ name: 'x', cloudInitNoCloud: { userData: 'a', userDataBase64: 'YQ==' } }]],
     ['bad cache', 'spec.domain.devices.disks[0].cache', [{ name: 'x', cache: 'unsafe' }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
     ['bad boot order', 'spec.domain.devices.disks[0].bootOrder', [{ name: 'x', bootOrder: 0 }], [{ name: 'x', emptyDisk: { capacity: '1Mi' } }]],
   ];
@@ -120,7 +121,8 @@ describe('fixed and autoattached devices', () => {
     assert.equal(findElement(withDisks([], []).domain, 'rng'), undefined);
     assert.equal(textOf(findElement(withDisks([], [], { rng: {} }).domain, 'rng/backend')), '/dev/urandom');
   });
-  test('watchdog i6300esb with default action reset; bad action refused', () => {
+  test('watchdog: a name alone defaults to i6300esb with action reset; bad action refused', () => {
+    assert.deepEqual(findElement(withDisks([], [], { watchdog: { name: 'w' } }).domain, 'devices/watchdog')?.attrs, { model: 'i6300esb', action: 'reset' });
     assert.deepEqual(findElement(withDisks([], [], { watchdog: { name: 'w', i6300esb: {} } }).domain, 'devices/watchdog')?.attrs, { model: 'i6300esb', action: 'reset' });
     assert.equal(findElement(withDisks([], [], { watchdog: { name: 'w', i6300esb: { action: 'poweroff' } } }).domain, 'devices/watchdog')?.attrs['action'], 'poweroff');
     rejects('spec.domain.devices.watchdog.i6300esb.action', [], [], { watchdog: { name: 'w', i6300esb: { action: 'explode' } } });
@@ -149,18 +151,18 @@ describe('unsupported fields are named, never dropped', () => {
   ];
   for (const [name, spec, field] of cases) {
     test(name, () => {
-      const vmi = baseVmi({ volumes: [] });
-      const merged = { ...vmi, spec: { ...vmi.spec, ...spec, domain: { ...vmi.spec?.domain, ...(spec['domain'] as object | undefined) } } };
-      assert.throws(() => convertVmi(merged, context()), (e: unknown) => e instanceof InvalidVmiError && e.field === field);
+      const vmi = rawVmi();
+      const merged = { ...vmi, spec: { ...vmi.spec, ...spec, domain: { ...vmi.spec.domain, ...(spec['domain'] as object | undefined) } } };
+      assert.throws(() => convertVmi(syncDecode(merged), context()), invalidAt(field));
     });
   }
   test('architecture other than amd64 is refused', () => {
-    assert.throws(() => convertVmi(baseVmi({ architecture: 'arm64' }), context()), (e: unknown) => e instanceof InvalidVmiError && e.field === 'spec.architecture');
+    assert.throws(() => syncDecode(rawVmi({ architecture: 'arm64' })), invalidAt('spec.architecture'));
   });
-  test('convertVmi refuses with the first path', () => {
+  test('the unsupported field is named first', () => {
     assert.throws(
-      () => convertVmi(baseVmi({ volumes: [] }, { devices: { gpus: [{ name: 'g' }] } }), context()),
-      (e: unknown) => e instanceof InvalidVmiError && e.field === 'spec.domain.devices.gpus[0]' && /does not support/.test(e.message),
+      () => syncDecode(rawVmi({}, { devices: { gpus: [{ name: 'g' }] }, cpu: { cores: 0 } })),
+      (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.domain.devices.gpus[0]' && /does not support/.test(e.message) && e.fieldErrors.length === 2,
     );
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import type { VirtualMachineInstance } from '@podvirt/api';
 import { cmd } from '@podvirt/proto';
 import { pino } from 'pino';
 import { convertVmi } from '../src/convert/convert-vmi.js';
@@ -14,9 +15,8 @@ import { GuestAgentOps } from '../src/domain/guest-agent-ops.js';
 import { ReconnectingConnection } from '../src/domain/reconnecting-connection.js';
 import { WatchHub } from '../src/domain/watch-hub.js';
 import { CmdServer } from '../src/server/cmd-server.js';
-import type { Vmi } from '../src/vmi.js';
 import { FakeDomainConnection } from './fake-domain-connection.js';
-import { baseVmi, context } from './vmi-fixture.js';
+import { context, rawVmi } from './vmi-fixture.js';
 
 export interface Harness {
   readonly fakes: FakeDomainConnection[];
@@ -26,7 +26,8 @@ export interface Harness {
   readonly server: CmdServer;
   readonly client: cmd.CmdClient;
   readonly prepared: PrepareStep[];
-  readonly vmi: Vmi;
+  /** The VMI as the handler sends it. */
+  readonly vmi: VirtualMachineInstance;
   readonly dir: string;
 }
 
@@ -78,10 +79,10 @@ export async function harness(t: TestContext, opts: { gracePeriodMs?: number } =
     if (f === undefined) throw new Error('no connection yet');
     return f;
   };
-  return { fakes, fake, manager, hub, server, client, prepared, vmi: baseVmi({ volumes: [] }, { devices: { autoattachGraphicsDevice: false } }), dir };
+  return { fakes, fake, manager, hub, server, client, prepared, vmi: rawVmi({}, { devices: { autoattachGraphicsDevice: false } }), dir };
 }
 
-export function vmiRequest(vmi: Vmi): cmd.VmiRequest {
+export function vmiRequest(vmi: unknown): cmd.VmiRequest {
   return { vmiJson: Buffer.from(JSON.stringify(vmi)) };
 }
 

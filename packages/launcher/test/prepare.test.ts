@@ -7,10 +7,10 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { InvalidVmiError, LauncherError } from '../src/errors.js';
+import { LauncherError } from '../src/errors.js';
 import { fileExists, inspectImages } from '../src/prepare/container-disk-layout.js';
 import { prepareFiles } from '../src/prepare/prepare-files.js';
-import { baseVmi } from './vmi-fixture.js';
+import { baseVmi, invalidAt } from './vmi-fixture.js';
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-prepare-'));
@@ -61,14 +61,15 @@ test('container-disk layout: per-volume dir, KubeVirt disk_<i>.img, kernel-boot 
   await mkdir(join(dir, 'kernel-boot', 'boot'), { recursive: true });
   await writeFile(join(dir, 'kernel-boot', 'boot', 'vmlinuz'), 'k');
   const vmi = baseVmi({ volumes: [{ name: 'a', containerDisk: { image: 'i' } }, { name: 'b', containerDisk: { image: 'i' } }] }, {
+    devices: { disks: [{ name: 'a' }, { name: 'b' }] },
     firmware: { kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz' } } },
   });
   const found = await inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('raw') });
   const missing = baseVmi({}, { firmware: { kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/missing' } } } });
   await assert.rejects(inspectImages(missing, dir, { exists: fileExists, format: () => Promise.resolve('raw') }),
-    (e) => e instanceof InvalidVmiError && e.field === 'spec.domain.firmware.kernelBoot.container.initrdPath');
+    invalidAt('spec.domain.firmware.kernelBoot.container.initrdPath'));
   assert.deepEqual([...found.containerDisks], [['a', { path: join(dir, 'a', 'disk.img'), format: 'raw' }], ['b', { path: join(dir, 'disk_1.img'), format: 'raw' }]]);
   assert.deepEqual(found.kernelBoot, { kernel: join(dir, 'kernel-boot', 'boot', 'vmlinuz') });
   await assert.rejects(inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('vmdk') }),
-    (e) => e instanceof InvalidVmiError && e.field === 'spec.volumes[0].containerDisk.image');
+    invalidAt('spec.volumes[0].containerDisk.image'));
 });

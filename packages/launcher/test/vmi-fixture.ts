@@ -1,14 +1,24 @@
+import { VmiInvalidError, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
 import type { ConverterContext } from '../src/convert/context.js';
-import type { Vmi } from '../src/vmi.js';
+import { decodeVmiRequest } from '../src/server/parse-vmi.js';
 
-/** A minimal valid VMI; tests override what they examine. */
-export function baseVmi(spec: Record<string, unknown> = {}, domain: Record<string, unknown> = {}): Vmi {
+/** A minimal valid VMI as the handler sends it (undecoded JSON); tests override what they examine. */
+export function rawVmi(spec: Record<string, unknown> = {}, domain: Record<string, unknown> = {}): VirtualMachineInstance {
   return {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
     metadata: { name: 'testvmi', namespace: 'mynamespace', uid: 'test-uid' },
     spec: { domain: { resources: { requests: { memory: '128Mi' } }, devices: {}, ...domain }, ...spec },
-  } as Vmi;
+  } as VirtualMachineInstance;
+}
+
+/** What the Cmd server's Sync hands the converter: the request bytes through its one decode. */
+export function syncDecode(raw: unknown): DefaultedVmi {
+  return decodeVmiRequest(Buffer.from(JSON.stringify(raw)));
+}
+
+export function baseVmi(spec: Record<string, unknown> = {}, domain: Record<string, unknown> = {}): DefaultedVmi {
+  return syncDecode(rawVmi(spec, domain));
 }
 
 export function context(overrides: Partial<ConverterContext> = {}): ConverterContext {
@@ -24,4 +34,9 @@ export function context(overrides: Partial<ConverterContext> = {}): ConverterCon
     emulator: '/usr/bin/qemu-system-x86_64',
     ...overrides,
   };
+}
+
+/** An invalid VMI refused at `field`, wherever on the Sync path it was found. */
+export function invalidAt(field: string): (e: unknown) => boolean {
+  return (e) => e instanceof VmiInvalidError && e.fieldErrors.some((f) => f.field === field);
 }

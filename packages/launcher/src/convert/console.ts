@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Vmi } from '../vmi.js';
+import type { DefaultedVmi } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
 import { el, type XmlElement } from './xml.js';
 
@@ -10,9 +10,9 @@ export function serialPaths(ctx: Pick<ConverterContext, 'privateDir'>, uid: stri
 }
 
 /** A unix-socket serial port with a log file (written by qemu itself with stdio_handler=file), plus a pty console. */
-export function convertConsole(vmi: Vmi, ctx: ConverterContext): XmlElement[] {
-  if (vmi.spec?.domain?.devices?.autoattachSerialConsole === false) return [];
-  const { socket, log } = serialPaths(ctx, vmi.metadata?.uid ?? '');
+export function convertConsole(vmi: DefaultedVmi, ctx: ConverterContext, uid: string): XmlElement[] {
+  if (!vmi.spec.domain.devices.autoattachSerialConsole) return [];
+  const { socket, log } = serialPaths(ctx, uid);
   return [
     el(
       'serial',

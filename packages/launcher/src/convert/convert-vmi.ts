@@ -1,6 +1,4 @@
-import { defaultVolumeDisks, findUnsupportedFields } from '@podvirt/api';
-import { InvalidVmiError } from '../errors.js';
-import type { Vmi } from '../vmi.js';
+import { VmiInvalidError, type DefaultedVmi } from '@podvirt/api';
 import { convertChannels } from './channels.js';
 import { convertClock } from './clock.js';
 import { convertConsole } from './console.js';
@@ -29,40 +27,23 @@ export interface ConvertedDomain {
   readonly prepare: readonly PrepareStep[];
 }
 
-/** The allow-list of @podvirt/api: a KubeVirt field podvirt lacks is refused by its path, never dropped. */
-export function refuseUnsupported(vmi: Vmi): void {
-  const first = findUnsupportedFields(vmi)[0];
-  if (first !== undefined) throw new InvalidVmiError(first.field, first.message);
-}
-
-/** A volume no disk shows gets one, as KubeVirt's defaulting gives it (on a copy). */
-function withVolumeDisks(vmi: Vmi): Vmi {
-  const copy = structuredClone(vmi);
-  if (copy.spec) defaultVolumeDisks(copy.spec as Parameters<typeof defaultVolumeDisks>[0]);
-  return copy;
-}
-
-function identity(vmi: Vmi): { namespace: string; name: string; uid: string } {
-  const m = vmi.metadata;
-  for (const key of ['name', 'namespace', 'uid'] as const) {
-    const v = m?.[key];
-    if (typeof v !== 'string' || v === '') throw new InvalidVmiError(`metadata.${key}`, 'required');
-  }
-  return { namespace: m?.namespace ?? '', name: m?.name ?? '', uid: m?.uid ?? '' };
+/** The API lets a VMI carry generateName alone; a launcher serves one named, placed VMI. */
+function identity(vmi: DefaultedVmi): { namespace: string; name: string; uid: string } {
+  const { namespace, name, uid } = vmi.metadata;
+  if (!namespace) throw VmiInvalidError.at('metadata.namespace', 'Required', 'a launcher serves a VMI in a namespace');
+  if (!name) throw VmiInvalidError.at('metadata.name', 'Required', 'a launcher serves a named VMI');
+  if (!uid) throw VmiInvalidError.at('metadata.uid', 'Required', 'a launcher serves a VMI the API server has stored');
+  return { namespace, name, uid };
 }
 
 /**
- * VMI → libvirt domain XML. Pure: it reads only the VMI and the context, and lists the file
- * side effects (overlays, ISOs, empty disks) for the prepare step instead of doing them. The
- * first field it cannot honour is thrown as an InvalidVmiError naming its path.
+ * Decoded VMI → libvirt domain XML. Pure: it reads only the VMI and the context, and lists the
+ * file side effects (overlays, ISOs, empty disks) for the prepare step instead of doing them.
+ * It trusts decodeVmi for the VMI's validity and defaults; what it still refuses, as a
+ * VmiInvalidError naming the field, is what only the launcher can know (its identity, the
+ * files it found, the host directories it may open).
  */
-export function convertVmi(given: Vmi, ctx: ConverterContext): ConvertedDomain {
-  refuseUnsupported(given);
-  const vmi = withVolumeDisks(given);
-  if (vmi.spec?.architecture !== undefined && vmi.spec.architecture !== 'amd64') {
-    throw new InvalidVmiError('spec.architecture', `only amd64 is supported, not ${JSON.stringify(vmi.spec.architecture)}`);
-  }
-  if (vmi.spec?.domain === undefined) throw new InvalidVmiError('spec.domain', 'required');
+export function convertVmi(vmi: DefaultedVmi, ctx: ConverterContext): ConvertedDomain {
   const { namespace, name, uid } = identity(vmi);
   const sysinfo = convertSysinfo(vmi);
   const { vcpu, cpu } = convertCpu(vmi, ctx.domainType);
@@ -89,8 +70,8 @@ export function convertVmi(given: Vmi, ctx: ConverterContext): ConvertedDomain {
       ...disks.disks,
       ...disks.controllers,
       ...convertChannels(),
-      ...convertConsole(vmi, ctx),
-      ...convertGraphics(vmi, ctx),
+      ...convertConsole(vmi, ctx, uid),
+      ...convertGraphics(vmi, ctx, uid),
       ...convertRng(vmi),
       ...convertWatchdog(vmi),
       convertMemballoon(vmi),

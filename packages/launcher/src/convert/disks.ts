@@ -1,12 +1,8 @@
-import { InvalidVmiError } from '../errors.js';
-import type { Disk, Vmi } from '../vmi.js';
+import type { DefaultedDisk, DefaultedVmi } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
 import type { PrepareStep } from './prepare-step.js';
 import { convertVolume, type VolumeSource } from './volumes.js';
 import { el, type XmlElement } from './xml.js';
-
-const BUSES = new Set(['virtio', 'sata', 'scsi', 'usb']);
-const CACHES = new Set(['none', 'writethrough', 'writeback']);
 
 export interface ConvertedDisks {
   readonly disks: XmlElement[];
@@ -21,32 +17,24 @@ function devName(prefix: string, n: number): string {
   return prefix + s;
 }
 
-/** Every disk joined with its volume; the volume family decides the file, the disk how the guest sees it. */
-export function convertDisks(vmi: Vmi, ctx: ConverterContext): ConvertedDisks {
-  const disks = vmi.spec?.domain?.devices?.disks ?? [];
-  const volumes = vmi.spec?.volumes ?? [];
-  uniqueNames(disks, 'spec.domain.devices.disks');
-  uniqueNames(volumes, 'spec.volumes');
-  const used = new Set<string>();
+/** Every disk joined with its volume (decodeVmi matched them); the volume decides the file, the disk how the guest sees it. */
+export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): ConvertedDisks {
+  const disks = vmi.spec.domain.devices.disks ?? [];
+  const volumes = vmi.spec.volumes ?? [];
   const counters = { vd: 0, sd: 0 };
   const out: XmlElement[] = [];
   const prepare: PrepareStep[] = [];
   const buses = new Set<string>();
-  disks.forEach((disk, i) => {
-    const field = `spec.domain.devices.disks[${i}]`;
-    const vi = volumes.findIndex((v) => v.name === disk.name);
-    const volume = volumes[vi];
-    if (volume === undefined) throw new InvalidVmiError(`${field}.name`, `no volume named ${JSON.stringify(disk.name)}`);
-    used.add(disk.name ?? '');
-    const source = convertVolume(vmi, volume, vi, ctx);
-    const { bus, element } = diskElement(disk, field, source, counters);
+  for (const disk of disks) {
+    const index = volumes.findIndex((v) => v.name === disk.name);
+    const volume = volumes[index];
+    if (volume === undefined) continue;
+    const source = convertVolume(vmi, volume, index, ctx);
+    const { bus, element } = diskElement(disk, source, counters);
     buses.add(bus);
     out.push(element);
     if (source.prepare !== undefined) prepare.push(source.prepare);
-  });
-  volumes.forEach((v, i) => {
-    if (!used.has(v.name ?? '')) throw new InvalidVmiError(`spec.volumes[${i}].name`, `volume ${JSON.stringify(v.name)} has no disk`);
-  });
+  }
   const controllers = [
     el('controller', { type: 'usb', model: buses.has('usb') ? 'qemu-xhci' : 'none' }),
     buses.has('scsi') && el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
@@ -54,32 +42,12 @@ export function convertDisks(vmi: Vmi, ctx: ConverterContext): ConvertedDisks {
   return { disks: out, controllers, prepare };
 }
 
-function uniqueNames(items: readonly { name?: string }[], field: string): void {
-  const seen = new Set<string>();
-  items.forEach((item, i) => {
-    if (typeof item.name !== 'string' || item.name === '') throw new InvalidVmiError(`${field}[${i}].name`, 'required');
-    if (seen.has(item.name)) throw new InvalidVmiError(`${field}[${i}].name`, `duplicate name ${JSON.stringify(item.name)}`);
-    seen.add(item.name);
-  });
-}
-
-function diskElement(disk: Disk, field: string, source: VolumeSource, counters: { vd: number; sd: number }): { bus: string; element: XmlElement } {
-  if (disk.disk !== undefined && disk.cdrom !== undefined) throw new InvalidVmiError(field, 'set either disk or cdrom, not both');
-  const cdrom = disk.cdrom !== undefined;
-  const target = (cdrom ? disk.cdrom : disk.disk) ?? {};
-  const bus = target.bus ?? (cdrom ? 'sata' : 'virtio');
-  const busField = `${field}.${cdrom ? 'cdrom' : 'disk'}.bus`;
-  if (!BUSES.has(bus)) throw new InvalidVmiError(busField, `unsupported bus ${JSON.stringify(bus)} (supported: ${[...BUSES].join(', ')})`);
-  if (cdrom && bus === 'virtio') throw new InvalidVmiError(busField, 'a cdrom cannot use the virtio bus');
-  const tray = disk.cdrom?.tray;
-  if (tray !== undefined && tray !== 'open' && tray !== 'closed') throw new InvalidVmiError(`${field}.cdrom.tray`, 'must be open or closed');
-  if (disk.cache !== undefined && !CACHES.has(disk.cache)) throw new InvalidVmiError(`${field}.cache`, `unsupported cache mode ${JSON.stringify(disk.cache)}`);
-  if (disk.bootOrder !== undefined && (!Number.isInteger(disk.bootOrder) || disk.bootOrder < 1)) {
-    throw new InvalidVmiError(`${field}.bootOrder`, 'must be a positive integer');
-  }
+function diskElement(disk: DefaultedDisk, source: VolumeSource, counters: { vd: number; sd: number }): { bus: string; element: XmlElement } {
+  const cdrom = disk.cdrom;
+  const bus = cdrom?.bus ?? disk.disk?.bus ?? 'virtio';
   const prefix = bus === 'virtio' ? 'vd' : 'sd';
   const dev = devName(prefix, counters[prefix]++);
-  const readonly = cdrom ? target.readonly !== false : target.readonly === true;
+  const readonly = cdrom ? cdrom.readonly : disk.disk?.readonly === true;
   const element = el(
     'disk',
     { type: 'file', device: cdrom ? 'cdrom' : 'disk', model: bus === 'virtio' ? 'virtio-non-transitional' : undefined },
@@ -87,12 +55,12 @@ function diskElement(disk: Disk, field: string, source: VolumeSource, counters: 
     el('source', { file: source.path }),
     source.backing !== undefined &&
       el('backingStore', { type: 'file' }, el('format', { type: source.backing.format }), el('source', { file: source.backing.path })),
-    el('target', { dev, bus, tray: cdrom ? disk.cdrom?.tray : undefined }),
+    el('target', { dev, bus, tray: cdrom?.tray }),
     disk.bootOrder !== undefined && el('boot', { order: disk.bootOrder }),
     readonly && el('readonly'),
     source.shareable === true && el('shareable'),
     disk.serial !== undefined && el('serial', {}, disk.serial),
-    el('alias', { name: `ua-${disk.name ?? ''}` }),
+    el('alias', { name: `ua-${disk.name}` }),
   );
   return { bus, element };
 }

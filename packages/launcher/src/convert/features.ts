@@ -1,18 +1,18 @@
-import type { Vmi } from '../vmi.js';
+import type { DefaultedVmi } from '@podvirt/api';
 import { el, type XmlElement } from './xml.js';
 
-/** `<features>`: ACPI unless explicitly disabled (KubeVirt's default), APIC and SMM when asked. */
-export function convertFeatures(vmi: Vmi): XmlElement {
-  const f = vmi.spec?.domain?.features;
+/** `<features>`: ACPI, APIC and SMM as the defaulted VMI enables them. */
+export function convertFeatures(vmi: DefaultedVmi): XmlElement {
+  const f = vmi.spec.domain.features;
   return el(
     'features',
     {},
-    f?.acpi?.enabled !== false && el('acpi'),
-    f?.apic !== undefined && f.apic.enabled !== false && el('apic', { eoi: f.apic.endOfInterrupt === undefined ? undefined : f.apic.endOfInterrupt ? 'on' : 'off' }),
-    f?.smm !== undefined && f.smm.enabled !== false && el('smm', { state: 'on' }),
+    f.acpi.enabled && el('acpi'),
+    f.apic?.enabled === true && el('apic', { eoi: f.apic.endOfInterrupt === undefined ? undefined : f.apic.endOfInterrupt ? 'on' : 'off' }),
+    f.smm?.enabled === true && el('smm', { state: 'on' }),
   );
 }
 
-export function acpiEnabled(vmi: Vmi): boolean {
-  return vmi.spec?.domain?.features?.acpi?.enabled !== false;
+export function acpiEnabled(vmi: DefaultedVmi): boolean {
+  return vmi.spec.domain.features.acpi.enabled;
 }

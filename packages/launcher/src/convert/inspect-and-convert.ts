@@ -1,12 +1,12 @@
+import type { DefaultedVmi } from '@podvirt/api';
 import type { LauncherFlags } from '../flags.js';
 import type { KvmProbeResult } from '../host/kvm-probe.js';
 import { fileExists, inspectImages } from '../prepare/container-disk-layout.js';
 import type { HostDisks } from '../prepare/host-disks.js';
 import { runTool } from '../prepare/run-tool.js';
-import type { Vmi } from '../vmi.js';
 import type { ConverterContext } from './context.js';
-import { convertVmi, refuseUnsupported, type ConvertedDomain } from './convert-vmi.js';
 import type { NodeFacts } from '../host/node-facts.js';
+import { convertVmi, type ConvertedDomain } from './convert-vmi.js';
 import { decideDomainType, type DomainType } from './hypervisor.js';
 import { checkAgainstNode } from './node-check.js';
 
@@ -16,9 +16,9 @@ async function imageFormat(path: string): Promise<string> {
 }
 
 /**
- * The impure half in front of the pure converter: refuse unsupported fields first (so a
- * missing image never hides them), find the image files, open the host disks confined to
- * their directories, decide the domain type, convert.
+ * The impure half in front of the pure converter: find the image files, open the host disks
+ * confined to their directories, decide the domain type, convert. The VMI was decoded once,
+ * by the Cmd server.
  */
 export function inspectAndConvert(
   flags: LauncherFlags,
@@ -27,9 +27,8 @@ export function inspectAndConvert(
   emulator: string,
   hostDisks: HostDisks,
   nodeFacts?: (domainType: DomainType) => Promise<NodeFacts | undefined>,
-): (vmi: Vmi) => Promise<ConvertedDomain> {
+): (vmi: DefaultedVmi) => Promise<ConvertedDomain> {
   return async (vmi) => {
-    refuseUnsupported(vmi);
     const domainType = decideDomainType(kvm.usable, flags.allowEmulation);
     // What the node lacks is named before images are looked at or anything is defined.
     const facts = await nodeFacts?.(domainType);

@@ -1,33 +1,22 @@
-import { InvalidVmiError } from '../errors.js';
-import type { Vmi } from '../vmi.js';
-import { quantityToBytes } from './quantity.js';
+import { toBytes, type DefaultedVmi } from '@podvirt/api';
 import { el, type XmlElement } from './xml.js';
 
-/** Guest memory in bytes, by KubeVirt's precedence: memory.guest, then requests, then limits. */
-export function guestMemoryBytes(vmi: Vmi): bigint {
-  const domain = vmi.spec?.domain;
-  const candidates: [unknown, string][] = [
-    [domain?.memory?.guest, 'spec.domain.memory.guest'],
-    [domain?.resources?.requests?.['memory'], 'spec.domain.resources.requests.memory'],
-    [domain?.resources?.limits?.['memory'], 'spec.domain.resources.limits.memory'],
-  ];
-  for (const [value, field] of candidates) {
-    if (value === undefined) continue;
-    const bytes = quantityToBytes(value, field);
-    if (bytes <= 0n) throw new InvalidVmiError(field, 'memory must be positive');
-    return bytes;
-  }
-  throw new InvalidVmiError('spec.domain.memory.guest', 'no memory given (set memory.guest or resources.requests.memory)');
+/** Guest memory in bytes; defaulting has copied the request (or limit) into memory.guest. */
+export function guestMemoryBytes(vmi: DefaultedVmi): bigint {
+  return toBytes(vmi.spec.domain.memory.guest);
 }
 
-/** The field the guest memory was taken from, for errors about its size. */
-export function memoryField(vmi: Vmi): string {
-  const domain = vmi.spec?.domain;
-  if (domain?.memory?.guest !== undefined) return 'spec.domain.memory.guest';
-  if (domain?.resources?.requests?.['memory'] !== undefined) return 'spec.domain.resources.requests.memory';
-  return 'spec.domain.resources.limits.memory';
+/**
+ * The field to name for the guest memory's size. Defaulting copies a request into memory.guest
+ * and memory.guest into the request; they differ only when both were written, and then
+ * memory.guest is what the guest gets.
+ */
+export function memoryField(vmi: DefaultedVmi): string {
+  const { memory, resources } = vmi.spec.domain;
+  const request = resources?.requests?.memory;
+  return request !== undefined && String(request) === String(memory.guest) ? 'spec.domain.resources.requests.memory' : 'spec.domain.memory.guest';
 }
 
-export function convertMemory(vmi: Vmi): XmlElement {
+export function convertMemory(vmi: DefaultedVmi): XmlElement {
   return el('memory', { unit: 'b' }, String(guestMemoryBytes(vmi)));
 }

@@ -3,13 +3,12 @@
 // (KVM), the vCPUs must fit the machine type and the memory the node. A missing one is the
 // node's lack (FAILED_PRECONDITION), named by the field that asks for it.
 
+import type { DefaultedVmi } from '@podvirt/api';
 import { NodeLacksError } from '../errors.js';
 import type { NodeFacts } from '../host/node-facts.js';
-import type { Vmi } from '../vmi.js';
 import type { DomainType } from './hypervisor.js';
 import { guestMemoryBytes, memoryField } from './memory.js';
 
-const DEFAULT_MACHINE = 'q35';
 const HOST_MODES = ['host-model', 'host-passthrough'];
 
 function some(names: Iterable<string>, max = 8): string {
@@ -17,10 +16,10 @@ function some(names: Iterable<string>, max = 8): string {
   return list.length > max ? `${list.slice(0, max).join(', ')} … (${list.length} in all)` : list.join(', ');
 }
 
-function checkMachine(vmi: Vmi, facts: NodeFacts): number {
+function checkMachine(vmi: DefaultedVmi, facts: NodeFacts): number {
   // Facts that came back empty prove nothing; libvirt still has the last word.
   if (facts.machines.size === 0) return Number.MAX_SAFE_INTEGER;
-  const type = vmi.spec?.domain?.machine?.type || DEFAULT_MACHINE;
+  const type = vmi.spec.domain.machine.type;
   const max = facts.machines.get(type);
   if (max === undefined) {
     const q35 = [...facts.machines.keys()].filter((name) => name.includes('q35'));
@@ -29,8 +28,8 @@ function checkMachine(vmi: Vmi, facts: NodeFacts): number {
   return max;
 }
 
-function checkCpu(vmi: Vmi, facts: NodeFacts, domainType: DomainType, maxVcpus: number): void {
-  const cpu = vmi.spec?.domain?.cpu ?? {};
+function checkCpu(vmi: DefaultedVmi, facts: NodeFacts, domainType: DomainType, maxVcpus: number): void {
+  const cpu = vmi.spec.domain.cpu;
   const model = cpu.model;
   if (model !== undefined && model !== '') {
     if (HOST_MODES.includes(model)) {
@@ -42,20 +41,20 @@ function checkCpu(vmi: Vmi, facts: NodeFacts, domainType: DomainType, maxVcpus: 
       throw new NodeLacksError('spec.domain.cpu.model', `this node's emulator has no CPU model ${JSON.stringify(model)}; it offers ${some(facts.cpuModels)}`);
     }
   }
-  const vcpus = (cpu.sockets ?? 1) * (cpu.cores ?? 1) * (cpu.threads ?? 1);
+  const vcpus = cpu.sockets * cpu.cores * cpu.threads;
   if (vcpus > maxVcpus) {
     throw new NodeLacksError('spec.domain.cpu', `${vcpus} vCPUs (sockets × cores × threads) exceed the ${maxVcpus} this node's machine type takes`);
   }
 }
 
-function checkMemory(vmi: Vmi, facts: NodeFacts): void {
+function checkMemory(vmi: DefaultedVmi, facts: NodeFacts): void {
   const bytes = guestMemoryBytes(vmi);
   if (bytes <= facts.memoryBytes) return;
   const gib = (n: bigint): string => `${(Number(n) / 2 ** 30).toFixed(1)} GiB`;
   throw new NodeLacksError(memoryField(vmi), `guest memory ${gib(bytes)} is more than this node has (${gib(facts.memoryBytes)})`);
 }
 
-export function checkAgainstNode(vmi: Vmi, facts: NodeFacts, domainType: DomainType): void {
+export function checkAgainstNode(vmi: DefaultedVmi, facts: NodeFacts, domainType: DomainType): void {
   const maxVcpus = checkMachine(vmi, facts);
   checkCpu(vmi, facts, domainType, maxVcpus);
   checkMemory(vmi, facts);

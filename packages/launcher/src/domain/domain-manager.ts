@@ -1,13 +1,14 @@
+import { VmiInvalidError, type DefaultedVmi } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { ConvertedDomain } from '../convert/convert-vmi.js';
 import type { PrepareStep } from '../convert/prepare-step.js';
-import { InvalidVmiError, LauncherError } from '../errors.js';
+import { LauncherError } from '../errors.js';
 import { GraceClock } from '../grace-clock.js';
-import type { Vmi } from '../vmi.js';
 import type { CallOptions, DomainConnection, DomainOp } from './domain-connection.js';
 import { DomainTracker, type Identity } from './domain-tracker.js';
 import { isDown } from './state-map.js';
+import type { VmiRef } from './vmi-ref.js';
 import type { WatchHub } from './watch-hub.js';
 
 export interface DomainManagerOptions {
@@ -16,12 +17,12 @@ export interface DomainManagerOptions {
   readonly hub: WatchHub;
   readonly log: Logger;
   /** Inspect the world and convert (the converter itself is pure). */
-  readonly convert: (vmi: Vmi, o: CallOptions) => Promise<ConvertedDomain>;
+  readonly convert: (vmi: DefaultedVmi, o: CallOptions) => Promise<ConvertedDomain>;
   /** Create the files the domain needs (overlays, ISOs, empty disks). */
   readonly prepare: (steps: readonly PrepareStep[], o: CallOptions) => Promise<void>;
   readonly gracePeriodMs: number;
   readonly shutdownResendMs: number;
-  readonly acpiEnabled?: (vmi: Vmi) => boolean;
+  readonly acpiEnabled?: (vmi: DefaultedVmi) => boolean;
   readonly now?: () => number;
 }
 
@@ -61,16 +62,16 @@ export class DomainManager {
   }
 
   /** The VMI must be this launcher's: a mismatched identity is a caller bug, refused by field. */
-  checkIdentity(vmi: Vmi): void {
+  checkIdentity(vmi: VmiRef): void {
     this.#check(vmi);
   }
 
-  #check(vmi: Vmi): void {
+  #check(vmi: VmiRef): void {
     const { namespace, name, uid } = this.#o.identity;
     const m = vmi.metadata;
-    if (m?.namespace !== namespace) throw new InvalidVmiError('metadata.namespace', `this launcher serves ${namespace}/${name}`);
-    if (m.name !== name) throw new InvalidVmiError('metadata.name', `this launcher serves ${namespace}/${name}`);
-    if (m.uid !== uid) throw new InvalidVmiError('metadata.uid', `this launcher serves UID ${uid}`);
+    if (m?.namespace !== namespace) throw VmiInvalidError.at('metadata.namespace', 'Invalid', `this launcher serves ${namespace}/${name}`);
+    if (m.name !== name) throw VmiInvalidError.at('metadata.name', 'Invalid', `this launcher serves ${namespace}/${name}`);
+    if (m.uid !== uid) throw VmiInvalidError.at('metadata.uid', 'Invalid', `this launcher serves UID ${uid}`);
   }
 
   async #status(o: CallOptions) {
@@ -85,11 +86,11 @@ export class DomainManager {
   }
 
   /** Define when missing, start when never started, resume when paused by anything but the user. */
-  sync(vmi: Vmi, o: CallOptions = {}): Promise<cmd.Domain> {
+  sync(vmi: DefaultedVmi, o: CallOptions = {}): Promise<cmd.Domain> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       const converted = await this.#o.convert(vmi, o);
-      this.#acpi = this.#o.acpiEnabled?.(vmi) ?? true;
+      this.#acpi = this.#o.acpiEnabled?.(vmi) ?? vmi.spec.domain.features.acpi.enabled;
       let status = await this.#o.conn.getState(this.#name, o);
       if (status === undefined) {
         await this.#o.prepare(converted.prepare, o);
@@ -111,7 +112,7 @@ export class DomainManager {
     });
   }
 
-  pause(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+  pause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       const s = await this.#status(o);
@@ -127,7 +128,7 @@ export class DomainManager {
     });
   }
 
-  unpause(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+  unpause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       const s = await this.#status(o);
@@ -139,7 +140,7 @@ export class DomainManager {
   }
 
   /** Through the agent when connected, else the ACPI power button (refused when ACPI is off). */
-  softReboot(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+  softReboot(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       const s = await this.#status(o);
@@ -150,7 +151,7 @@ export class DomainManager {
     });
   }
 
-  reset(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+  reset(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       const s = await this.#status(o);
@@ -160,7 +161,7 @@ export class DomainManager {
   }
 
   /** Graceful: marks the domain, asks the guest now and again, destroys at the grace deadline. */
-  shutdown(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+  shutdown(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       await this.#status(o);
@@ -187,7 +188,7 @@ export class DomainManager {
   }
 
   /** Forceful. A missing or stopped domain is success. */
-  async kill(_vmi?: Vmi, o: CallOptions = {}): Promise<void> {
+  async kill(_vmi?: VmiRef, o: CallOptions = {}): Promise<void> {
     if (_vmi) this.#check(_vmi);
     const s = await this.#o.conn.getState(this.#name, o);
     if (s === undefined || isDown(s)) return;
@@ -200,7 +201,7 @@ export class DomainManager {
   }
 
   /** Undefine. A missing domain is success. */
-  delete(vmi: Vmi, o: CallOptions = {}): Promise<void> {
+  delete(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
       if ((await this.#o.conn.getState(this.#name, o)) === undefined) return;

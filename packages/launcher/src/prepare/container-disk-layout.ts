@@ -1,8 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { VmiInvalidError, type DefaultedVmi } from '@podvirt/api';
 import type { ImageFile } from '../convert/context.js';
-import { InvalidVmiError } from '../errors.js';
-import type { Vmi } from '../vmi.js';
 
 /**
  * Where a container image's files are found inside the launcher. Nothing pulls images here:
@@ -33,31 +32,31 @@ export const fileExists = (path: string): Promise<boolean> => access(path).then(
 
 /** Finds the files of every containerDisk volume and of the kernel boot container. */
 export async function inspectImages(
-  vmi: Vmi,
+  vmi: DefaultedVmi,
   dir: string,
   inspector: ImageInspector,
 ): Promise<{ containerDisks: Map<string, ImageFile>; kernelBoot?: { kernel?: string; initrd?: string } }> {
   const containerDisks = new Map<string, ImageFile>();
-  for (const [i, v] of (vmi.spec?.volumes ?? []).entries()) {
-    if (v.containerDisk === undefined || typeof v.name !== 'string') continue;
+  for (const [i, v] of (vmi.spec.volumes ?? []).entries()) {
+    if (v.containerDisk === undefined) continue;
     const field = `spec.volumes[${i}].containerDisk`;
     let found: string | undefined;
     for (const candidate of containerDiskCandidates(dir, v.name, i, v.containerDisk.path)) {
       if (await inspector.exists(candidate)) { found = candidate; break; }
     }
-    if (found === undefined) throw new InvalidVmiError(`${field}.image`, `no disk image for volume ${v.name} under ${dir}`);
+    if (found === undefined) throw VmiInvalidError.at(`${field}.image`, 'NotFound', `no disk image for volume ${v.name} under ${dir}`);
     const format = await inspector.format(found);
-    if (format !== 'raw' && format !== 'qcow2') throw new InvalidVmiError(`${field}.image`, `unsupported image format ${format} (raw or qcow2)`);
+    if (format !== 'raw' && format !== 'qcow2') throw VmiInvalidError.at(`${field}.image`, 'NotSupported', `unsupported image format ${format} (raw or qcow2)`);
     containerDisks.set(v.name, { path: found, format });
   }
-  const container = vmi.spec?.domain?.firmware?.kernelBoot?.container;
+  const container = vmi.spec.domain.firmware?.kernelBoot?.container;
   if (container === undefined) return { containerDisks };
   // A path the image lacks is the user's mistake, named here rather than booting without it.
   const resolve = async (p: string | undefined, key: string): Promise<string | undefined> => {
-    if (typeof p !== 'string' || p === '') return undefined;
+    if (!p) return undefined;
     const full = kernelBootPath(dir, p);
     if (await inspector.exists(full)) return full;
-    throw new InvalidVmiError(`spec.domain.firmware.kernelBoot.container.${key}`, `${JSON.stringify(p)} is not in the kernel boot container's image`);
+    throw VmiInvalidError.at(`spec.domain.firmware.kernelBoot.container.${key}`, 'NotFound', `${JSON.stringify(p)} is not in the kernel boot container's image`);
   };
   const kernel = await resolve(container.kernelPath, 'kernelPath');
   const initrd = await resolve(container.initrdPath, 'initrdPath');

@@ -1,8 +1,6 @@
 import { normalize } from 'node:path';
-import { quantityToBytes } from '../convert/quantity.js';
-import { InvalidVmiError } from '../errors.js';
+import { toBytes, VmiInvalidError, type DefaultedVmi } from '@podvirt/api';
 import { ConfinementError, openConfined, type ConfinedFile } from '../host/open-confined.js';
-import type { Vmi } from '../vmi.js';
 
 export interface HostDisksOptions {
   /** `--host-disk-dir`: a hostDisk path must be a file below one of these. */
@@ -25,21 +23,20 @@ export class HostDisks {
     this.#o = o;
   }
 
-  /** volume name → the path libvirt opens. Volumes whose text is malformed are left to the converter, which names the field. */
-  async resolve(vmi: Vmi): Promise<ReadonlyMap<string, string>> {
+  /** volume name → the path libvirt opens. A path outside every root is left to the converter, which names the field. */
+  async resolve(vmi: DefaultedVmi): Promise<ReadonlyMap<string, string>> {
     const out = new Map<string, string>();
-    const volumes = vmi.spec?.volumes ?? [];
+    const volumes = vmi.spec.volumes ?? [];
     for (const [i, v] of volumes.entries()) {
       const hd = v.hostDisk;
-      if (hd === undefined || typeof hd.path !== 'string' || !hd.path.startsWith('/')) continue;
-      if (hd.type !== 'Disk' && hd.type !== 'DiskOrCreate') continue;
+      if (hd === undefined) continue;
       const field = `spec.volumes[${i}].hostDisk`;
       const path = normalize(hd.path);
       const root = this.#o.roots.find((r) => path.startsWith(r.endsWith('/') ? r : `${r}/`) || path === normalize(r));
       if (root === undefined) continue;
-      const create = hd.type === 'DiskOrCreate' ? { sizeBytes: quantityToBytes(hd.capacity, `${field}.capacity`) } : undefined;
+      const create = hd.type === 'DiskOrCreate' ? { sizeBytes: toBytes(hd.capacity ?? 0) } : undefined;
       const file = await this.#openOnce(root, path, create, `${field}.path`);
-      out.set(v.name ?? '', file.procPath(this.#o.pid));
+      out.set(v.name, file.procPath(this.#o.pid));
     }
     return out;
   }
@@ -50,7 +47,7 @@ export class HostDisks {
     if (p === undefined) {
       p = openConfined(root, path, create ? { create } : {}).catch((err: unknown) => {
         this.#open.delete(key);
-        if (err instanceof ConfinementError) throw new InvalidVmiError(field, err.message);
+        if (err instanceof ConfinementError) throw VmiInvalidError.at(field, 'Forbidden', err.message);
         throw err;
       });
       this.#open.set(key, p);

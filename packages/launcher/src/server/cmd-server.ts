@@ -5,8 +5,9 @@ import { CMD_VERSIONS, cmd, highestCommonVersion } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { DomainManager } from '../domain/domain-manager.js';
 import type { GuestAgentOps } from '../domain/guest-agent-ops.js';
+import type { VmiRef } from '../domain/vmi-ref.js';
 import type { WatchHub } from '../domain/watch-hub.js';
-import { parseVmiJson } from './parse-vmi.js';
+import { decodeVmiRequest, vmiRefOf } from './parse-vmi.js';
 import { unary } from './unary.js';
 
 export const INIT_SOCKET = 'launcher-init-sock';
@@ -94,9 +95,9 @@ export class CmdServer {
 function implementation(o: CmdServerOptions): cmd.CmdServer {
   const { manager, agent, hub, log } = o;
   const logged = (err: unknown, call: { getPath(): string }): void => log.warn({ err, call: call.getPath() }, 'cmd call failed');
-  const vmiCall = (ms: number, fn: (vmi: ReturnType<typeof parseVmiJson>, signal: AbortSignal) => Promise<void>) =>
+  const vmiCall = (ms: number, fn: (vmi: VmiRef, signal: AbortSignal) => Promise<void>) =>
     unary<cmd.VmiRequest, cmd.Empty>(ms, async (req, { signal }) => {
-      await fn(parseVmiJson(req.vmiJson), signal);
+      await fn(vmiRefOf(req.vmiJson), signal);
       return EMPTY;
     }, logged);
   return {
@@ -108,11 +109,11 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
         launcherVersion: v.launcher, libvirtVersion: v.libvirt, qemuVersion: v.qemu,
       };
     }),
-    sync: unary(LONG, async (req: cmd.VmiRequest, { signal }) => ({ domain: await manager.sync(parseVmiJson(req.vmiJson), { signal }) }), logged),
+    sync: unary(LONG, async (req: cmd.VmiRequest, { signal }) => ({ domain: await manager.sync(decodeVmiRequest(req.vmiJson), { signal }) }), logged),
     pause: vmiCall(LONG, (vmi, signal) => manager.pause(vmi, { signal })),
     unpause: vmiCall(LONG, (vmi, signal) => manager.unpause(vmi, { signal })),
     freeze: unary(EXTENDED, async (req: cmd.FreezeRequest, { signal }) => {
-      manager.checkIdentity(parseVmiJson(req.vmiJson));
+      manager.checkIdentity(vmiRefOf(req.vmiJson));
       await agent.freeze(req.unfreezeTimeoutSeconds, { signal });
       return EMPTY;
     }, logged),

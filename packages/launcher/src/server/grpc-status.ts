@@ -1,9 +1,9 @@
 import { status } from '@grpc/grpc-js';
+import { VmiInvalidError } from '@podvirt/api';
 import { LauncherError, type LauncherErrorCode } from '../errors.js';
 
 /** The one table from our error codes to gRPC status codes (see proto/cmd.proto for the meaning of each). */
 const TABLE: Readonly<Record<LauncherErrorCode, status>> = {
-  LAUNCHER_ERR_INVALID_VMI: status.INVALID_ARGUMENT,
   LAUNCHER_ERR_INVALID_REQUEST: status.INVALID_ARGUMENT,
   LAUNCHER_ERR_NO_DOMAIN: status.NOT_FOUND,
   LAUNCHER_ERR_WRONG_STATE: status.FAILED_PRECONDITION,
@@ -24,6 +24,7 @@ export interface WireError {
 
 /** Any error → the status the client sees; unknown errors are INTERNAL with their message. */
 export function toGrpcStatus(err: unknown): WireError {
+  if (err instanceof VmiInvalidError) return { code: status.INVALID_ARGUMENT, details: err.message };
   if (err instanceof LauncherError) return { code: TABLE[err.code], details: err.message };
   return { code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) };
 }
