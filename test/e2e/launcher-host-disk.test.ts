@@ -57,7 +57,7 @@ test('Sync refuses a symlink out, a symlinked parent and the directory itself', 
     const vmi = withHostDisk(hostDisk)(run.vmi);
     const err = await call(run.client, run.client.sync, { vmiJson: Buffer.from(JSON.stringify(vmi)) }).then(() => undefined, (e: ServiceError) => e);
     assert.equal(err?.code, status.INVALID_ARGUMENT, `${hostDisk.path}: ${err?.details}`);
-    assert.match(err.details, /^spec\.volumes\[0\]\.hostDisk\.path: /);
+    assert.match(err.details, /^invalid VirtualMachineInstance: spec\.volumes\[0\]\.hostDisk\.path: /);
   }
   assert.deepEqual(await readdir(outside), [], 'nothing was created outside the host-disk directory');
 });
