@@ -3,6 +3,7 @@
 // sockets/launcher-sock). Its domain is a small state machine the test drives; it can stop
 // answering (hang) and it counts open WatchDomain streams so a test can catch a leaked one.
 
+import { spawnSync } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -87,6 +88,11 @@ export class FakeLauncher {
   }
 
   async close(): Promise<void> {
+    await this.#stop();
+    await rm(this.path, { force: true });
+  }
+
+  async #stop(): Promise<void> {
     for (const t of this.#timers) clearTimeout(t);
     this.#hung = false;
     this.#held.splice(0);
@@ -102,7 +108,17 @@ export class FakeLauncher {
         resolve();
       });
     });
-    await rm(this.path, { force: true });
+  }
+
+  /**
+   * Dies as a SIGKILLed launcher does: the server is gone but its socket file stays, so a
+   * connect is refused (nobody listens) instead of failing with ENOENT.
+   */
+  async exit(): Promise<void> {
+    await this.#stop();
+    const listenAndDie = `require('node:net').createServer().listen(${JSON.stringify(this.path)}, () => process.kill(process.pid, 'SIGKILL'))`;
+    const child = spawnSync(process.execPath, ['-e', listenAndDie], { timeout: 10_000 });
+    if (child.signal !== 'SIGKILL') throw new Error(`could not leave a stale socket at ${this.path}: ${child.stderr.toString()}`);
   }
 
   #base(): Partial<cmd.Domain> {

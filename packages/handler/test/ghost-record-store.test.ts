@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { GhostRecordStore } from '../src/ghost-records/ghost-record-store.js';
-import { isLauncherMarkedUnresponsive, markLauncherUnresponsive, UNRESPONSIVE_MARKER } from '../src/ghost-records/unresponsive-marker.js';
+import { launcherUnresponsiveMark, markLauncherUnresponsive, UNRESPONSIVE_MARKER } from '../src/ghost-records/unresponsive-marker.js';
 import { isHandlerError } from '../src/handler-error.js';
 import { quietLog } from './fixtures.js';
 
@@ -76,10 +76,12 @@ test('a failed write leaves no record behind in memory', async (t) => {
 test('the unresponsive marker sits next to the socket and survives as a file', async (t) => {
   const dir = await tempDir(t);
   const socket = join(dir, 'launcher-sock');
-  assert.equal(await isLauncherMarkedUnresponsive(socket), false);
+  assert.equal(await launcherUnresponsiveMark(socket), undefined);
   await markLauncherUnresponsive(socket);
   await markLauncherUnresponsive(socket);
-  assert.equal(await isLauncherMarkedUnresponsive(socket), true);
+  assert.equal(await launcherUnresponsiveMark(socket), '');
+  await markLauncherUnresponsive(socket, 'connection-refused');
+  assert.equal(await launcherUnresponsiveMark(socket), 'connection-refused', 'the marker says why');
   assert.deepEqual(await readdir(dir), [UNRESPONSIVE_MARKER]);
   // A pod directory that is already gone needs no marker and is no error.
   await markLauncherUnresponsive(join(dir, 'gone', 'launcher-sock'));

@@ -1,12 +1,13 @@
 // The launcher side against FAKE LAUNCHERS: real grpc-js servers on real unix sockets in a temp
 // dir laid out like the kubelet pods dir.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import type { cmd } from '@podvirt/proto';
+import { UNRESPONSIVE_MARKER } from '../src/ghost-records/unresponsive-marker.js';
 import { isHandlerError } from '../src/handler-error.js';
 import { LauncherClient } from '../src/launcher/launcher-client.js';
 import { LauncherRegistry } from '../src/launcher/launcher-registry.js';
@@ -143,6 +144,56 @@ test('a launcher that stops answering is declared gone after the watchdog timeou
   assert.equal(observed.domain?.state, 'Running', 'the last domain is kept; decide() treats it as gone');
   f.resume();
   await eventually(async () => (await reg.observe(target())).state === LauncherState.Ready, 5_000);
+});
+
+test('a stalled handler does not blame a healthy launcher: silence by its own clock is confirmed by a fresh call first', async (t) => {
+  const dir = await podsDir(t);
+  const f = await fake(t, { podsDir: dir, podUid: 'p1' });
+  f.setDomain({ state: 'Running', reason: 'Booted' });
+  let now = Date.now();
+  const { reg } = registry(t, dir, { now: () => now, watchdogMs: 30_000 });
+  assert.equal((await reg.observe(target())).state, LauncherState.Ready);
+  // The handler was stopped for 40 s: its last contact is stale, the launcher never was.
+  now += 40_000;
+  const observed = await reg.observe(target());
+  assert.equal(observed.state, LauncherState.Ready, 'a launcher that answers now is not gone');
+  assert.equal(observed.gone, undefined);
+  await assert.rejects(access(join(dirname(f.path), UNRESPONSIVE_MARKER)), 'no unresponsive marker');
+  assert.ok(f.calls.includes('Ping'), 'asked with a fresh call');
+});
+
+test('a stalled handler that restarts its dial does not count its own stall as the launcher\'s silence', async (t) => {
+  const dir = await podsDir(t);
+  const f = await fake(t, { podsDir: dir, podUid: 'p1' });
+  let now = Date.now();
+  const { reg } = registry(t, dir, { now: () => now, watchdogMs: 30_000 });
+  f.hang();
+  assert.equal((await reg.observe(target())).state, LauncherState.Unreachable);
+  now += 40_000; // stalled between two attempts
+  assert.equal((await reg.observe(target())).state, LauncherState.Unreachable, 'one failed attempt after a stall is no verdict');
+  f.resume();
+  assert.equal((await reg.observe(target())).state, LauncherState.Ready);
+});
+
+test('a launcher that exited (socket refuses connections) is gone at once, without the watchdog, also for a new handler', async (t) => {
+  const dir = await podsDir(t);
+  const f = await fake(t, { podsDir: dir, podUid: 'p1' });
+  f.setDomain({ state: 'Running', reason: 'Booted' });
+  const { reg, changes } = registry(t, dir, { watchdogMs: 30_000 });
+  assert.equal((await reg.observe(target())).state, LauncherState.Ready);
+  await f.exit();
+  await eventually(() => changes.length > 0, 3_000);
+  const observed = await reg.observe(target());
+  assert.equal(observed.state, LauncherState.Unresponsive);
+  // Stopping the in-process server unlinks its path for a moment before the stale socket takes it.
+  assert.ok(observed.gone === 'connection-refused' || observed.gone === 'socket-removed', String(observed.gone));
+
+  // A handler restarted before the verdict was written down reaches it on its own.
+  await rm(join(dirname(f.path), UNRESPONSIVE_MARKER));
+  const restarted = registry(t, dir, { watchdogMs: 30_000 });
+  const seen = await restarted.reg.observe(target());
+  assert.equal(seen.state, LauncherState.Unresponsive, 'a restarted handler reaches the same verdict');
+  assert.equal(seen.gone, 'connection-refused');
 });
 
 test('a socket that vanishes makes the launcher gone at once', async (t) => {

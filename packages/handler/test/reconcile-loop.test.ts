@@ -190,7 +190,20 @@ test('a Running VMI whose launcher stops answering goes Failed after the watchdo
   h.launcher.hang();
   await eventually(() => phase(h) === 'Failed', 4_000);
   assert.ok(h.events.reasons().includes('!Stopped'));
+  assert.equal(h.vmi().status?.reason, 'LauncherUnresponsive');
   h.launcher.resume();
+});
+
+test('a Running VMI whose launcher exited goes Failed at once (no watchdog) with a reason and a Warning Event', async (t) => {
+  const h = await harness(t, {}, {}, 60_000);
+  await eventually(() => phase(h) === 'Running');
+  await h.launcher.exit();
+  // Far inside the 60 s watchdog: the refused socket is the verdict.
+  await eventually(() => phase(h) === 'Failed', 3_000);
+  assert.equal(h.vmi().status?.reason, 'LauncherExited');
+  const stopped = h.events.events.find((e) => e.reason === 'Stopped');
+  assert.equal(stopped?.type, 'Warning');
+  assert.match(stopped?.message ?? '', /launcher exited/);
 });
 
 test('status conflicts are retried on a fresh object', async (t) => {

@@ -2,7 +2,7 @@
 // socket silent past the watchdog timeout), it drops this file next to the socket, so the
 // decision survives a handler restart instead of granting the launcher a fresh allowance.
 
-import { access, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 export const UNRESPONSIVE_MARKER = 'launcher-unresponsive';
@@ -11,20 +11,23 @@ export function unresponsiveMarkerPath(socketFile: string): string {
   return join(dirname(socketFile), UNRESPONSIVE_MARKER);
 }
 
-/** Touches the marker; a directory that is already gone (pod removed) needs none. */
-export async function markLauncherUnresponsive(socketFile: string): Promise<void> {
+/**
+ * Touches the marker, with why the launcher was declared gone as its content (KubeVirt's marker
+ * is empty; an empty one still counts); a directory that is already gone (pod removed) needs none.
+ */
+export async function markLauncherUnresponsive(socketFile: string, why = ''): Promise<void> {
   try {
-    await writeFile(unresponsiveMarkerPath(socketFile), '', { flag: 'a', mode: 0o600 });
+    await writeFile(unresponsiveMarkerPath(socketFile), why, { mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }
 
-export async function isLauncherMarkedUnresponsive(socketFile: string): Promise<boolean> {
+/** undefined when not marked; otherwise the recorded reason ('' when none was recorded). */
+export async function launcherUnresponsiveMark(socketFile: string): Promise<string | undefined> {
   try {
-    await access(unresponsiveMarkerPath(socketFile));
-    return true;
+    return (await readFile(unresponsiveMarkerPath(socketFile), 'utf8')).trim();
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -1,13 +1,24 @@
 // A connected launcher: one WatchDomain stream feeding the domain cache (reconnected with
-// backoff when it breaks), and a liveness probe. A launcher that answers nothing — neither
-// stream nor Ping — for the watchdog timeout, or whose socket file vanished, is declared gone.
+// backoff when it breaks), and a liveness probe. A launcher is declared gone only on evidence:
+// its socket vanished or refuses connections (nobody listens: the launcher exited), or it has
+// been silent past the watchdog timeout AND a call made just now fails too. The last rule keeps
+// a handler that was itself stopped or starved from blaming its own stall on a healthy launcher:
+// the "last contact" time grows stale while the handler does not run, not while the launcher
+// does not answer.
 
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { abortableSleep } from '../abortable-sleep.js';
 import type { DomainCache } from './domain-cache.js';
 import type { LauncherClient } from './launcher-client.js';
-import { isSocket } from './socket-discovery.js';
+import { probeSocket } from './socket-probe.js';
+
+/** Why a launcher was declared gone. */
+export type LauncherGone = 'socket-removed' | 'connection-refused' | 'silent';
+
+export function isLauncherGone(value: string): value is LauncherGone {
+  return value === 'socket-removed' || value === 'connection-refused' || value === 'silent';
+}
 
 export interface LauncherConnectionOptions {
   readonly uid: string;
@@ -33,9 +44,12 @@ export class LauncherConnection {
   readonly #o: LauncherConnectionOptions;
   readonly #abort = new AbortController();
   #lastContactMs: number;
-  #socketGone = false;
+  /** Conclusive: the launcher process is gone and cannot come back. */
+  #exited: LauncherGone | undefined;
+  /** A fresh call failed while the clock said silent: gone unless it answers again. */
+  #silentConfirmed = false;
   #wasResponsive = true;
-  #probing = false;
+  #probing: Promise<void> | undefined;
   #probe: NodeJS.Timeout | undefined;
   #watching: Promise<void> | undefined;
   #stream: ReturnType<LauncherClient['watchDomain']> | undefined;
@@ -62,9 +76,27 @@ export class LauncherConnection {
     this.#o.cache.set(this.uid, this.key, domain);
   }
 
-  /** False once the socket vanished or the launcher was silent for the watchdog timeout. */
+  /**
+   * False once the launcher is known gone. Silence by the clock alone is not enough: see
+   * confirm(), which the caller runs when this is false to get a verdict from a fresh call.
+   */
   responsive(): boolean {
-    return !this.#socketGone && this.#o.now() - this.#lastContactMs < this.#o.watchdogMs;
+    return this.#exited === undefined && !this.#silentConfirmed && !this.#silentByClock();
+  }
+
+  /** Why the launcher is gone, once a verdict was reached. */
+  get gone(): LauncherGone | undefined {
+    if (this.#exited !== undefined) return this.#exited;
+    return this.#silentConfirmed && this.#silentByClock() ? 'silent' : undefined;
+  }
+
+  /**
+   * Checks now (shares a probe already running): the socket, then a fresh Ping. Resolves
+   * whether the launcher is gone.
+   */
+  async confirm(): Promise<boolean> {
+    await this.#probeOnce();
+    return this.gone !== undefined;
   }
 
   get closed(): boolean {
@@ -82,6 +114,11 @@ export class LauncherConnection {
 
   #touch(): void {
     this.#lastContactMs = this.#o.now();
+    this.#silentConfirmed = false;
+  }
+
+  #silentByClock(): boolean {
+    return this.#o.now() - this.#lastContactMs >= this.#o.watchdogMs;
   }
 
   async #watchLoop(signal: AbortSignal): Promise<void> {
@@ -99,6 +136,9 @@ export class LauncherConnection {
         if (signal.aborted) return;
         this.#o.log.debug({ err }, 'domain stream broke, reconnecting');
       }
+      // A launcher that exited breaks its stream first: find out now, not at the next probe.
+      if (!signal.aborted) await this.#probeOnce();
+      if (this.#exited !== undefined) return;
       await abortableSleep(delay, signal);
       delay = Math.min(delay * 2, this.#o.reconnectMaxMs ?? 5_000);
     }
@@ -121,31 +161,33 @@ export class LauncherConnection {
     }
   }
 
-  async #probeOnce(): Promise<void> {
-    // A ping can take longer than the probe interval when the launcher hangs; one at a time.
-    if (this.closed || this.#probing) return;
-    this.#probing = true;
-    try {
-      await this.#checkLiveness();
-    } finally {
-      this.#probing = false;
-    }
+  /** One check at a time: a ping can take longer than the probe interval when the launcher hangs. */
+  #probeOnce(): Promise<void> {
+    if (this.closed || this.#exited !== undefined) return Promise.resolve();
+    this.#probing ??= this.#checkLiveness().finally(() => (this.#probing = undefined));
+    return this.#probing;
   }
 
   async #checkLiveness(): Promise<void> {
-    if (!(await isSocket(this.client.socketPath))) this.#socketGone = true;
+    const socket = await probeSocket(this.client.socketPath);
+    if (socket === 'missing') this.#exited = 'socket-removed';
+    else if (socket === 'refused') this.#exited = 'connection-refused';
     else {
+      // Only a ping sent when the launcher was already silent for the whole watchdog period
+      // counts: one sent earlier may have failed only because the handler stalled under it.
+      const askedWhenSilent = this.#silentByClock();
       try {
         await this.client.ping(this.#abort.signal);
         this.#touch();
       } catch (err) {
         this.#o.log.debug({ err }, 'launcher ping failed');
+        if (askedWhenSilent && this.#silentByClock()) this.#silentConfirmed = true;
       }
     }
-    const responsive = this.responsive();
+    const responsive = this.gone === undefined;
     if (responsive !== this.#wasResponsive && !this.closed) {
       this.#wasResponsive = responsive;
-      if (!responsive) this.#o.log.warn({ socket: this.client.socketPath }, 'launcher unresponsive');
+      if (!responsive) this.#o.log.warn({ socket: this.client.socketPath, why: this.gone }, 'launcher gone');
       this.#o.onChange(this.key);
     }
   }

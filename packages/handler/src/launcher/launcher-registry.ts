@@ -6,18 +6,22 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { LauncherRecords } from '../ghost-records/ghost-record.js';
-import { isLauncherMarkedUnresponsive, markLauncherUnresponsive } from '../ghost-records/unresponsive-marker.js';
+import { launcherUnresponsiveMark, markLauncherUnresponsive } from '../ghost-records/unresponsive-marker.js';
 import { HandlerError, isHandlerError } from '../handler-error.js';
 import { splitVmiKey } from '../vmi-key.js';
 import { DomainCache } from './domain-cache.js';
 import { LauncherClient, type ConnectOptions, type LauncherTimeouts } from './launcher-client.js';
-import { LauncherConnection } from './launcher-connection.js';
+import { isLauncherGone, LauncherConnection, type LauncherGone } from './launcher-connection.js';
 import { LauncherState } from './launcher-state.js';
 import { discoverLauncherSocket, isSocket, type SocketDiscovery } from './socket-discovery.js';
+import { probeSocket } from './socket-probe.js';
 import type { CallObserver } from './unary-call.js';
 
 // KubeVirt gives a launcher whose pod exists but whose socket does not 3 minutes to appear.
 export const DEFAULT_INIT_TIMEOUT_MS = 180_000;
+// Reconciles look again at a launcher that does not answer every second; a gap much longer
+// than that between two attempts means the handler was not running, not that nobody answered.
+const STALL_GAP_MS = 5_000;
 
 export interface LauncherRegistryOptions {
   readonly nodeName: string;
@@ -44,6 +48,8 @@ export interface LauncherObservation {
   readonly connection: LauncherConnection | undefined;
   /** The last domain the launcher reported; undefined when none (or never heard from). */
   readonly domain: cmd.Domain | undefined;
+  /** Why an Unresponsive launcher was declared gone, when the handler saw it happen. */
+  readonly gone?: LauncherGone;
 }
 
 export interface ObserveTarget {
@@ -59,7 +65,9 @@ export class LauncherRegistry {
   readonly #connections = new Map<string, LauncherConnection>();
   readonly #connecting = new Map<string, Promise<LauncherConnection>>();
   readonly #waitingSince = new Map<string, number>();
-  readonly #failingSince = new Map<string, number>();
+  readonly #failingSince = new Map<string, { sinceMs: number; lastMs: number }>();
+  /** Launchers found gone before any connection was made (a restarted handler's view). */
+  readonly #exited = new Map<string, LauncherGone>();
   #closed = false;
 
   constructor(options: LauncherRegistryOptions) {
@@ -76,7 +84,9 @@ export class LauncherRegistry {
 
   async observe(target: ObserveTarget, signal?: AbortSignal): Promise<LauncherObservation> {
     const state = await this.#state(target, signal);
-    return { state, connection: this.#connections.get(target.uid), domain: this.cache.get(target.uid)?.domain };
+    const connection = this.#connections.get(target.uid);
+    const gone = state === LauncherState.Unresponsive ? (connection?.gone ?? this.#exited.get(target.uid)) : undefined;
+    return { state, connection, domain: this.cache.get(target.uid)?.domain, ...(gone === undefined ? {} : { gone }) };
   }
 
   /** Re-reads every connected launcher's domain; a failure is left to the liveness probe. */
@@ -96,6 +106,7 @@ export class LauncherRegistry {
     this.cache.delete(uid);
     this.#waitingSince.delete(uid);
     this.#failingSince.delete(uid);
+    this.#exited.delete(uid);
     await conn?.close();
     await this.#o.records?.remove(uid);
   }
@@ -113,8 +124,9 @@ export class LauncherRegistry {
     const { uid, vmi } = target;
     const existing = this.#connections.get(uid);
     if (existing !== undefined) {
-      if (existing.responsive()) return LauncherState.Ready;
-      await markLauncherUnresponsive(existing.client.socketPath);
+      // Silence by the clock may be the handler's own stall: a fresh check decides.
+      if (existing.responsive() || !(await existing.confirm())) return LauncherState.Ready;
+      await markLauncherUnresponsive(existing.client.socketPath, existing.gone);
       return LauncherState.Unresponsive;
     }
     if (this.#closed) return LauncherState.Unresponsive;
@@ -130,19 +142,32 @@ export class LauncherRegistry {
         return now - since >= (this.#o.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS) ? LauncherState.Unresponsive : LauncherState.Initializing;
       }
       case 'found':
-        if (await isLauncherMarkedUnresponsive(found.path)) return LauncherState.Unresponsive;
-        try {
-          await this.#connect(target, found.path, signal);
-          this.#failingSince.delete(uid);
-          return LauncherState.Ready;
-        } catch (err) {
-          if (isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE') || isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
-          this.#o.log.debug({ err, socket: found.path }, 'launcher does not answer yet');
-          const since = this.#since(this.#failingSince, uid, now);
-          if (now - since < this.#o.watchdogMs) return LauncherState.Unreachable;
-          await markLauncherUnresponsive(found.path);
-          return LauncherState.Unresponsive;
-        }
+        return this.#stateAt(target, found.path, now, signal);
+    }
+  }
+
+  async #stateAt(target: ObserveTarget, path: string, now: number, signal: AbortSignal | undefined): Promise<LauncherState> {
+    const { uid } = target;
+    const mark = await launcherUnresponsiveMark(path);
+    if (mark !== undefined) {
+      if (isLauncherGone(mark)) this.#exited.set(uid, mark);
+      return LauncherState.Unresponsive;
+    }
+    try {
+      await this.#connect(target, path, signal);
+      this.#failingSince.delete(uid);
+      return LauncherState.Ready;
+    } catch (err) {
+      if (isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE') || isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
+      this.#o.log.debug({ err, socket: path }, 'launcher does not answer yet');
+      // Nobody listens on the socket: the launcher exited (also seen by a restarted handler).
+      const conclusive = (await probeSocket(path)) === 'refused';
+      if (!conclusive && !this.#failingLongEnough(uid, now, this.#o.now())) return LauncherState.Unreachable;
+      const why: LauncherGone = conclusive ? 'connection-refused' : 'silent';
+      this.#o.log.warn({ socket: path, why }, 'launcher gone');
+      await markLauncherUnresponsive(path, why);
+      this.#exited.set(uid, why);
+      return LauncherState.Unresponsive;
     }
   }
 
@@ -151,6 +176,19 @@ export class LauncherRegistry {
     const record = this.#o.records?.get(uid);
     if (record === undefined || !(await isSocket(record.socketFile))) return { kind: 'no-pod' };
     return { kind: 'found', podUid: '', path: record.socketFile };
+  }
+
+  /**
+   * Whether connecting has failed for the watchdog period. The period restarts when attempts
+   * stopped for a while (the handler itself stalled or was starved): silence nobody asked about
+   * is not a launcher's fault. `startedMs` is when this attempt began, `nowMs` when it failed.
+   */
+  #failingLongEnough(uid: string, startedMs: number, nowMs: number): boolean {
+    const previous = this.#failingSince.get(uid);
+    const gapMs = previous === undefined ? 0 : startedMs - previous.lastMs;
+    const since = previous === undefined || gapMs > Math.max(this.#o.watchdogMs / 2, STALL_GAP_MS) ? startedMs : previous.sinceMs;
+    this.#failingSince.set(uid, { sinceMs: since, lastMs: nowMs });
+    return nowMs - since >= this.#o.watchdogMs;
   }
 
   #since(map: Map<string, number>, uid: string, now: number): number {

@@ -14,6 +14,7 @@ import {
   type VmiStatus,
 } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
+import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherState } from '../launcher/launcher-state.js';
 import { computePhase } from './compute-phase.js';
 import { removeCondition, setCondition, toKubeTime } from './conditions.js';
@@ -32,8 +33,18 @@ export interface StatusInput {
   readonly domain: cmd.Domain | undefined;
   readonly launcher: LauncherState;
   readonly syncFailure?: SyncFailure | undefined;
+  /** Why the launcher was declared gone, when it was. */
+  readonly launcherGone?: LauncherGone | undefined;
   readonly nowMs: number;
 }
+
+/** `status.reason` of a VMI failed because its launcher is gone. */
+export const LauncherGoneReason = {
+  /** The launcher's socket refuses connections or vanished: the launcher process exited. */
+  exited: 'LauncherExited',
+  /** The launcher did not answer for the watchdog timeout, confirmed by a fresh call. */
+  silent: 'LauncherUnresponsive',
+} as const;
 
 const PAUSE_REASONS: Readonly<Record<string, string>> = {
   User: VmiConditionReason.PausedByUser,
@@ -51,6 +62,9 @@ export function computeStatus(input: StatusInput): VmiStatus {
 
   const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, domain, launcher) : VmiPhase.Failed;
   if (syncFailure?.fatalReason !== undefined) status.reason = syncFailure.fatalReason;
+  else if (phase === VmiPhase.Failed && input.launcherGone !== undefined && status.reason === undefined) {
+    status.reason = input.launcherGone === 'silent' ? LauncherGoneReason.silent : LauncherGoneReason.exited;
+  }
 
   let conditions: VmiCondition[] = status.conditions ?? [];
   conditions = pausedCondition(conditions, domain, now);

@@ -14,10 +14,11 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { isHandlerError } from '../handler-error.js';
 import type { VmiApi } from '../kube/vmi-api.js';
+import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
 import { LauncherState } from '../launcher/launcher-state.js';
 import { splitVmiKey } from '../vmi-key.js';
-import { computeStatus, type SyncFailure } from './compute-status.js';
+import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { decide } from './decide.js';
 import { executeAction } from './execute-action.js';
 import { writeStatus } from './status-writer.js';
@@ -41,6 +42,11 @@ const PHASE_EVENTS: Readonly<Partial<Record<VmiPhase, readonly [EventType, Event
   [VmiPhase.Running]: [EventType.Normal, EventReason.Started, 'VirtualMachineInstance started.'],
   [VmiPhase.Succeeded]: [EventType.Normal, EventReason.Stopped, 'The VirtualMachineInstance was shut down.'],
   [VmiPhase.Failed]: [EventType.Warning, EventReason.Stopped, 'The VirtualMachineInstance crashed.'],
+};
+
+const GONE_MESSAGES: Readonly<Record<string, string>> = {
+  [LauncherGoneReason.exited]: 'Its launcher exited (its socket refuses connections).',
+  [LauncherGoneReason.silent]: 'Its launcher did not answer for the watchdog timeout.',
 };
 
 export class VmiReconciler {
@@ -113,7 +119,7 @@ export class VmiReconciler {
 
     if (vmi !== undefined) {
       const domain = this.#o.registry.cache.get(uid)?.domain ?? observation.domain;
-      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal);
+      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone);
     }
     if (outcome.error !== undefined) throw outcome.error;
     return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
@@ -146,9 +152,10 @@ export class VmiReconciler {
     syncFailure: SyncFailure | undefined,
     log: Logger,
     signal: AbortSignal,
+    launcherGone?: LauncherGone,
   ): Promise<void> {
     const nowMs = this.#o.now();
-    const write = await writeStatus(this.#o.api, vmi, (v) => computeStatus({ vmi: v, domain, launcher, syncFailure, nowMs }), signal);
+    const write = await writeStatus(this.#o.api, vmi, (v) => computeStatus({ vmi: v, domain, launcher, syncFailure, launcherGone, nowMs }), signal);
     if (write === undefined || !write.written) return;
     const from = write.before.phase ?? VmiPhase.Unset;
     const to = write.after.phase ?? VmiPhase.Unset;
@@ -157,7 +164,10 @@ export class VmiReconciler {
     // A VMI deleted before it had a domain did not crash: ending it is bookkeeping, not news.
     if (to === VmiPhase.Failed && domain === undefined && vmi.metadata.deletionTimestamp != null) return;
     const event = PHASE_EVENTS[to];
-    if (event !== undefined) await this.#o.recorder.record(write.vmi, ...event);
+    if (event === undefined) return;
+    const [type, reason, message] = event;
+    const why = write.after.reason === undefined ? undefined : GONE_MESSAGES[write.after.reason];
+    await this.#o.recorder.record(write.vmi, type, reason, why === undefined ? message : `${message} ${why}`);
   }
 }
 
