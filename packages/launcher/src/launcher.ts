@@ -12,6 +12,7 @@ import { GuestAgentOps } from './domain/guest-agent-ops.js';
 import { LibvirtDomainConnection } from './domain/libvirt-domain-connection.js';
 import { ReconnectingConnection } from './domain/reconnecting-connection.js';
 import { WatchHub } from './domain/watch-hub.js';
+import { waitForEnd } from './domain/wait-for-end.js';
 import { LauncherError } from './errors.js';
 import { FlagError, type LauncherFlags } from './flags.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
@@ -106,36 +107,11 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
     if (o.standaloneVmi) {
       await manager.sync(o.standaloneVmi).catch((err: unknown) => log.error({ err }, 'standalone VMI sync failed'));
     }
-    return await waitForEnd(manager, stop, flags.qemuTimeoutMs, log, hub);
+    return await waitForEnd({ manager, hub, log, qemuTimeoutMs: flags.qemuTimeoutMs, finalFlushMs: FINAL_FLUSH_MS }, stop);
   } finally {
     await cleanup();
     log.info('launcher exited');
   }
-}
-
-async function waitForEnd(manager: DomainManager, stop: AbortSignal, qemuTimeoutMs: number, log: Logger, hub: WatchHub): Promise<number> {
-  const stopped = new Promise<'stop'>((resolve) => {
-    if (stop.aborted) resolve('stop');
-    else stop.addEventListener('abort', () => resolve('stop'), { once: true });
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), qemuTimeoutMs)));
-  const first = await Promise.race([manager.tracker.defined.then(() => 'defined' as const), stopped, timeout]);
-  clearTimeout(timer);
-  if (first === 'timeout') {
-    log.error({ qemuTimeoutMs }, 'no domain was defined within the qemu timeout');
-    return 1;
-  }
-  if (first === 'stop' && manager.tracker.status === undefined) return 0;
-  void stopped.then(() => {
-    if (!manager.beginGracefulShutdown()) log.info('stop requested, domain already down');
-  });
-  const final = await manager.tracker.gone;
-  manager.grace.stop();
-  log.info({ state: final?.state, reason: final?.reason }, 'domain is gone');
-  const flushed = await hub.flush(FINAL_FLUSH_MS);
-  if (!flushed) log.warn('not every watcher received the final state');
-  return 0;
 }
 
 /**

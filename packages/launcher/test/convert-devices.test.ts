@@ -36,7 +36,7 @@ describe('disks and volumes', () => {
   test('emptyDisk: a sparse raw file of the capacity', () => {
     const out = withDisks([{ name: 'scratch' }], [{ name: 'scratch', emptyDisk: { capacity: '2Gi' } }]);
     assert.equal(findElement(out.domain, 'disk/source')?.attrs['file'], '/var/run/libvirt/empty-disks/scratch.img');
-    assert.deepEqual(out.prepare, [{ kind: 'emptyDisk', path: '/var/run/libvirt/empty-disks/scratch.img', sizeBytes: 2147483648n }]);
+    assert.deepEqual(out.prepare, [{ kind: 'emptyDisk', path: '/var/run/libvirt/empty-disks/scratch.img', sizeBytes: 2147483648n, field: 'spec.volumes[0].emptyDisk.capacity' }]);
   });
   test('cloudInitNoCloud: ISO per VMI, data from plain, base64 or secret', () => {
     const out = withDisks(

@@ -2,6 +2,8 @@
 // at the deadline), a crash, and the libvirt daemon dying under a running domain.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pino } from 'pino';
+import { waitForEnd } from '../src/domain/wait-for-end.js';
 import { call, harness, vmiRequest, watchUntil } from './harness.js';
 
 test('graceful shutdown: marked on the domain, guest powers off, domain is gone', async (t) => {
@@ -57,4 +59,24 @@ test('the libvirt daemon dies: reconnect, state re-read, events flow again, noth
   assert.equal(last?.event?.$case === 'domain' && last.event.value.reason, 'IOError');
   await call(h.client, h.client.unpause, vmiRequest(h.vmi));
   assert.equal(h.fake().status?.state, 'RUNNING');
+});
+
+test('told to stop before the domain ever ran, the launcher ends at once instead of waiting for qemu', async (t) => {
+  const h = await harness(t);
+  const log = pino({ level: 'silent' });
+  // A Sync that defined the domain but failed to start it leaves it defined and shut off.
+  h.fake().failures.set('create', new Error('internal error: qemu unexpectedly closed the monitor'));
+  await assert.rejects(call(h.client, h.client.sync, vmiRequest(h.vmi)));
+  assert.equal(h.fake().status?.state, 'SHUTOFF');
+  const stop = new AbortController();
+  const ended = waitForEnd({ manager: h.manager, hub: h.hub, log, qemuTimeoutMs: 600_000, finalFlushMs: 1_000 }, stop.signal);
+  stop.abort();
+  assert.equal(await ended, 0);
+
+  // And with no domain at all: the stop wins over the qemu timeout too.
+  const h2 = await harness(t);
+  const stop2 = new AbortController();
+  const ended2 = waitForEnd({ manager: h2.manager, hub: h2.hub, log, qemuTimeoutMs: 600_000, finalFlushMs: 1_000 }, stop2.signal);
+  stop2.abort();
+  assert.equal(await ended2, 0);
 });

@@ -3,7 +3,7 @@
 // container-disk layout that feeds the converter.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -72,4 +72,28 @@ test('container-disk layout: per-volume dir, KubeVirt disk_<i>.img, kernel-boot 
   assert.deepEqual(found.kernelBoot, { kernel: join(dir, 'kernel-boot', 'boot', 'vmlinuz') });
   await assert.rejects(inspectImages(vmi, dir, { exists: fileExists, format: () => Promise.resolve('vmdk') }),
     invalidAt('spec.volumes[0].containerDisk.image'));
+});
+
+test('a disk the filesystem cannot hold fails the step, names the field, and leaves no file a retry would take as done', async (t) => {
+  const dir = await tempDir(t);
+  const path = join(dir, 'empty', 'huge.img');
+  // 2^62 bytes: beyond any filesystem's file size limit (EFBIG), and beyond a safe Number too.
+  const steps = [{ kind: 'emptyDisk', path, sizeBytes: 2n ** 62n, field: 'spec.volumes[1].emptyDisk.capacity' }] as const;
+  const refused = (e: unknown): boolean =>
+    e instanceof LauncherError && e.code === 'LAUNCHER_ERR_NODE_LACKS' && /spec\.volumes\[1\]\.emptyDisk\.capacity/.test(e.message);
+  await assert.rejects(prepareFiles(steps, { secretsDir: dir }), refused);
+  assert.deepEqual(await readdir(join(dir, 'empty')), [], 'nothing left behind, not even a temporary file');
+  await assert.rejects(prepareFiles(steps, { secretsDir: dir }), refused, 'the retry fails the same way instead of skipping the disk');
+  // 1 PiB fits a Number but not ext4/tmpfs: the filesystem's own EFBIG.
+  const big = [{ kind: 'emptyDisk', path, sizeBytes: 2n ** 50n * 64n, field: 'spec.volumes[1].emptyDisk.capacity' }] as const;
+  await assert.rejects(prepareFiles(big, { secretsDir: dir }), refused);
+  assert.deepEqual(await readdir(join(dir, 'empty')), []);
+});
+
+test('a tool that fails leaves no half-made file behind', async (t) => {
+  const dir = await tempDir(t);
+  const path = join(dir, 'eph', 'disk.qcow2');
+  const steps = [{ kind: 'overlay', path, backingFile: join(dir, 'missing.raw'), backingFormat: 'raw' }] as const;
+  await assert.rejects(prepareFiles(steps, { secretsDir: dir }), (e) => e instanceof LauncherError && e.code === 'LAUNCHER_ERR_PREPARE');
+  assert.deepEqual(await readdir(join(dir, 'eph')), []);
 });

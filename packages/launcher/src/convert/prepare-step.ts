@@ -4,7 +4,8 @@
  */
 export type PrepareStep =
   | { readonly kind: 'overlay'; readonly path: string; readonly backingFile: string; readonly backingFormat: 'raw' | 'qcow2' }
-  | { readonly kind: 'emptyDisk'; readonly path: string; readonly sizeBytes: bigint }
+  /** `field` names the capacity in the VMI, for an error about the size. */
+  | { readonly kind: 'emptyDisk'; readonly path: string; readonly sizeBytes: bigint; readonly field?: string }
   | {
       readonly kind: 'cloudInitNoCloud';
       readonly path: string;

@@ -41,7 +41,7 @@ export function convertVolume(vmi: DefaultedVmi, volume: Volume, index: number, 
   if (volume.emptyDisk !== undefined) {
     const sizeBytes = toBytes(volume.emptyDisk.capacity);
     const path = join(ctx.libvirtRunDir, 'empty-disks', `${name}.img`);
-    return { path, format: 'raw', discard: 'unmap', prepare: { kind: 'emptyDisk', path, sizeBytes } };
+    return { path, format: 'raw', discard: 'unmap', prepare: { kind: 'emptyDisk', path, sizeBytes, field: `${field}.emptyDisk.capacity` } };
   }
   if (volume.cloudInitNoCloud !== undefined) return cloudInit(vmi, volume.cloudInitNoCloud, name, ctx);
   if (volume.hostDisk !== undefined) return hostDisk(volume.hostDisk, name, `${field}.hostDisk`, ctx);

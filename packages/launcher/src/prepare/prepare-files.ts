@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { DataSource, PrepareStep } from '../convert/prepare-step.js';
-import { LauncherError } from '../errors.js';
+import { LauncherError, NodeLacksError } from '../errors.js';
 import { fileExists } from './container-disk-layout.js';
 import { runTool } from './run-tool.js';
 
@@ -16,32 +17,57 @@ export interface PrepareOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Creates the files the converter asked for. Idempotent: existing files are kept (a re-sync must not wipe a disk). */
+/**
+ * Creates the files the converter asked for. Idempotent: existing files are kept (a re-sync must
+ * not wipe a disk). Each file is made under a temporary name and renamed into place only when
+ * complete, so a step that fails (a disk larger than the filesystem allows, a tool that dies)
+ * leaves nothing a later pass could take for a finished file; the error fails the Sync.
+ */
 export async function prepareFiles(steps: readonly PrepareStep[], o: PrepareOptions): Promise<void> {
   for (const step of steps) {
     if (await fileExists(step.path)) continue;
     await mkdir(dirname(step.path), { recursive: true });
-    switch (step.kind) {
-      case 'overlay':
-        await runTool(o.qemuImg ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', '-b', step.backingFile, '-F', step.backingFormat, step.path], o.signal);
-        break;
-      case 'emptyDisk':
-        await sparseFile(step.path, step.sizeBytes);
-        break;
-      case 'cloudInitNoCloud':
-        await cloudInitIso(step, o);
-        break;
+    const temp = join(dirname(step.path), `.${basename(step.path)}.partial-${randomBytes(4).toString('hex')}`);
+    try {
+      await makeFile(step, temp, o);
+      await rename(temp, step.path);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
     }
   }
 }
 
-async function sparseFile(path: string, size: bigint): Promise<void> {
+async function makeFile(step: PrepareStep, path: string, o: PrepareOptions): Promise<void> {
+  switch (step.kind) {
+    case 'overlay':
+      await runTool(o.qemuImg ?? 'qemu-img', ['create', '-q', '-f', 'qcow2', '-b', step.backingFile, '-F', step.backingFormat, path], o.signal);
+      break;
+    case 'emptyDisk':
+      await sparseFile(path, step);
+      break;
+    case 'cloudInitNoCloud':
+      await cloudInitIso(step, path, o);
+      break;
+  }
+}
+
+async function sparseFile(path: string, step: Extract<PrepareStep, { kind: 'emptyDisk' }>): Promise<void> {
   const fh = await open(path, 'wx');
   try {
-    await fh.truncate(Number(size));
+    // Beyond 2^53 bytes a Number loses precision; no filesystem takes such a file anyway.
+    if (step.sizeBytes > BigInt(Number.MAX_SAFE_INTEGER)) throw tooLarge(step);
+    await fh.truncate(Number(step.sizeBytes));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EFBIG' || err instanceof RangeError) throw tooLarge(step);
+    throw err;
   } finally {
     await fh.close();
   }
+}
+
+function tooLarge(step: Extract<PrepareStep, { kind: 'emptyDisk' }>): NodeLacksError {
+  return new NodeLacksError(step.field ?? 'emptyDisk.capacity', `${step.sizeBytes} bytes is larger than the pod's filesystem can hold`);
 }
 
 async function readSource(src: DataSource | undefined, dir: string, o: PrepareOptions): Promise<string | undefined> {
@@ -56,7 +82,7 @@ async function readSource(src: DataSource | undefined, dir: string, o: PrepareOp
 }
 
 /** The NoCloud seed: user-data, meta-data and network-config on an ISO labelled `cidata`. */
-async function cloudInitIso(step: Extract<PrepareStep, { kind: 'cloudInitNoCloud' }>, o: PrepareOptions): Promise<void> {
+async function cloudInitIso(step: Extract<PrepareStep, { kind: 'cloudInitNoCloud' }>, output: string, o: PrepareOptions): Promise<void> {
   const userData = await readSource(step.userData, step.volume, o);
   const networkData = await readSource(step.networkData, `${step.volume}-ndata`, o);
   const work = await mkdtemp(join(dirname(step.path), '.seed-'));
@@ -68,7 +94,7 @@ async function cloudInitIso(step: Extract<PrepareStep, { kind: 'cloudInitNoCloud
       await writeFile(join(work, 'network-config'), networkData);
       files.push('network-config');
     }
-    await runTool(o.genisoimage ?? 'genisoimage', ['-quiet', '-output', step.path, '-volid', 'cidata', '-joliet', '-rock', ...files.map((f) => join(work, f))], o.signal);
+    await runTool(o.genisoimage ?? 'genisoimage', ['-quiet', '-output', output, '-volid', 'cidata', '-joliet', '-rock', ...files.map((f) => join(work, f))], o.signal);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
