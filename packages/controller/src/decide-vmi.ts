@@ -26,7 +26,7 @@ import {
   type VmiCondition,
   type VmiStatus,
 } from '@podvirt/api';
-import { computeImage, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
+import { computeImage, computeTermination, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
 import { withReadyCondition } from './ready-condition.js';
 import { rfc3339 } from './rfc3339.js';
 import { statusEqual } from './status-equal.js';
@@ -63,7 +63,7 @@ function fail(reason: FailureReason, message: string): Step {
 /** The launcher of a VMI on a node is gone or finished: the VMI fails. */
 function podLost(pod: V1Pod | undefined): Step | undefined {
   if (!pod) return fail(FailureReason.PodNotExists, 'virt-launcher pod is gone');
-  if (isPodDown(pod)) return fail(FailureReason.PodFailed, `virt-launcher pod ${pod.metadata?.name ?? ''} has terminated`);
+  if (isPodDown(pod)) return fail(FailureReason.PodFailed, `virt-launcher pod ${pod.metadata?.name ?? ''} has terminated${computeTermination(pod)}`);
   return undefined;
 }
 

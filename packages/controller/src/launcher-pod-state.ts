@@ -31,6 +31,13 @@ export function isPodDown(pod: V1Pod): boolean {
   return isFinishedPod(pod) || computeStatus(pod)?.state?.terminated != null;
 }
 
+/** How the compute container ended, as the kubelet reports it: " (compute: OOMKilled, exit code 137)". */
+export function computeTermination(pod: V1Pod): string {
+  const t = computeStatus(pod)?.state?.terminated;
+  if (t == null) return '';
+  return ` (compute: ${t.reason ?? 'terminated'}, exit code ${t.exitCode})`;
+}
+
 /** Since when the launcher is down, when the pod says; undefined when it does not. */
 export function podDownSince(pod: V1Pod): number | undefined {
   const finished = timeOf(computeStatus(pod)?.state?.terminated?.finishedAt);

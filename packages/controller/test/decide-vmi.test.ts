@@ -228,6 +228,18 @@ describe('decideVmi', () => {
     assert.equal(d.status.conditions?.find((c) => c.type === 'Synchronized'), undefined);
   });
 
+  test('a launcher container the kernel OOM-killed: the VMI fails with a message that says so', () => {
+    const pod = launcherPod({ node: 'node01', phase: 'Failed' });
+    pod.status = {
+      ...pod.status,
+      containerStatuses: [{ name: 'compute', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }],
+    };
+    const d = decideVmi({ vmi: vmiFixture({ status: { phase: 'Scheduled', nodeName: 'node01' } }), pods: [pod], now });
+    assert.equal(d.status.phase, 'Failed');
+    assert.equal(d.status.reason, 'PodFailed');
+    assert.match(d.events[0]?.message ?? '', /compute: OOMKilled, exit code 137/);
+  });
+
   test('phase transitions append, earlier stamps are kept', () => {
     const status: VmiStatus = { phase: 'Pending', phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: '2025-01-01T00:00:00Z' }] };
     const d = decideVmi({ vmi: vmiFixture({ status }), pods: [launcherPod()], now });

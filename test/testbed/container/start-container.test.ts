@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
+import { MEMORY_CGROUP_ROOT, TESTBED_CGROUP_PARENT } from './memory-cgroup.js';
 import { processesInMountNamespace } from './mount-namespace.js';
 import { startContainer } from './start-container.js';
 import type { Container } from './start-container.js';
@@ -144,4 +145,34 @@ void test('a failing bind mount rejects the start with the mount error', async (
       return true;
     },
   );
+});
+
+void test('memory limit: the container runs in its own memory cgroup; an OOM kill is reported and the group removed', async (t) => {
+  const dir = await tempDir(t);
+  const cgroupName = `test-${process.pid}-${Date.now()}`;
+  const limitBytes = 32 * 1024 * 1024;
+  // `tail -n 1` keeps the whole newline-free stream in memory: it grows until the kernel stops it.
+  const c = await startContainer({
+    command: ['/bin/sh', '-c', 'grep memory /proc/self/cgroup; cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null; exec tail -n 1 /dev/zero'],
+    stateDir: join(dir, 'state'),
+    pidNamespace: true,
+    memory: { cgroupName, limitBytes },
+  });
+  t.after(() => c.stop({ graceMs: 100 }).catch(() => undefined));
+  const out = lines(c.stdout);
+  const [cgroupLine] = await out(1);
+  assert.match(cgroupLine ?? '', new RegExp(`memory:/${TESTBED_CGROUP_PARENT}/${cgroupName}$`));
+  const exit = await c.exited;
+  assert.equal(exit.signal, 'SIGKILL');
+  assert.equal(exit.oomKilled, true);
+  await assert.rejects(access(join(MEMORY_CGROUP_ROOT, TESTBED_CGROUP_PARENT, cgroupName)), 'the cgroup is removed with the container');
+});
+
+void test('memory limit: a container that stays within it ends normally, not OOMKilled, and leaves no cgroup', async (t) => {
+  const dir = await tempDir(t);
+  const cgroupName = `test-${process.pid}-${Date.now()}-ok`;
+  const c = await startContainer({ command: ['/bin/true'], stateDir: join(dir, 'state'), pidNamespace: true, memory: { cgroupName, limitBytes: 64 * 1024 * 1024 } });
+  const exit = await c.exited;
+  assert.deepEqual(exit, { code: 0, signal: null, oomKilled: false });
+  await assert.rejects(access(join(MEMORY_CGROUP_ROOT, TESTBED_CGROUP_PARENT, cgroupName)));
 });

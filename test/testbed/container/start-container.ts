@@ -8,6 +8,7 @@ import { writeContainerAccounts } from './container-accounts.js';
 import { containerStatePaths } from './container-state-paths.js';
 import type { BindMount } from './container-state-paths.js';
 import { killNamespaceProcesses } from './kill-namespace-processes.js';
+import { MemoryCgroup } from './memory-cgroup.js';
 import { mountNamespaceOf } from './mount-namespace.js';
 
 export interface ContainerOptions {
@@ -30,11 +31,15 @@ export interface ContainerOptions {
   readonly startTimeoutMs?: number;
   /** Grace for processes left in the namespace once the main one has exited (default 1 s). */
   readonly leftoverGraceMs?: number;
+  /** Run every process of the container under this memory limit (a memory cgroup of its own). */
+  readonly memory?: { readonly cgroupName: string; readonly limitBytes: number };
 }
 
 export interface ContainerExit {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
+  /** The kernel's OOM killer killed a process of the container (only with `memory`). */
+  readonly oomKilled?: boolean;
 }
 
 /**
@@ -177,9 +182,15 @@ export async function startContainer(opts: ContainerOptions): Promise<Container>
   let nsHandle: FileHandle | undefined;
   let pid: number;
   let ns: string | undefined;
+  let cgroup: MemoryCgroup | undefined;
   try {
     await handshake(child, control, opts.startTimeoutMs ?? 10_000);
     pid = opts.pidNamespace === true ? await namespaceInitPid(child.pid ?? 0) : (child.pid ?? 0);
+    // Before "go": the command and everything it forks start inside the limit.
+    if (opts.memory !== undefined) {
+      cgroup = await MemoryCgroup.create(opts.memory.cgroupName, opts.memory.limitBytes);
+      await cgroup.add(pid);
+    }
     ns = await mountNamespaceOf(pid);
     // Holding the namespace open keeps its inode number from being reused by someone
     // else's namespace while we look for our leftovers.
@@ -192,6 +203,7 @@ export async function startContainer(opts: ContainerOptions): Promise<Container>
     child.kill('SIGKILL');
     await rawExit;
     await nsHandle?.close();
+    await cgroup?.remove().catch(() => undefined);
     throw err instanceof ContainerError
       ? err
       : new ContainerError('PODVIRT_CONTAINER_START_FAILED', `container set-up failed: ${String(err)}`, { cause: err });
@@ -200,18 +212,24 @@ export async function startContainer(opts: ContainerOptions): Promise<Container>
   void rawExit.then(() => control.destroy());
   const mountNamespace = ns;
   const handle = nsHandle;
+  const group = cgroup;
 
   let leftoverError: unknown;
-  const exited = rawExit.then(async (exit) => {
+  const exited = rawExit.then(async (exit): Promise<ContainerExit> => {
+    let oomKilled: boolean | undefined;
     try {
       await killNamespaceProcesses(mountNamespace, { graceMs: opts.leftoverGraceMs ?? 1000, timeoutMs: 5000 });
+      if (group !== undefined) {
+        oomKilled = (await group.oomKills()) > 0;
+        await group.remove();
+      }
     } catch (err) {
       leftoverError = err;
     } finally {
       await handle.close();
       opts.signal?.removeEventListener('abort', onAbort);
     }
-    return exit;
+    return oomKilled === undefined ? exit : { ...exit, oomKilled };
   });
 
   let exitedYet = false;

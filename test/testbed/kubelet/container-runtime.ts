@@ -11,6 +11,8 @@ export interface RuntimeContainerSpec {
   readonly cwd?: string;
   /** The sandbox's network namespace, which every container of the pod joins (none: the host's, for hostNetwork pods). */
   readonly netnsPath?: string;
+  /** resources.limits.memory: the container's processes run under it (a memory cgroup named `cgroupName`). */
+  readonly memory?: { readonly cgroupName: string; readonly limitBytes: number };
 }
 
 /**
@@ -35,6 +37,7 @@ export function processRuntime(): ContainerRuntime {
         env: spec.env,
         ...(spec.netnsPath === undefined ? {} : { netnsPath: spec.netnsPath }),
         ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+        ...(spec.memory === undefined ? {} : { memory: spec.memory }),
       }),
   };
 }

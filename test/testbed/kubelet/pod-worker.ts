@@ -2,6 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { parseQuantity, toBytes } from '@podvirt/api';
 import type { Container } from '../container/start-container.js';
 import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { EventRecorder } from '../scheduler/event-recorder.js';
@@ -202,6 +203,7 @@ export class PodWorker {
         env: containerEnv(this.#pod, spec, this.deps.hostIP, image.env, this.#sandbox.podIPs[0]),
         ...(this.#netnsPath === undefined ? {} : { netnsPath: this.#netnsPath }),
         ...(spec.workingDir === undefined ? {} : { cwd: spec.workingDir }),
+        ...this.#memoryLimit(spec, record),
       });
       const drained = Promise.all([logs.attach(container.stdout, 'stdout'), logs.attach(container.stderr, 'stderr')]).then(() => logs.close());
       this.#running.set(spec.name, { container, logs, drained });
@@ -213,7 +215,9 @@ export class PodWorker {
       const code = container.exited.then(async (exit) => {
         await drained;
         const exitCode = exit.code ?? 128 + signalNumber(exit.signal);
-        record.current = { state: 'terminated', exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date() };
+        // As the kubelet reports it: an OOM kill in the container's cgroup names the termination.
+        const reason = exit.oomKilled === true ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
+        record.current = { state: 'terminated', exitCode, reason, startedAt, finishedAt: new Date() };
         if (exit.signal !== null) record.current.signal = signalNumber(exit.signal);
         this.#running.delete(spec.name);
         this.#syncStatus();
@@ -228,6 +232,15 @@ export class PodWorker {
       this.#syncStatus();
       return undefined;
     }
+  }
+
+  /** The container's resources.limits.memory as a cgroup to run it in; one group per run. */
+  #memoryLimit(spec: V1Container, record: { restartCount: number }): { memory: { cgroupName: string; limitBytes: number } } | Record<string, never> {
+    const limit = spec.resources?.limits?.['memory'];
+    if (limit === undefined) return {};
+    const limitBytes = Number(toBytes(parseQuantity(String(limit))));
+    const cgroupName = `${this.#pod.metadata?.uid ?? 'pod'}-${spec.name}-${record.restartCount}`;
+    return { memory: { cgroupName, limitBytes } };
   }
 
   #maybeRestart(spec: V1Container, code: number): void {
