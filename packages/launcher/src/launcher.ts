@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DefaultedVmi } from '@podvirt/api';
 import { LibvirtClient } from '@podvirt/libvirt';
@@ -17,6 +17,7 @@ import { LauncherError } from './errors.js';
 import { FlagError, type LauncherFlags } from './flags.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
 import { readNodeFacts, type NodeFacts } from './host/node-facts.js';
+import { restrictSockets } from './host/restrict-sockets.js';
 import { toolVersion } from './host/tool-versions.js';
 import { FileTail } from './logs/file-tail.js';
 import { HostDisks } from './prepare/host-disks.js';
@@ -59,8 +60,13 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
   const dirs = o.libvirtDirs ?? DEFAULT_LIBVIRT_DIRS;
   const emulator = o.emulator ?? '/usr/bin/qemu-system-x86_64';
 
-  await mkdir(join(flags.privateDir, uid), { recursive: true });
-  await writeFile(join(flags.privateDir, uid, 'virt-serial0-log'), '', { flag: 'a' });
+  // The serial console socket and log live here; the log holds whatever the guest printed.
+  const vmiPrivate = join(flags.privateDir, uid);
+  await mkdir(vmiPrivate, { recursive: true, mode: 0o700 });
+  await chmod(vmiPrivate, 0o700);
+  const serialLog = join(vmiPrivate, 'virt-serial0-log');
+  await writeFile(serialLog, '', { flag: 'a', mode: 0o600 });
+  await chmod(serialLog, 0o600);
   const kvm = await (o.kvmProbe ?? (() => probeKvm()))();
   log.info({ kvm }, 'hypervisor probed');
 
@@ -87,6 +93,10 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
       convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, nodeFactsOnce(socketPath, emulator, log)),
       prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
       acpiEnabled,
+      afterStart: async () => {
+        const changed = await restrictSockets([join(dirs.lib, 'qemu'), dirs.run, vmiPrivate]);
+        if (changed.length > 0) log.debug({ sockets: changed }, 'sockets made owner-only');
+      },
       gracePeriodMs: flags.gracePeriodSeconds * 1000,
       shutdownResendMs: SHUTDOWN_RESEND_MS,
     });

@@ -42,6 +42,8 @@ test('overlay, empty disk and cloud-init ISO are created once', async (t) => {
   assert.equal(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/user-data'], { encoding: 'utf8' }), '#cloud-config\nhello: 1\n');
   assert.equal(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/network-config'], { encoding: 'utf8' }), 'version: 2\n');
   assert.match(execFileSync('isoinfo', ['-J', '-i', steps[2].path, '-x', '/meta-data'], { encoding: 'utf8' }), /instance-id: vm.ns/);
+  assert.equal((await stat(steps[2].path)).mode & 0o777, 0o600, 'cloud-init data is owner-only');
+  assert.equal((await stat(steps[1].path)).mode & 0o777, 0o600, 'an empty disk is owner-only');
   const before = (await stat(steps[0].path)).mtimeMs;
   await prepareFiles(steps, { secretsDir: join(dir, 'secrets') });
   assert.equal((await stat(steps[0].path)).mtimeMs, before, 'a second prepare keeps existing files');

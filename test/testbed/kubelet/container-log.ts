@@ -10,7 +10,8 @@ export class ContainerLogWriter {
   readonly #file: WriteStream;
 
   constructor(path: string) {
-    this.#file = createWriteStream(path, { flags: 'a' });
+    // Owner-only, as container output may carry the guest's console (a real kubelet keeps it root-only too).
+    this.#file = createWriteStream(path, { flags: 'a', mode: 0o600 });
   }
 
   attach(source: Readable, stream: 'stdout' | 'stderr'): Promise<void> {

@@ -12,9 +12,13 @@ export interface LibvirtDirs {
   readonly run: string;
   readonly cache: string;
   readonly log: string;
+  /** libvirt's state (qemu monitor and agent sockets live under `<lib>/qemu`). */
+  readonly lib: string;
 }
 
-export const DEFAULT_LIBVIRT_DIRS: LibvirtDirs = { etc: '/etc/libvirt', run: '/run/libvirt', cache: '/var/cache/libvirt', log: '/var/log/libvirt' };
+export const DEFAULT_LIBVIRT_DIRS: LibvirtDirs = {
+  etc: '/etc/libvirt', run: '/run/libvirt', cache: '/var/cache/libvirt', log: '/var/log/libvirt', lib: '/var/lib/libvirt',
+};
 
 export interface StartedDaemon {
   readonly kind: DaemonKind;

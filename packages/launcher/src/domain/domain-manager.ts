@@ -23,6 +23,8 @@ export interface DomainManagerOptions {
   readonly gracePeriodMs: number;
   readonly shutdownResendMs: number;
   readonly acpiEnabled?: (vmi: DefaultedVmi) => boolean;
+  /** Runs once the domain has started (its sockets exist); failures are logged, not thrown. */
+  readonly afterStart?: () => Promise<void>;
   readonly now?: () => number;
 }
 
@@ -102,6 +104,7 @@ export class DomainManager {
       if (status.state === 'SHUTOFF' && neverRan && !this.grace.state.started) {
         await this.#o.conn.control(this.#name, 'create', o);
         this.#o.log.info({ domain: this.#name }, 'domain started');
+        await this.#o.afterStart?.().catch((err: unknown) => this.#o.log.warn({ err }, 'after-start step failed'));
       } else if (status.state === 'PAUSED' && status.reason !== 'USER' && !this.tracker.meta.pausedByUser) {
         await this.#o.conn.control(this.#name, 'resume', o);
       }

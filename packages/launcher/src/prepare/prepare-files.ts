@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { DataSource, PrepareStep } from '../convert/prepare-step.js';
 import { LauncherError, NodeLacksError } from '../errors.js';
@@ -26,10 +26,12 @@ export interface PrepareOptions {
 export async function prepareFiles(steps: readonly PrepareStep[], o: PrepareOptions): Promise<void> {
   for (const step of steps) {
     if (await fileExists(step.path)) continue;
-    await mkdir(dirname(step.path), { recursive: true });
+    // Owner-only: cloud-init data may hold passwords and keys; disks hold the guest's data.
+    await mkdir(dirname(step.path), { recursive: true, mode: 0o700 });
     const temp = join(dirname(step.path), `.${basename(step.path)}.partial-${randomBytes(4).toString('hex')}`);
     try {
       await makeFile(step, temp, o);
+      await chmod(temp, 0o600);
       await rename(temp, step.path);
     } catch (err) {
       await rm(temp, { force: true });
@@ -53,7 +55,7 @@ async function makeFile(step: PrepareStep, path: string, o: PrepareOptions): Pro
 }
 
 async function sparseFile(path: string, step: Extract<PrepareStep, { kind: 'emptyDisk' }>): Promise<void> {
-  const fh = await open(path, 'wx');
+  const fh = await open(path, 'wx', 0o600);
   try {
     // Beyond 2^53 bytes a Number loses precision; no filesystem takes such a file anyway.
     if (step.sizeBytes > BigInt(Number.MAX_SAFE_INTEGER)) throw tooLarge(step);
