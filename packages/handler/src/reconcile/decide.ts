@@ -62,7 +62,8 @@ function shutdown(vmi: VirtualMachineInstance | undefined, domain: cmd.Domain, n
   const mark = domain.gracefulShutdown;
   const started = mark?.started === true;
   // The grace clock starts when the launcher first took the shutdown, as in KubeVirt.
-  const deadline = (started ? mark.startedAtMs : nowMs) + grace * 1000;
+  const startedAt = started && Number.isFinite(mark.startedAtMs) ? mark.startedAtMs : nowMs;
+  const deadline = startedAt + grace * 1000;
   if (nowMs >= deadline) return { type: 'kill', reason: 'grace-expired', requeueAfterMs: LAUNCHER_WAIT_MS };
   return {
     type: 'shutdown',

@@ -21,11 +21,17 @@ export function domainAlive(domain: cmd.Domain | undefined): domain is cmd.Domai
  * (it knew the VMI), else the API default.
  */
 export function gracePeriodSeconds(vmi: VirtualMachineInstance | undefined, domain: cmd.Domain | undefined): number {
-  const fromVmi = vmi?.spec.terminationGracePeriodSeconds;
-  if (fromVmi !== undefined) return fromVmi;
+  // The VMI comes from the API as it is: a value decode would refuse must not become a NaN
+  // deadline (and a NaN requeue, which is a 1 ms retry loop).
+  const fromVmi: unknown = vmi?.spec.terminationGracePeriodSeconds;
+  if (isSeconds(fromVmi)) return fromVmi;
   const mark = domain?.gracefulShutdown;
-  if (mark !== undefined) return mark.gracePeriodSeconds;
+  if (mark !== undefined && isSeconds(mark.gracePeriodSeconds)) return mark.gracePeriodSeconds;
   return DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
+}
+
+function isSeconds(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 /**
