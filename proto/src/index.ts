@@ -3,3 +3,11 @@ export * as node from './gen/node.js';
 export { CMD_VERSIONS, highestCommonVersion } from './version.js';
 export { NODE_API_SOCKET } from './node-api-socket.js';
 export { MAX_UNFREEZE_TIMEOUT_SECONDS, unfreezeTimeoutProblem } from './freeze-limits.js';
+export {
+  promiseClient,
+  type CallObserver,
+  type PromiseClientOptions,
+  type PromiseMethods,
+  type UnaryCallOptions,
+  type UnaryMethod,
+} from './promise-client.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, highestCommonVersion } from '../src/index.js';
+import { CMD_VERSIONS, cmd, highestCommonVersion, promiseClient } from '../src/index.js';
 
 function unimplemented(_call: unknown, callback: grpc.sendUnaryData<never>): void {
   callback({ code: grpc.status.UNIMPLEMENTED, details: 'not in this test' });
@@ -49,16 +49,14 @@ test('Info negotiates, WatchDomain streams, errors keep their status code', asyn
   const client = new cmd.CmdClient(`unix:${socket}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
 
-  const info = await new Promise<cmd.InfoResponse>((resolve, reject) =>
-    client.info({ clientVersions: [1, 7] }, (err, res) => (err ? reject(err) : resolve(res))),
-  );
+  const calls = promiseClient(cmd.CmdService, client, { timeoutMs: 5_000 });
+  const info = await calls.info({ clientVersions: [1, 7] });
   assert.deepEqual(info.supportedVersions, [1]);
   assert.equal(info.negotiatedVersion, 1);
 
-  const err = await new Promise<grpc.ServiceError>((resolve, reject) =>
-    client.pause({ vmiJson: Buffer.from(JSON.stringify({ metadata: { name: 'vm' } })) }, (e) =>
-      e ? resolve(e) : reject(new Error('pause unexpectedly succeeded')),
-    ),
+  const err = await calls.pause({ vmiJson: Buffer.from(JSON.stringify({ metadata: { name: 'vm' } })) }).then(
+    () => assert.fail('pause unexpectedly succeeded'),
+    (e: grpc.ServiceError) => e,
   );
   assert.equal(err.code, grpc.status.FAILED_PRECONDITION);
   assert.equal(err.details, 'VMI vm is not running');

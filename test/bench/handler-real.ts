@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { LibvirtClient } from '@podvirt/libvirt';
-import { node } from '@podvirt/proto';
+import { node, promiseClient } from '@podvirt/proto';
 import { metricsPort, nodeApiSocket, scrape } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestXml } from '../integration/libvirt-fixture.js';
@@ -53,14 +53,6 @@ async function rawSuspendResume(iterations: number): Promise<number[]> {
   }
 }
 
-function call(client: node.NodeClient, method: 'pause' | 'unpause', ref: node.VmiRef): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (err: grpc.ServiceError | null): void => (err === null ? resolve() : reject(err));
-    const options = { deadline: Date.now() + 30_000 };
-    if (method === 'pause') client.pause(ref, new grpc.Metadata(), options, done);
-    else client.unpause(ref, new grpc.Metadata(), options, done);
-  });
-}
 
 /** Mean duration of the launcher calls a pause round trip makes, from the handler's /metrics. */
 async function launcherCallMeans(handler: Parameters<typeof metricsPort>[0]): Promise<string> {
@@ -90,12 +82,13 @@ async function main(): Promise<void> {
     await suite.apply(...names.map((name) => guestVmi(suite.guest, name)));
     for (const name of names) await suite.waitForGuestReady(await suite.waitForPhase(name, 'Running', 600_000));
     const client = new node.NodeClient(`unix:${nodeApiSocket(stack)}`, grpc.credentials.createInsecure());
+    const api = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
     const ref = { namespace: NS, name: names[0] ?? '' };
     let viaApi: number[];
     try {
       viaApi = await sample(iterations, async () => {
-        await call(client, 'pause', ref);
-        await call(client, 'unpause', ref);
+        await api.pause(ref);
+        await api.unpause(ref);
       });
     } finally {
       client.close();

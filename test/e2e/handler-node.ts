@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { node } from '@podvirt/proto';
+import { node, promiseClient } from '@podvirt/proto';
 import { repoRoot, StackProcess, type PodvirtStack } from '../testbed/index.js';
 
 const run = promisify(execFile);
@@ -92,14 +92,12 @@ export async function serialLines(path: string, marker: string): Promise<string[
 /** One raw node API call: the gRPC status name and details, to check the exact code. */
 export async function nodeApiStatus(socket: string, method: 'pause' | 'guestOsInfo', ref: { namespace: string; name: string }): Promise<{ code: string; details: string }> {
   const client = new node.NodeClient(`unix:${socket}`, grpc.credentials.createInsecure());
+  const calls = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
   try {
-    return await new Promise((resolve) => {
-      const done = (err: grpc.ServiceError | null): void =>
-        resolve(err === null ? { code: 'OK', details: '' } : { code: grpc.status[err.code], details: err.details });
-      const options = { deadline: Date.now() + 30_000 };
-      if (method === 'pause') client.pause(ref, new grpc.Metadata(), options, done);
-      else client.guestOsInfo(ref, new grpc.Metadata(), options, done);
-    });
+    return await calls[method](ref).then(
+      () => ({ code: 'OK', details: '' }),
+      (err: grpc.ServiceError) => ({ code: grpc.status[err.code], details: err.details }),
+    );
   } finally {
     client.close();
   }

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { processesInMountNamespace } from '../testbed/index.js';
-import { assertNothingLeft, call, collectWatch, domains, startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
+import { assertNothingLeft, collectWatch, domains, startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
 
 async function pidOf(run: LauncherRun, comm: string): Promise<number | undefined> {
   for (const pid of await processesInMountNamespace(run.container.mountNamespace)) {
@@ -40,19 +40,19 @@ test('libvirt daemon SIGKILLed: restarted, the VM keeps running, events flow; a 
   assert.equal(await pidOf(run, 'qemu-system-x86'), qemu, 'qemu was not disturbed');
   const watch = collectWatch(run);
   await eventually('pause through the new connection', async () =>
-    call(run.client, run.client.pause, vmiRequest(run), 5_000).then(() => true, () => undefined));
+    run.cmd.pause(vmiRequest(run), { timeoutMs: 5_000 }).then(() => true, () => undefined));
   await eventually('Paused on WatchDomain', () => Promise.resolve(domains(watch.events).find((d) => d.state === 'Paused' && d.reason === 'User')));
-  await call(run.client, run.client.unpause, vmiRequest(run));
+  await run.cmd.unpause(vmiRequest(run));
   await eventually('Running again on WatchDomain', () => Promise.resolve(domains(watch.events).find((d) => d.state === 'Running' && d.reason === 'Unpaused')));
   assert.ok(run.logs().some((l) => l['msg'] === 'libvirt daemon exited, restarting'));
 
   const bad = structuredClone(run.vmi) as { spec: { domain: { devices: Record<string, unknown> } } };
   bad.spec.domain.devices['gpus'] = [{ name: 'gpu1', deviceName: 'nvidia.com/GP102GL' }];
-  const err = await call(run.client, run.client.sync, { vmiJson: Buffer.from(JSON.stringify(bad)) }).then(() => undefined, (e: grpc.ServiceError) => e);
+  const err = await run.cmd.sync({ vmiJson: Buffer.from(JSON.stringify(bad)) }).then(() => undefined, (e: grpc.ServiceError) => e);
   assert.equal(err?.code, grpc.status.INVALID_ARGUMENT);
   assert.match(err?.details ?? '', /spec\.domain\.devices\.gpus\[0\]/);
-  await call(run.client, run.client.ping, {});
-  assert.equal((await call(run.client, run.client.getDomain, {})).domain?.state, 'Running');
+  await run.cmd.ping({});
+  assert.equal((await run.cmd.getDomain({})).domain?.state, 'Running');
   assert.equal(await pidOf(run, 'qemu-system-x86'), qemu);
 });
 
@@ -73,8 +73,8 @@ test('qemu SIGKILLed: the crash is reported on WatchDomain and the launcher exit
 
 test('no domain defined within --qemu-timeout: the launcher exits with an error and leaves nothing', { timeout: 60_000 }, async (t) => {
   const run = await startLauncher(t, { standalone: false, qemuTimeout: '3s' });
-  await call(run.client, run.client.ping, {});
-  assert.equal((await call(run.client, run.client.getDomain, {})).domain, undefined);
+  await run.cmd.ping({});
+  assert.equal((await run.cmd.getDomain({})).domain, undefined);
   const exit = await run.container.exited;
   assert.deepEqual(exit, { code: 1, signal: null });
   assert.ok(run.logs().some((l) => l['msg'] === 'no domain was defined within the qemu timeout'));

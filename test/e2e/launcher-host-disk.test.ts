@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { guestImage } from '../testbed/index.js';
-import { call, startLauncher, waitForReady } from './launcher-run.js';
+import { startLauncher, waitForReady } from './launcher-run.js';
 
 function withHostDisk(hostDisk: Record<string, unknown>) {
   return (vmi: Record<string, unknown>): Record<string, unknown> => {
@@ -36,7 +36,7 @@ test('a host disk boots through the confined descriptor; escapes are refused by 
   const deadline = Date.now() + 60_000;
   let mounted = false;
   while (!mounted && Date.now() < deadline) {
-    const fs = await call(run.client, run.client.getFilesystems, {}).catch(() => ({ filesystems: [] }));
+    const fs = await run.cmd.getFilesystems({}).catch(() => ({ filesystems: [] }));
     mounted = fs.filesystems.some((f) => f.mountPoint === '/mnt' && f.fileSystemType === 'ext4');
     if (!mounted) await new Promise((r) => setTimeout(r, 300));
   }
@@ -55,7 +55,7 @@ test('Sync refuses a symlink out, a symlinked parent and the directory itself', 
   ];
   for (const hostDisk of cases) {
     const vmi = withHostDisk(hostDisk)(run.vmi);
-    const err = await call(run.client, run.client.sync, { vmiJson: Buffer.from(JSON.stringify(vmi)) }).then(() => undefined, (e: ServiceError) => e);
+    const err = await run.cmd.sync({ vmiJson: Buffer.from(JSON.stringify(vmi)) }).then(() => undefined, (e: ServiceError) => e);
     assert.equal(err?.code, status.INVALID_ARGUMENT, `${hostDisk.path}: ${err?.details}`);
     assert.match(err.details, /^invalid VirtualMachineInstance: spec\.volumes\[0\]\.hostDisk\.path: /);
   }

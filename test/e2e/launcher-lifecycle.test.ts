@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { cmd } from '@podvirt/proto';
-import { call, startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
+import { startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
 
 async function domain(run: LauncherRun): Promise<cmd.Domain | undefined> {
-  return (await call(run.client, run.client.getDomain, {})).domain;
+  return (await run.cmd.getDomain({})).domain;
 }
 
 async function until(what: string, run: LauncherRun, check: (d: cmd.Domain | undefined) => boolean, timeoutMs = 30_000): Promise<cmd.Domain | undefined> {
@@ -35,39 +35,39 @@ test('boots to the ready marker, Running on WatchDomain, then every lifecycle ca
   const agentUp = await until('agent connected', run, (d) => d?.agentConnected === true && d.osInfo !== undefined);
   assert.match(agentUp?.machine ?? '', /q35/);
 
-  await call(run.client, run.client.pause, vmiRequest(run));
+  await run.cmd.pause(vmiRequest(run));
   let d = await domain(run);
   assert.equal(`${d?.state}/${d?.reason}/${d?.pausedByUser}`, 'Paused/User/true');
-  await call(run.client, run.client.unpause, vmiRequest(run));
+  await run.cmd.unpause(vmiRequest(run));
   d = await domain(run);
   assert.equal(`${d?.state}/${d?.pausedByUser}`, 'Running/false');
 
-  const fs = await call(run.client, run.client.getFilesystems, {});
+  const fs = await run.cmd.getFilesystems({});
   assert.ok(fs.filesystems.some((f) => f.mountPoint === '/mnt' && f.fileSystemType === 'ext4'), JSON.stringify(fs));
-  const info = await call(run.client, run.client.getGuestInfo, {});
+  const info = await run.cmd.getGuestInfo({});
   assert.match(info.guestAgentVersion, /^\d+\.\d+/);
   assert.ok(info.supportedCommands.some((c) => c.name === 'guest-fsfreeze-freeze'));
   assert.notEqual(info.os?.kernelRelease, '');
-  await call(run.client, run.client.guestPing, { timeoutSeconds: 5 });
+  await run.cmd.guestPing({ timeoutSeconds: 5 });
 
   const freeze = { vmiJson: vmiRequest(run).vmiJson, unfreezeTimeoutSeconds: 0 };
-  await call(run.client, run.client.freeze, freeze);
+  await run.cmd.freeze(freeze);
   assert.equal((await domain(run))?.fsFreezeStatus, 'frozen');
-  assert.equal((await call(run.client, run.client.getGuestInfo, {})).fsFreezeStatus, 'frozen');
-  await call(run.client, run.client.unfreeze, vmiRequest(run));
+  assert.equal((await run.cmd.getGuestInfo({})).fsFreezeStatus, 'frozen');
+  await run.cmd.unfreeze(vmiRequest(run));
   assert.equal((await domain(run))?.fsFreezeStatus, '');
-  await call(run.client, run.client.freeze, { ...freeze, unfreezeTimeoutSeconds: 2 });
+  await run.cmd.freeze({ ...freeze, unfreezeTimeoutSeconds: 2 });
   assert.equal((await domain(run))?.fsFreezeStatus, 'frozen');
   await until('auto-thaw', run, (x) => x?.fsFreezeStatus === '', 10_000);
 
-  await call(run.client, run.client.softReboot, vmiRequest(run));
+  await run.cmd.softReboot(vmiRequest(run));
   const second = await waitForReady(run, ready.end);
   await until('agent back after reboot', run, (x) => x?.agentConnected === true);
-  await call(run.client, run.client.reset, vmiRequest(run));
+  await run.cmd.reset(vmiRequest(run));
   await waitForReady(run, second.end);
   d = await domain(run);
   assert.equal(d?.state, 'Running');
-  const stats = await call(run.client, run.client.getDomainStats, {});
+  const stats = await run.cmd.getDomainStats({});
   assert.ok((stats.values['cpu.time'] ?? 0) > 0, JSON.stringify(stats).slice(0, 200));
   const qemuLines = run.logs().filter((l) => l['subcomponent'] === 'qemu');
   assert.ok(qemuLines.length > 0, 'the qemu log is re-emitted');

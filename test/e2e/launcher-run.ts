@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { cmd } from '@podvirt/proto';
+import { cmd, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { guestImage, processesInMountNamespace, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage } from '../testbed/index.js';
 
 export interface LauncherRunOptions {
@@ -25,6 +25,8 @@ export interface LauncherRunOptions {
 export interface LauncherRun {
   readonly container: Container;
   readonly client: cmd.CmdClient;
+  /** The Cmd service's unary calls as promises, 20 s deadline unless the call names one. */
+  readonly cmd: CmdCalls;
   readonly dir: string;
   readonly socketPath: string;
   readonly serialLog: string;
@@ -113,9 +115,10 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
   await waitFor('launcher-sock', () => readFile(socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code === 'ENXIO'), 30_000, () => out);
   const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
+  const calls = cmdCalls(client);
   const logs = (): Record<string, unknown>[] =>
     out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { container, client, dir, socketPath, serialLog: join(dir, 'private', UID, 'virt-serial0-log'), vmi, guest, logs };
+  return { container, client, cmd: calls, dir, socketPath, serialLog: join(dir, 'private', UID, 'virt-serial0-log'), vmi, guest, logs };
 }
 
 /** Waits for the guest's ready marker (from byte `from`), with the serial log in the error. */
@@ -127,12 +130,11 @@ export function vmiRequest(run: LauncherRun): cmd.VmiRequest {
   return { vmiJson: Buffer.from(JSON.stringify(run.vmi)) };
 }
 
-type Unary<Req, Res> = (req: Req, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
+export type CmdCalls = PromiseMethods<typeof cmd.CmdService>;
 
-export function call<Req, Res>(client: cmd.CmdClient, method: Unary<Req, Res>, req: Req, deadlineMs = 20_000): Promise<Res> {
-  return new Promise((resolve, reject) =>
-    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(err) : resolve(res))),
-  );
+/** The one promise client of @podvirt/proto, as the handler uses it; failures stay grpc ServiceErrors. */
+export function cmdCalls(client: cmd.CmdClient, timeoutMs = 20_000): CmdCalls {
+  return promiseClient(cmd.CmdService, client, { timeoutMs });
 }
 
 /** Collects every WatchDomain event until the launcher ends the stream. */

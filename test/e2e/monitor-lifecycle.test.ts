@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { guestImage, waitForConsoleText } from '../testbed/index.js';
-import { call, collectWatch, domains } from './launcher-run.js';
+import { collectWatch, domains } from './launcher-run.js';
 import { exists, lingeringZombies, memoryRollup, namespacePid, parentOf, procStat, sampleZombies } from './monitor-procfs.js';
 import { findLog, leftovers, qemuOf, startMonitorRun, waitFor } from './monitor-run.js';
 
@@ -32,7 +32,7 @@ test('qemu is the monitor\'s child; Kill destroys it with no zombie left behind;
   // The monitor is PID 1 of its namespace and logs pids as it sees them.
   const qemuPidInside = await namespacePid(qemu.pid);
   const started = performance.now();
-  await call(run.client, run.client.kill, { vmiJson: Buffer.from(JSON.stringify(run.vmi)) });
+  await run.cmd.kill({ vmiJson: Buffer.from(JSON.stringify(run.vmi)) });
   const took = performance.now() - started;
   t.diagnostic(`Kill (libvirt destroy) returned after ${took.toFixed(0)} ms`);
   // libvirt's destroy waits until kill(pid, 0) fails, which a zombie never does: it returns

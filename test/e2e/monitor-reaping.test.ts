@@ -7,7 +7,6 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitForConsoleText } from '../testbed/index.js';
-import { call } from './launcher-run.js';
 import { lingeringZombies, sampleZombies, type ZombieReport } from './monitor-procfs.js';
 import { findLog, leftovers, qemuOf, startMonitorRun, waitFor } from './monitor-run.js';
 
@@ -42,7 +41,7 @@ test('empty capabilities cache: every probe libvirt forks is reaped at once and 
   t.diagnostic(`probes reaped by the monitor: ${probes.length} (${probeComms.join(', ')}); other orphans: ${reaped.length - probes.length}`);
   t.diagnostic(`zombie samples: ${report.samples}, most at once: ${report.maxAtOnce}, sightings: ${JSON.stringify(report.sightings)}`);
 
-  await call(run.client, run.client.kill, { vmiJson: Buffer.from(JSON.stringify(run.vmi)) });
+  await run.cmd.kill({ vmiJson: Buffer.from(JSON.stringify(run.vmi)) });
   assert.deepEqual(await run.container.exited, { code: 0, signal: null });
   assert.ok(run.monitorLogs().some((l) => l.msg === 'reaped orphan' && l['comm'] === vmQemu.comm && l['how'] === 'exited'), 'the VM\'s qemu was reaped too');
   assert.equal(findLog(run, 'monitor exiting')?.['exitCode'], 0);

@@ -9,7 +9,7 @@ import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd } from '@podvirt/proto';
 import { acceptsConnections, containerStatePaths, guestImage, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
-import { containerLeftovers, guestContainerDisks, guestVmi, UID } from './launcher-run.js';
+import { cmdCalls, containerLeftovers, guestContainerDisks, guestVmi, UID, type CmdCalls } from './launcher-run.js';
 import { childrenOf, type ProcStat } from './monitor-procfs.js';
 
 export interface MonitorRunOptions {
@@ -30,6 +30,7 @@ export interface MonitorRun {
   /** The monitor's pid on the host (PID 1 inside its namespace). */
   readonly monitorPid: number;
   readonly client: cmd.CmdClient;
+  readonly cmd: CmdCalls;
   readonly dir: string;
   readonly socketPath: string;
   readonly serialLog: string;
@@ -108,7 +109,7 @@ export async function startMonitorRun(t: TestContext, opts: MonitorRunOptions = 
   const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
   return {
-    container, monitorPid: container.pid, client, dir, socketPath, vmi, guest,
+    container, monitorPid: container.pid, client, cmd: cmdCalls(client), dir, socketPath, vmi, guest,
     serialLog: join(dir, 'private', UID, 'virt-serial0-log'),
     libvirtCacheDir: containerStatePaths(stateDir).varCacheLibvirt,
     logs,

@@ -1,10 +1,10 @@
-// The node API as promises. grpc-js knows neither promises nor AbortSignal: every call here
-// gets a deadline, an aborted signal becomes call.cancel(), and a failed status becomes a
-// typed error in exactly one place (#toError).
+// The node API as promises, through @podvirt/proto's promiseClient (deadline, AbortSignal →
+// call.cancel()); a failed status becomes a typed error in exactly one place (#toError).
 import * as grpc from '@grpc/grpc-js';
 import type { cmd } from '@podvirt/proto';
-import { node } from '@podvirt/proto';
+import { node, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { ConnectError } from './connect-error.js';
+import { DEFAULT_TIMEOUT_MS } from './defaults.js';
 import { NodeApiError, statusName } from './node-api-error.js';
 
 export interface CallOptions {
@@ -26,82 +26,61 @@ export interface NodeApi {
   list(request: node.ListRequest, options: CallOptions): Promise<node.ListResponse>;
 }
 
-type UnaryMethod<Req, Res> = (
-  request: Req,
-  metadata: grpc.Metadata,
-  options: Partial<grpc.CallOptions>,
-  callback: (error: grpc.ServiceError | null, response: Res) => void,
-) => grpc.ClientUnaryCall;
-
 export class NodeApiClient implements NodeApi {
   readonly #client: node.NodeClient;
+  readonly #calls: PromiseMethods<typeof node.NodeService>;
   // The socket path or host:port, for messages.
   readonly #target: string;
 
   constructor(address: string, credentials: grpc.ChannelCredentials, target: string) {
     this.#client = new node.NodeClient(address, credentials);
+    this.#calls = promiseClient(node.NodeService, this.#client, { timeoutMs: DEFAULT_TIMEOUT_MS, toError: (err) => this.#toError(err) });
     this.#target = target;
   }
 
   pause(vmi: node.VmiRef, options: CallOptions): Promise<node.OperationResponse> {
-    return this.#unary(this.#client.pause, vmi, options);
+    return this.#calls.pause(vmi, options);
   }
 
   unpause(vmi: node.VmiRef, options: CallOptions): Promise<node.OperationResponse> {
-    return this.#unary(this.#client.unpause, vmi, options);
+    return this.#calls.unpause(vmi, options);
   }
 
   freeze(request: node.FreezeRequest, options: CallOptions): Promise<node.OperationResponse> {
-    return this.#unary(this.#client.freeze, request, options);
+    return this.#calls.freeze(request, options);
   }
 
   unfreeze(vmi: node.VmiRef, options: CallOptions): Promise<node.OperationResponse> {
-    return this.#unary(this.#client.unfreeze, vmi, options);
+    return this.#calls.unfreeze(vmi, options);
   }
 
   softReboot(vmi: node.VmiRef, options: CallOptions): Promise<node.OperationResponse> {
-    return this.#unary(this.#client.softReboot, vmi, options);
+    return this.#calls.softReboot(vmi, options);
   }
 
   reset(vmi: node.VmiRef, options: CallOptions): Promise<node.OperationResponse> {
-    return this.#unary(this.#client.reset, vmi, options);
+    return this.#calls.reset(vmi, options);
   }
 
   guestOsInfo(vmi: node.VmiRef, options: CallOptions): Promise<cmd.GuestInfo> {
-    return this.#unary(this.#client.guestOsInfo, vmi, options);
+    return this.#calls.guestOsInfo(vmi, options);
   }
 
   userList(vmi: node.VmiRef, options: CallOptions): Promise<cmd.GuestUserList> {
-    return this.#unary(this.#client.userList, vmi, options);
+    return this.#calls.userList(vmi, options);
   }
 
   filesystemList(vmi: node.VmiRef, options: CallOptions): Promise<cmd.GuestFilesystemList> {
-    return this.#unary(this.#client.filesystemList, vmi, options);
+    return this.#calls.filesystemList(vmi, options);
   }
 
   list(request: node.ListRequest, options: CallOptions): Promise<node.ListResponse> {
-    return this.#unary(this.#client.list, request, options);
+    return this.#calls.list(request, options);
   }
 
   // Idempotent: grpc-js ignores a second close.
   close(): void {
     this.#client.close();
-  }
-
-  #unary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, { timeoutMs, signal }: CallOptions): Promise<Res> {
-    return new Promise<Res>((resolve, reject) => {
-      if (signal?.aborted === true) {
-        reject(new NodeApiError('CANCELLED', 'cancelled before the call started', { cause: signal.reason }));
-        return;
-      }
-      const onAbort = (): void => call.cancel();
-      const call = method.call(this.#client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
-        signal?.removeEventListener('abort', onAbort);
-        if (err === null) resolve(res);
-        else reject(this.#toError(err));
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   #toError(err: grpc.ServiceError): Error {

@@ -11,7 +11,7 @@ import type { EventApi } from './kube/event-api.js';
 import type { VmiApi } from './kube/vmi-api.js';
 import { VmiInformer } from './kube/vmi-informer.js';
 import type { LauncherTimeouts } from './launcher/launcher-client.js';
-import type { CallObserver } from './launcher/unary-call.js';
+import type { CallObserver } from '@podvirt/proto';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
 import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { node } from '@podvirt/proto';
+import { node, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { HandlerController } from '../src/handler-controller.js';
 import { NodeApiServer, type NodeApiTls } from '../src/node-api/node-api-server.js';
 import { nodeApiService } from '../src/node-api/node-api-service.js';
@@ -29,7 +29,8 @@ export interface NodeApiHarness {
   readonly server: NodeApiServer;
   readonly calls: string[];
   vmi(): VirtualMachineInstance;
-  call<Res>(method: keyof node.NodeClient & string, request: unknown, client?: node.NodeClient): Promise<Res>;
+  /** The node API's calls through @podvirt/proto's promise client, as podvirtctl makes them. */
+  readonly node: NodeCalls;
 }
 
 /** `tls` file names are relative to the harness dir, which `prepare` fills first. */
@@ -80,18 +81,15 @@ export async function nodeApiHarness(
   return {
     dir, kube, events, launcher, server, calls,
     vmi: () => kube.current(KEY) ?? assert.fail('VMI vanished'),
-    call: (method, request, via = client) => unary(via, method, request),
+    node: nodeCalls(client),
   };
 }
 
-export function unary<Res>(client: node.NodeClient, method: string, request: unknown): Promise<Res> {
-  const fn = (client as unknown as Record<string, grpc.requestCallback<Res> & ((...a: unknown[]) => unknown)>)[method];
-  if (fn === undefined) throw new Error(`no method ${method}`);
-  return new Promise<Res>((resolve, reject) => {
-    fn.call(client, request, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (err: grpc.ServiceError | null, res?: Res) =>
-      err === null ? resolve(res as Res) : reject(err),
-    );
-  });
+export type NodeCalls = PromiseMethods<typeof node.NodeService>;
+
+/** Failures stay grpc ServiceErrors, for tests that check the exact status. */
+export function nodeCalls(client: node.NodeClient): NodeCalls {
+  return promiseClient(node.NodeService, client, { timeoutMs: 5_000 });
 }
 
 /** Matches a gRPC failure by status code and a fragment of its details. */

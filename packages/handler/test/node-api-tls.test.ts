@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { node } from '@podvirt/proto';
-import { nodeApiHarness, unary } from './node-api-harness.js';
+import { nodeApiHarness, nodeCalls } from './node-api-harness.js';
 
 const run = promisify(execFile);
 const ALLOWED = ['CN=podvirtctl', 'URI:spiffe://podvirt.test/ops'];
@@ -24,7 +24,7 @@ test('TLS port: only certificates with clientAuth and an allowed identity get th
     const creds = grpc.credentials.createSsl(await pem('ca.crt'), name === undefined ? null : await pem(`${name}.key`), name === undefined ? null : await pem(`${name}.crt`));
     const client = new node.NodeClient(`localhost:${h.server.tlsPort}`, creds);
     t.after(() => client.close());
-    return unary<node.ListResponse>(client, 'list', { namespace: '' });
+    return nodeCalls(client).list({ namespace: '' });
   };
   const denied = (details: RegExp) => (err: grpc.ServiceError): boolean => {
     assert.equal(grpc.status[err.code], 'PERMISSION_DENIED', err.details);
@@ -40,7 +40,7 @@ test('TLS port: only certificates with clientAuth and an allowed identity get th
   await assert.rejects(list('no-eku'), denied(/lacks the clientAuth/));
   await assert.rejects(list(), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE);
   await assert.rejects(list('foreign'), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE);
-  assert.deepEqual((await h.call<node.ListResponse>('list', { namespace: '' })).vmis.map((v) => v.name), ['vm1'], 'the unix socket needs no certificate');
+  assert.deepEqual((await h.node.list({ namespace: '' })).vmis.map((v) => v.name), ['vm1'], 'the unix socket needs no certificate');
   assert.equal(h.launcher.calls.filter((c) => c === 'Pause').length, 0);
 });
 

@@ -7,7 +7,6 @@ import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { NODE_NAME_LABEL } from '@podvirt/api';
-import type { cmd, node } from '@podvirt/proto';
 import { eventually } from './eventually.js';
 import { makeVmi } from './fixtures.js';
 import { grpcFailure, KEY, nodeApiHarness, type NodeApiHarness } from './node-api-harness.js';
@@ -33,41 +32,41 @@ test('the socket is root-only: directory 0700, socket 0600, removed on close', a
 test('pause → condition Paused (PausedByUser) and Event Paused; pausing again is refused; unpause clears it', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h);
-  const res = await h.call<node.OperationResponse>('pause', REF);
+  const res = await h.node.pause(REF);
   assert.equal(res.uid, h.vmi().metadata.uid);
   await eventually(() => paused(h)?.reason === 'PausedByUser');
   assert.ok(h.events.reasons().includes('Paused'));
   assert.equal(h.vmi().status?.phase, 'Running', 'a paused VMI stays Running');
-  await assert.rejects(h.call('pause', REF), grpcFailure(status.FAILED_PRECONDITION, /VMI default\/vm1 is already paused/));
-  await assert.rejects(h.call('softReboot', REF), grpcFailure(status.FAILED_PRECONDITION, /is paused/));
+  await assert.rejects(h.node.pause(REF), grpcFailure(status.FAILED_PRECONDITION, /VMI default\/vm1 is already paused/));
+  await assert.rejects(h.node.softReboot(REF), grpcFailure(status.FAILED_PRECONDITION, /is paused/));
 
-  await h.call('unpause', REF);
+  await h.node.unpause(REF);
   await eventually(() => paused(h) === undefined);
   assert.ok(h.events.reasons().includes('Unpaused'));
-  await assert.rejects(h.call('unpause', REF), grpcFailure(status.FAILED_PRECONDITION, /is not paused/));
+  await assert.rejects(h.node.unpause(REF), grpcFailure(status.FAILED_PRECONDITION, /is not paused/));
   assert.deepEqual(h.calls.slice(0, 3), ['Pause OK', 'Pause FAILED_PRECONDITION', 'SoftReboot FAILED_PRECONDITION']);
 });
 
 test('freeze → fsFreezeStatus frozen; unfreeze thaws; an unfreeze timeout thaws by itself', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h);
-  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 0 });
+  await h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 0 });
   await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
-  await h.call('unfreeze', REF);
+  await h.node.unfreeze(REF);
   await eventually(() => h.vmi().status?.fsFreezeStatus === undefined);
 
-  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 1 });
+  await h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 1 });
   await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
   await eventually(() => h.vmi().status?.fsFreezeStatus === undefined, 3_000);
-  await assert.rejects(h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: -1 }), grpcFailure(status.INVALID_ARGUMENT, /unfreeze_timeout_seconds/));
-  await assert.rejects(h.call('freeze', { unfreezeTimeoutSeconds: 0 }), grpcFailure(status.INVALID_ARGUMENT, /^vmi\.namespace is required$/));
+  await assert.rejects(h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: -1 }), grpcFailure(status.INVALID_ARGUMENT, /unfreeze_timeout_seconds/));
+  await assert.rejects(h.node.freeze({ unfreezeTimeoutSeconds: 0 }), grpcFailure(status.INVALID_ARGUMENT, /^vmi\.namespace is required$/));
   assert.ok(!h.events.reasons().includes('!FreezeError'));
 });
 
 test('a failed freeze is a FreezeError Warning and the launcher\'s status reaches the caller', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h, false);
-  await assert.rejects(h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 0 }), grpcFailure(status.FAILED_PRECONDITION, /Freeze: no guest agent connected/));
+  await assert.rejects(h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 0 }), grpcFailure(status.FAILED_PRECONDITION, /Freeze: no guest agent connected/));
   await eventually(() => h.events.reasons().includes('!FreezeError'));
   const event = h.events.events.find((e) => e.reason === 'FreezeError');
   assert.match(event?.message ?? '', /no guest agent/);
@@ -76,56 +75,56 @@ test('a failed freeze is a FreezeError Warning and the launcher\'s status reache
 test('soft reboot and reset record SoftRebooted and Reset; soft reboot needs an agent or ACPI', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h, false);
-  await h.call('softReboot', REF);
-  await h.call('reset', REF);
+  await h.node.softReboot(REF);
+  await h.node.reset(REF);
   assert.deepEqual(h.launcher.calls.filter((c) => c === 'SoftReboot' || c === 'Reset'), ['SoftReboot', 'Reset']);
   await eventually(() => h.events.reasons().includes('SoftRebooted') && h.events.reasons().includes('Reset'));
 
   const noAcpi = await nodeApiHarness(t, { acpi: false });
   await running(noAcpi, false);
-  await assert.rejects(noAcpi.call('softReboot', REF), grpcFailure(status.FAILED_PRECONDITION, /neither a guest agent connected nor ACPI enabled/));
+  await assert.rejects(noAcpi.node.softReboot(REF), grpcFailure(status.FAILED_PRECONDITION, /neither a guest agent connected nor ACPI enabled/));
   await running(noAcpi, true);
-  await noAcpi.call('softReboot', REF);
+  await noAcpi.node.softReboot(REF);
 });
 
 test('operations on a VMI that is not running yet are refused', async (t) => {
   const h = await nodeApiHarness(t, { phase: 'Scheduled' });
   h.launcher.hang();
-  await assert.rejects(h.call('pause', REF), grpcFailure(status.FAILED_PRECONDITION, /VMI default\/vm1 is not running/));
-  await assert.rejects(h.call('reset', REF), grpcFailure(status.FAILED_PRECONDITION, /is not running/));
+  await assert.rejects(h.node.pause(REF), grpcFailure(status.FAILED_PRECONDITION, /VMI default\/vm1 is not running/));
+  await assert.rejects(h.node.reset(REF), grpcFailure(status.FAILED_PRECONDITION, /is not running/));
   h.launcher.resume();
 });
 
 test('a missing VMI is NOT_FOUND; one on another node is FAILED_PRECONDITION naming that node', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h);
-  await assert.rejects(h.call('pause', { namespace: 'default', name: 'ghost' }), grpcFailure(status.NOT_FOUND, /^VMI default\/ghost not found$/));
+  await assert.rejects(h.node.pause({ namespace: 'default', name: 'ghost' }), grpcFailure(status.NOT_FOUND, /^VMI default\/ghost not found$/));
   const elsewhere = makeVmi({ name: 'far', uid: 'uid-far' });
   elsewhere.metadata.labels = { [NODE_NAME_LABEL]: 'node02' };
   elsewhere.status = { ...elsewhere.status, nodeName: 'node02' };
   h.kube.create(elsewhere);
-  await assert.rejects(h.call('pause', { namespace: 'default', name: 'far' }), grpcFailure(status.FAILED_PRECONDITION, /runs on node node02, not on node01/));
-  await assert.rejects(h.call('guestOsInfo', { namespace: 'default', name: 'far' }), grpcFailure(status.FAILED_PRECONDITION, /node02/));
-  await assert.rejects(h.call('pause', { namespace: 'default', name: '' }), grpcFailure(status.INVALID_ARGUMENT, /^request\.name is required$/));
+  await assert.rejects(h.node.pause({ namespace: 'default', name: 'far' }), grpcFailure(status.FAILED_PRECONDITION, /runs on node node02, not on node01/));
+  await assert.rejects(h.node.guestOsInfo({ namespace: 'default', name: 'far' }), grpcFailure(status.FAILED_PRECONDITION, /node02/));
+  await assert.rejects(h.node.pause({ namespace: 'default', name: '' }), grpcFailure(status.INVALID_ARGUMENT, /^request\.name is required$/));
   assert.equal(h.kube.current(KEY)?.status?.conditions?.some((c) => c.type === 'Paused'), false, 'nothing else disturbed');
 });
 
 test('guest info, users and filesystems need the agent; List shows this node\'s VMIs with their domains', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h, false);
-  await assert.rejects(h.call('userList', REF), grpcFailure(status.FAILED_PRECONDITION, /has no guest agent connected/));
+  await assert.rejects(h.node.userList(REF), grpcFailure(status.FAILED_PRECONDITION, /has no guest agent connected/));
   h.launcher.setDomain({ agentConnected: true });
   await eventually(() => h.vmi().status?.conditions?.some((c) => c.type === 'AgentConnected') === true);
-  assert.equal((await h.call<cmd.GuestInfo>('guestOsInfo', REF)).hostname, 'fake-guest');
-  assert.deepEqual((await h.call<cmd.GuestUserList>('userList', REF)).users.map((u) => u.userName), ['root']);
-  assert.deepEqual((await h.call<cmd.GuestFilesystemList>('filesystemList', REF)).filesystems.map((f) => f.mountPoint), ['/']);
+  assert.equal((await h.node.guestOsInfo(REF)).hostname, 'fake-guest');
+  assert.deepEqual((await h.node.userList(REF)).users.map((u) => u.userName), ['root']);
+  assert.deepEqual((await h.node.filesystemList(REF)).filesystems.map((f) => f.mountPoint), ['/']);
 
-  const list = await h.call<node.ListResponse>('list', { namespace: '' });
+  const list = await h.node.list({ namespace: '' });
   assert.deepEqual(list.vmis, [{
     namespace: 'default', name: 'vm1', uid: h.vmi().metadata.uid, phase: 'Running', nodeName: 'node01',
     domainState: 'Running', domainReason: 'Booted', paused: false, agentConnected: true, fsFreezeStatus: '',
   }]);
-  assert.deepEqual((await h.call<node.ListResponse>('list', { namespace: 'other' })).vmis, []);
+  assert.deepEqual((await h.node.list({ namespace: 'other' })).vmis, []);
 });
 
 test('a launcher that is gone makes the call fail (UNAVAILABLE, DEADLINE_EXCEEDED, or not running once seen gone), not hang', async (t) => {
@@ -133,18 +132,18 @@ test('a launcher that is gone makes the call fail (UNAVAILABLE, DEADLINE_EXCEEDE
   await running(h);
   await h.launcher.close();
   const codes: number[] = [status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.FAILED_PRECONDITION];
-  await assert.rejects(h.call('pause', REF), (err: { code: number }) => codes.includes(err.code));
+  await assert.rejects(h.node.pause(REF), (err: { code: number }) => codes.includes(err.code));
 });
 
 test('back-to-back pause, unpause, pause: each call sees the previous one (read-your-writes)', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h);
   for (let i = 0; i < 3; i++) {
-    await h.call('pause', REF);
-    await h.call('unpause', REF);
+    await h.node.pause(REF);
+    await h.node.unpause(REF);
   }
-  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 0 });
-  await h.call('unfreeze', REF);
+  await h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 0 });
+  await h.node.unfreeze(REF);
   assert.deepEqual(h.calls.filter((c) => !c.endsWith(' OK')), []);
   await eventually(() => paused(h) === undefined && h.vmi().status?.fsFreezeStatus === undefined);
 });
@@ -160,13 +159,13 @@ test('namespace and name are checked as Kubernetes does before use, and never ec
     return true;
   };
   for (const name of ['.', '..', 'Vm1', 'a/b', 'vm1/../x', '-x', 'x'.repeat(254), 'y'.repeat(1_000_000)]) {
-    await assert.rejects(h.call('pause', { namespace: 'default', name }), refused(/^request\.name .* is not a valid VMI name/));
+    await assert.rejects(h.node.pause({ namespace: 'default', name }), refused(/^request\.name .* is not a valid VMI name/));
   }
   for (const namespace of ['.', 'Default', 'a.b', 'n'.repeat(64), 'z'.repeat(100_000)]) {
-    await assert.rejects(h.call('guestOsInfo', { namespace, name: 'vm1' }), refused(/^request\.namespace .* is not a valid namespace/));
-    await assert.rejects(h.call('list', { namespace }), refused(/^namespace .* is not a valid namespace/));
+    await assert.rejects(h.node.guestOsInfo({ namespace, name: 'vm1' }), refused(/^request\.namespace .* is not a valid namespace/));
+    await assert.rejects(h.node.list({ namespace }), refused(/^namespace .* is not a valid namespace/));
   }
-  await assert.rejects(h.call('freeze', { vmi: { namespace: 'default', name: '..' }, unfreezeTimeoutSeconds: 0 }), refused(/^vmi\.name/));
+  await assert.rejects(h.node.freeze({ vmi: { namespace: 'default', name: '..' }, unfreezeTimeoutSeconds: 0 }), refused(/^vmi\.name/));
   assert.equal(h.kube.gets, 0, 'nothing reached the API server');
   assert.equal(h.vmi().status?.fsFreezeStatus, undefined);
 });
@@ -175,11 +174,11 @@ test('an unfreeze timeout beyond Node\'s timer range is refused, not thawed at o
   const h = await nodeApiHarness(t);
   await running(h);
   for (const seconds of [2_147_484, 2_147_483_647]) {
-    await assert.rejects(h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: seconds }),
+    await assert.rejects(h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: seconds }),
       grpcFailure(status.INVALID_ARGUMENT, /^unfreeze_timeout_seconds must be a whole number from 0 .* to 2147483 \(about 24 days\), got \d+$/));
   }
   assert.deepEqual(h.launcher.calls.filter((c) => c === 'Freeze'), []);
-  await h.call('freeze', { vmi: REF, unfreezeTimeoutSeconds: 2_147_483 });
+  await h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 2_147_483 });
   await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
-  await h.call('unfreeze', REF);
+  await h.node.unfreeze(REF);
 });

@@ -4,14 +4,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { waitForEnd } from '../src/domain/wait-for-end.js';
-import { call, harness, vmiRequest, watchUntil } from './harness.js';
+import { harness, vmiRequest, watchUntil } from './harness.js';
 
 test('graceful shutdown: marked on the domain, guest powers off, domain is gone', async (t) => {
   const h = await harness(t);
-  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
   h.fake().acpiObeyed = false;
   assert.equal(h.manager.beginGracefulShutdown(), true);
-  const marked = (await call(h.client, h.client.getDomain, {})).domain;
+  const marked = (await h.cmd.getDomain({})).domain;
   assert.equal(marked?.gracefulShutdown?.started, true);
   assert.equal(marked?.gracefulShutdown?.gracePeriodSeconds, 30);
   await new Promise((r) => setTimeout(r, 250));
@@ -24,10 +24,10 @@ test('graceful shutdown: marked on the domain, guest powers off, domain is gone'
 
 test('a guest that ignores the power button is destroyed at the grace deadline', async (t) => {
   const h = await harness(t, { gracePeriodMs: 400 });
-  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
   h.fake().acpiObeyed = false;
   const started = Date.now();
-  await call(h.client, h.client.shutdown, vmiRequest(h.vmi));
+  await h.cmd.shutdown(vmiRequest(h.vmi));
   const gone = await h.manager.tracker.gone;
   const took = Date.now() - started;
   assert.equal(`${gone?.state}/${gone?.reason}`, 'Shutoff/Destroyed');
@@ -37,17 +37,17 @@ test('a guest that ignores the power button is destroyed at the grace deadline',
 
 test('a crash is reported and ends the domain; sync does not restart it', async (t) => {
   const h = await harness(t);
-  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
   h.fake().setState('SHUTOFF', 'CRASHED', ['STOPPED', 'FAILED']);
   const gone = await h.manager.tracker.gone;
   assert.equal(`${gone?.state}/${gone?.reason}/${gone?.deleted}`, 'Shutoff/Crashed/true');
-  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
   assert.equal(h.fake().calls.filter((c) => c === 'create').length, 1);
 });
 
 test('the libvirt daemon dies: reconnect, state re-read, events flow again, nothing leaks', async (t) => {
   const h = await harness(t);
-  await call(h.client, h.client.sync, vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
   const first = h.fake();
   first.kill();
   while (h.fakes.length < 2) await new Promise((r) => setTimeout(r, 5));
@@ -57,7 +57,7 @@ test('the libvirt daemon dies: reconnect, state re-read, events flow again, noth
   h.fake().setState('PAUSED', 'IOERROR', ['SUSPENDED', 'IOERROR']);
   const last = (await resumed).at(-1);
   assert.equal(last?.event?.$case === 'domain' && last.event.value.reason, 'IOError');
-  await call(h.client, h.client.unpause, vmiRequest(h.vmi));
+  await h.cmd.unpause(vmiRequest(h.vmi));
   assert.equal(h.fake().status?.state, 'RUNNING');
 });
 
@@ -66,7 +66,7 @@ test('told to stop before the domain ever ran, the launcher ends at once instead
   const log = pino({ level: 'silent' });
   // A Sync that defined the domain but failed to start it leaves it defined and shut off.
   h.fake().failures.set('create', new Error('internal error: qemu unexpectedly closed the monitor'));
-  await assert.rejects(call(h.client, h.client.sync, vmiRequest(h.vmi)));
+  await assert.rejects(h.cmd.sync(vmiRequest(h.vmi)));
   assert.equal(h.fake().status?.state, 'SHUTOFF');
   const stop = new AbortController();
   const ended = waitForEnd({ manager: h.manager, hub: h.hub, log, qemuTimeoutMs: 600_000, finalFlushMs: 1_000 }, stop.signal);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { cmd } from '@podvirt/proto';
+import { cmd, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { pino } from 'pino';
 import { convertVmi } from '../src/convert/convert-vmi.js';
 import type { PrepareStep } from '../src/convert/prepare-step.js';
@@ -25,6 +25,8 @@ export interface Harness {
   readonly hub: WatchHub;
   readonly server: CmdServer;
   readonly client: cmd.CmdClient;
+  /** The Cmd service's unary calls through @podvirt/proto's promise client, 5 s deadline by default. */
+  readonly cmd: PromiseMethods<typeof cmd.CmdService>;
   readonly prepared: PrepareStep[];
   /** The VMI as the handler sends it. */
   readonly vmi: VirtualMachineInstance;
@@ -79,20 +81,11 @@ export async function harness(t: TestContext, opts: { gracePeriodMs?: number } =
     if (f === undefined) throw new Error('no connection yet');
     return f;
   };
-  return { fakes, fake, manager, hub, server, client, prepared, vmi: rawVmi({}, { devices: { autoattachGraphicsDevice: false } }), dir };
+  return { fakes, fake, manager, hub, server, client, cmd: promiseClient(cmd.CmdService, client, { timeoutMs: 5_000 }), prepared, vmi: rawVmi({}, { devices: { autoattachGraphicsDevice: false } }), dir };
 }
 
 export function vmiRequest(vmi: unknown): cmd.VmiRequest {
   return { vmiJson: Buffer.from(JSON.stringify(vmi)) };
-}
-
-type Unary<Req, Res> = (req: Req, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => unknown;
-
-/** Promise form of a unary call with a deadline. */
-export function call<Req, Res>(client: cmd.CmdClient, method: Unary<Req, Res>, req: Req, deadlineMs = 5_000): Promise<Res> {
-  return new Promise((resolve, reject) =>
-    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(err) : resolve(res))),
-  );
 }
 
 /** Collects WatchDomain events until `until` returns true for the list so far. */

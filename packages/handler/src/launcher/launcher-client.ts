@@ -2,9 +2,9 @@
 // opened only after Ping answers and Info names a Cmd version both sides speak.
 
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, highestCommonVersion } from '@podvirt/proto';
+import { CMD_VERSIONS, cmd, highestCommonVersion, promiseClient, type CallObserver, type PromiseMethods } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
-import { unaryCall, type CallObserver, type UnaryMethod } from './unary-call.js';
+import { fromServiceError } from './grpc-error.js';
 
 export interface LauncherTimeouts {
   /** Ping, Info and GetDomain: KubeVirt's short client timeout is 5 s. */
@@ -25,34 +25,39 @@ export interface ConnectOptions {
   readonly observe?: CallObserver;
 }
 
-type VmiCall = 'shutdown' | 'kill' | 'delete' | 'pause' | 'unpause' | 'unfreeze' | 'softReboot' | 'reset';
+type CmdCalls = PromiseMethods<typeof cmd.CmdService>;
 
 export class LauncherClient {
   readonly socketPath: string;
   readonly version: number;
   readonly info: cmd.InfoResponse;
   readonly #client: cmd.CmdClient;
+  readonly #calls: CmdCalls;
   readonly #timeouts: LauncherTimeouts;
-  readonly #observe: CallObserver | undefined;
   #closed = false;
 
-  private constructor(socketPath: string, client: cmd.CmdClient, info: cmd.InfoResponse, version: number, options: ConnectOptions) {
+  private constructor(socketPath: string, client: cmd.CmdClient, calls: CmdCalls, info: cmd.InfoResponse, version: number, timeouts: LauncherTimeouts) {
     this.socketPath = socketPath;
     this.#client = client;
+    this.#calls = calls;
     this.info = info;
     this.version = version;
-    this.#timeouts = options.timeouts ?? DEFAULT_LAUNCHER_TIMEOUTS;
-    this.#observe = options.observe;
+    this.#timeouts = timeouts;
   }
 
   /** Dials, pings and negotiates; closes the channel again when any step fails. */
   static async connect(socketPath: string, options: ConnectOptions = {}): Promise<LauncherClient> {
     const timeouts = options.timeouts ?? DEFAULT_LAUNCHER_TIMEOUTS;
     const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
-    const limits = { timeoutMs: timeouts.shortMs, signal: options.signal, observe: options.observe };
+    const calls = promiseClient(cmd.CmdService, client, {
+      timeoutMs: timeouts.shortMs,
+      toError: fromServiceError,
+      ...(options.observe ? { observe: options.observe } : {}),
+    });
+    const first = { signal: options.signal };
     try {
-      await unaryCall('Ping', bind<cmd.Empty, cmd.Empty>(client, client.ping), {}, limits);
-      const info = await unaryCall('Info', bind<cmd.InfoRequest, cmd.InfoResponse>(client, client.info), { clientVersions: [...CMD_VERSIONS] }, limits);
+      await calls.ping({}, first);
+      const info = await calls.info({ clientVersions: [...CMD_VERSIONS] }, first);
       const version = highestCommonVersion(CMD_VERSIONS, info.supportedVersions);
       if (version === undefined) {
         throw new HandlerError(
@@ -60,7 +65,7 @@ export class LauncherClient {
           `launcher speaks Cmd versions [${info.supportedVersions.join(', ')}], this handler [${CMD_VERSIONS.join(', ')}]`,
         );
       }
-      return new LauncherClient(socketPath, client, info, version, options);
+      return new LauncherClient(socketPath, client, calls, info, version, timeouts);
     } catch (err) {
       client.close();
       throw err;
@@ -68,67 +73,66 @@ export class LauncherClient {
   }
 
   ping(signal?: AbortSignal): Promise<void> {
-    return unaryCall('Ping', bind<cmd.Empty, cmd.Empty>(this.#client, this.#client.ping), {}, this.#short(signal)).then(() => undefined);
+    return this.#calls.ping({}, { signal }).then(() => undefined);
   }
 
   async getDomain(signal?: AbortSignal): Promise<cmd.Domain | undefined> {
-    const res = await unaryCall('GetDomain', bind<cmd.Empty, cmd.GetDomainResponse>(this.#client, this.#client.getDomain), {}, this.#short(signal));
+    const res = await this.#calls.getDomain({}, { signal });
     return res.domain;
   }
 
   /** Returns the domain as the launcher left it after the sync. */
   async sync(vmiJson: Buffer, signal?: AbortSignal): Promise<cmd.Domain | undefined> {
-    const res = await unaryCall('Sync', bind<cmd.VmiRequest, cmd.SyncResponse>(this.#client, this.#client.sync), { vmiJson }, this.#long(signal));
+    const res = await this.#calls.sync({ vmiJson }, this.#long(signal));
     return res.domain;
   }
 
   shutdown(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('shutdown', 'Shutdown', vmiJson, signal);
+    return this.#calls.shutdown({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   kill(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('kill', 'Kill', vmiJson, signal);
+    return this.#calls.kill({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   delete(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('delete', 'Delete', vmiJson, signal);
+    return this.#calls.delete({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   pause(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('pause', 'Pause', vmiJson, signal);
+    return this.#calls.pause({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   unpause(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('unpause', 'Unpause', vmiJson, signal);
+    return this.#calls.unpause({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   async freeze(vmiJson: Buffer, unfreezeTimeoutSeconds: number, signal?: AbortSignal): Promise<void> {
-    const method = bind<cmd.FreezeRequest, cmd.Empty>(this.#client, this.#client.freeze);
-    await unaryCall('Freeze', method, { vmiJson, unfreezeTimeoutSeconds }, { timeoutMs: FREEZE_TIMEOUT_MS, signal, observe: this.#observe });
+    await this.#calls.freeze({ vmiJson, unfreezeTimeoutSeconds }, { timeoutMs: FREEZE_TIMEOUT_MS, signal });
   }
 
   unfreeze(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('unfreeze', 'Unfreeze', vmiJson, signal);
+    return this.#calls.unfreeze({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   softReboot(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('softReboot', 'SoftReboot', vmiJson, signal);
+    return this.#calls.softReboot({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   reset(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#vmiCall('reset', 'Reset', vmiJson, signal);
+    return this.#calls.reset({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
   getGuestInfo(signal?: AbortSignal): Promise<cmd.GuestInfo> {
-    return unaryCall('GetGuestInfo', bind<cmd.Empty, cmd.GuestInfo>(this.#client, this.#client.getGuestInfo), {}, this.#short(signal));
+    return this.#calls.getGuestInfo({}, { signal });
   }
 
   getUsers(signal?: AbortSignal): Promise<cmd.GuestUserList> {
-    return unaryCall('GetUsers', bind<cmd.Empty, cmd.GuestUserList>(this.#client, this.#client.getUsers), {}, this.#short(signal));
+    return this.#calls.getUsers({}, { signal });
   }
 
   getFilesystems(signal?: AbortSignal): Promise<cmd.GuestFilesystemList> {
-    return unaryCall('GetFilesystems', bind<cmd.Empty, cmd.GuestFilesystemList>(this.#client, this.#client.getFilesystems), {}, this.#short(signal));
+    return this.#calls.getFilesystems({}, { signal });
   }
 
   /** The server stream of domain snapshots and notices; the caller cancels it. */
@@ -147,23 +151,7 @@ export class LauncherClient {
     this.#client.close();
   }
 
-  async #vmiCall(method: VmiCall, name: string, vmiJson: Buffer, signal: AbortSignal | undefined): Promise<void> {
-    const fn = this.#client[method] as UnaryMethod<cmd.VmiRequest, cmd.Empty>;
-    await unaryCall(name, bind(this.#client, fn), { vmiJson }, this.#long(signal));
-  }
-
-  #short(signal: AbortSignal | undefined) {
-    return { timeoutMs: this.#timeouts.shortMs, signal, observe: this.#observe };
-  }
-
   #long(signal: AbortSignal | undefined) {
-    return { timeoutMs: this.#timeouts.longMs, signal, observe: this.#observe };
+    return { timeoutMs: this.#timeouts.longMs, signal };
   }
-}
-
-// The generated client's methods are overloaded; binding through the 4-argument form keeps
-// `this` and gives unaryCall one signature to work with.
-function bind<Req, Res>(client: cmd.CmdClient, method: unknown): UnaryMethod<Req, Res> {
-  const fn = method as UnaryMethod<Req, Res>;
-  return (req, metadata, options, callback) => fn.call(client, req, metadata, options, callback);
 }

@@ -3,7 +3,7 @@
 // allowances, and the domain cache they all feed.
 
 import type { VirtualMachineInstance } from '@podvirt/api';
-import type { cmd } from '@podvirt/proto';
+import type { CallObserver, cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { LauncherRecords } from '../ghost-records/ghost-record.js';
 import { launcherUnresponsiveMark, markLauncherUnresponsive } from '../ghost-records/unresponsive-marker.js';
@@ -15,7 +15,6 @@ import { isLauncherGone, LauncherConnection, type LauncherGone } from './launche
 import { LauncherState } from './launcher-state.js';
 import { discoverLauncherSocket, isSocket, type SocketDiscovery } from './socket-discovery.js';
 import { probeSocket } from './socket-probe.js';
-import type { CallObserver } from './unary-call.js';
 
 // KubeVirt gives a launcher whose pod exists but whose socket does not 3 minutes to appear.
 export const DEFAULT_INIT_TIMEOUT_MS = 180_000;
