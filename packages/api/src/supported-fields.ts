@@ -46,6 +46,17 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
           serial: true,
           cache: true,
         },
+        interfaces: {
+          name: true,
+          bridge: {},
+          masquerade: {},
+          model: true,
+          macAddress: true,
+          bootOrder: true,
+          pciAddress: true,
+          ports: { name: true, protocol: true, port: true },
+        },
+        autoattachPodInterface: true,
         rng: {},
         watchdog: { name: true, i6300esb: { action: true } },
         autoattachSerialConsole: true,
@@ -53,6 +64,7 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
         autoattachGraphicsDevice: true,
       },
     },
+    networks: { name: true, pod: { vmNetworkCIDR: true } },
     volumes: {
       name: true,
       containerDisk: { image: true, path: true, imagePullPolicy: true },
@@ -72,34 +84,3 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
     nodeSelector: 'any',
   },
 };
-
-/**
- * Interfaces and pod networks are typed and validated, but no launcher wires a guest NIC yet,
- * so they are not in SUPPORTED_VMI_FIELDS. A caller that does wire them passes this tree.
- */
-export const SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK: FieldTree = withPodNetwork(SUPPORTED_VMI_FIELDS);
-
-function withPodNetwork(tree: FieldTree): FieldTree {
-  if (typeof tree !== 'object') return tree;
-  const spec = tree['spec'];
-  const domain = typeof spec === 'object' ? spec['domain'] : undefined;
-  const devices = typeof domain === 'object' ? domain['devices'] : undefined;
-  if (typeof spec !== 'object' || typeof domain !== 'object' || typeof devices !== 'object') return tree;
-  const interfaces = {
-    name: true,
-    bridge: {},
-    masquerade: {},
-    model: true,
-    macAddress: true,
-    bootOrder: true,
-    ports: { name: true, protocol: true, port: true },
-  } as const;
-  return {
-    ...tree,
-    spec: {
-      ...spec,
-      domain: { ...domain, devices: { ...devices, interfaces } },
-      networks: { name: true, pod: { vmNetworkCIDR: true } },
-    },
-  };
-}

@@ -6,6 +6,7 @@ const BINDINGS = ['bridge', 'masquerade', 'sriov', 'slirp', 'macvtap', 'passt', 
 const MODELS = ['e1000', 'e1000e', 'igb', 'ne2k_pci', 'pcnet', 'rtl8139', 'virtio'] as const;
 const MAC_RE = /^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/;
 const NETWORK_SOURCES = ['pod', 'multus'];
+const PCI_RE = /^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 
 /** Requires a name and reports a second item with the same one. */
 function checkUniqueName(v: Validation, path: string, item: RawObject, seen: Map<string, string>, parent: string): void {
@@ -43,6 +44,12 @@ export function validateInterfaces(v: Validation, path: string, value: unknown):
     const mac = v.string(fieldPath(at, 'macAddress'), iface['macAddress']);
     if (mac !== undefined && mac !== '' && !MAC_RE.test(mac)) {
       v.add(fieldPath(at, 'macAddress'), 'Invalid', `${JSON.stringify(mac)} is not a MAC address such as de:ad:00:00:be:af`);
+    } else if (mac !== undefined && mac !== '' && (parseInt(mac.slice(0, 2), 16) & 1) === 1) {
+      v.add(fieldPath(at, 'macAddress'), 'Invalid', `${JSON.stringify(mac)} is a multicast address; a NIC needs a unicast one (even first octet)`);
+    }
+    const pci = v.string(fieldPath(at, 'pciAddress'), iface['pciAddress']);
+    if (pci !== undefined && !PCI_RE.test(pci)) {
+      v.add(fieldPath(at, 'pciAddress'), 'Invalid', `${JSON.stringify(pci)} is not a PCI address such as 0000:81:01.0`);
     }
     v.integer(fieldPath(at, 'bootOrder'), iface['bootOrder'], 1);
     validatePorts(v, fieldPath(at, 'ports'), iface['ports']);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findUnsupportedFields, SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK } from '../src/index.js';
+import { findUnsupportedFields } from '../src/index.js';
 import { ephemeralVmi, fullVmi, masqueradeVmi, setPath, type Json } from './fixtures.js';
 
 type Row = [title: string, base: () => Json, changes: [string, unknown][], expected: string[]];
@@ -11,7 +11,9 @@ const DEV = 'spec.domain.devices';
 const ROWS: Row[] = [
   ['a GPU', ephemeralVmi, [[`${DEV}.gpus`, [{ name: 'gpu1', deviceName: 'nvidia.com/GP102' }]]], [`${DEV}.gpus[0]`]],
   ['host devices', ephemeralVmi, [[`${DEV}.hostDevices`, [{ name: 'h', deviceName: 'x' }, { name: 'i', deviceName: 'y' }]]], [`${DEV}.hostDevices[0]`]],
-  ['a pod network (no launcher wires NICs)', masqueradeVmi, [], [`${DEV}.interfaces[0]`, 'spec.networks[0]']],
+  ['a multus network', masqueradeVmi, [['spec.networks.0.multus', { networkName: 'other' }]], ['spec.networks[0].multus']],
+  ['slirp, passt and binding plugins', masqueradeVmi, [[`${DEV}.interfaces.0.slirp`, {}]], [`${DEV}.interfaces[0].slirp`]],
+  ['dhcpOptions', masqueradeVmi, [[`${DEV}.interfaces.0.dhcpOptions`, { bootFileName: 'x' }]], [`${DEV}.interfaces[0].dhcpOptions`]],
   ['a lun', ephemeralVmi, [[`${DEV}.disks.0.disk`, undefined], [`${DEV}.disks.0.lun`, {}]], [`${DEV}.disks[0].lun`]],
   ['a disk pci address', ephemeralVmi, [[`${DEV}.disks.0.disk.pciAddress`, '0000:81:01.1']], [`${DEV}.disks[0].disk.pciAddress`]],
   ['a dedicated IO thread', ephemeralVmi, [[`${DEV}.disks.0.dedicatedIOThread`, true]], [`${DEV}.disks[0].dedicatedIOThread`]],
@@ -75,11 +77,11 @@ describe('findUnsupportedFields', () => {
     });
   }
 
-  it('accepts a pod network with the wider allow-list', () => {
-    assert.deepEqual(findUnsupportedFields(masqueradeVmi(), SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK), []);
+  it('accepts a pod network; other bindings stay refused by name', () => {
+    assert.deepEqual(findUnsupportedFields(masqueradeVmi()), []);
     const sriov = setPath(masqueradeVmi(), 'spec.domain.devices.interfaces.0.sriov', {});
     assert.deepEqual(
-      findUnsupportedFields(sriov, SUPPORTED_VMI_FIELDS_WITH_POD_NETWORK).map((error) => error.field),
+      findUnsupportedFields(sriov).map((error) => error.field),
       ['spec.domain.devices.interfaces[0].sriov'],
     );
   });

@@ -7,3 +7,4 @@ export { runLauncher, type LauncherOptions, type LibvirtDirs } from './launcher.
 export { INIT_SOCKET, READY_SOCKET } from './server/cmd-server.js';
 export { toKubevirtState, type KubevirtState } from './domain/state-map.js';
 export { LIBVIRTD, VIRTQEMUD, daemonConf, qemuConf, type DaemonKind } from './daemon/daemon-config.js';
+export { PodNetworkSetup, type NetworkedVmi, type PodNetworkSetupOptions } from './network/pod-network-setup.js';

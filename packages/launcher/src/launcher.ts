@@ -21,6 +21,7 @@ import { restrictSockets } from './host/restrict-sockets.js';
 import { toolVersion } from './host/tool-versions.js';
 import { FileTail } from './logs/file-tail.js';
 import { HostDisks } from './prepare/host-disks.js';
+import { PodNetworkSetup } from './network/pod-network-setup.js';
 import { prepareFiles } from './prepare/prepare-files.js';
 import { CmdServer } from './server/cmd-server.js';
 
@@ -87,10 +88,19 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
 
     const hostDisks = new HostDisks({ roots: flags.hostDiskDirs, pid: o.pid });
     cleanups.push(() => hostDisks.close());
+    const network = new PodNetworkSetup({
+      log,
+      stateDir: join(flags.privateDir, uid),
+      onAttached: (nics) => {
+        manager.tracker.meta.domainInterfaces = nics.map((n) => ({ name: n.ifaceName, mac: n.mac, ipAddresses: [...n.reportedIPs], podInterfaceName: n.podInterfaceName, queueCount: 1 }));
+        void manager.tracker.refresh();
+      },
+    });
+    cleanups.push(() => network.close());
     const hub = new WatchHub();
     const manager = new DomainManager({
       conn, identity, hub, log,
-      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, nodeFactsOnce(socketPath, emulator, log)),
+      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, network, nodeFactsOnce(socketPath, emulator, log)),
       prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
       acpiEnabled,
       afterStart: async () => {

@@ -107,6 +107,19 @@ export interface Domain {
   machine: string;
   /** Milliseconds since the epoch of the change this snapshot reflects. */
   observedAtMs: number;
+  /** The guest NICs as the domain has them (the launcher's network set-up), one per VMI interface. */
+  domainInterfaces: DomainInterface[];
+}
+
+export interface DomainInterface {
+  /** The VMI interface's name (the domain alias without its "ua-" prefix). */
+  name: string;
+  mac: string;
+  /** masquerade: the pod's IPs; bridge: the IPs handed to the guest. */
+  ipAddresses: string[];
+  /** The pod interface the NIC is connected through (eth0). */
+  podInterfaceName: string;
+  queueCount: number;
 }
 
 export interface GracefulShutdown {
@@ -965,6 +978,7 @@ function createBaseDomain(): Domain {
     fsFreezeStatus: "",
     machine: "",
     observedAtMs: 0,
+    domainInterfaces: [],
   };
 }
 
@@ -1017,6 +1031,9 @@ export const Domain: MessageFns<Domain> = {
     }
     if (message.observedAtMs !== 0) {
       writer.uint32(128).int64(message.observedAtMs);
+    }
+    for (const v of message.domainInterfaces) {
+      DomainInterface.encode(v!, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -1162,6 +1179,14 @@ export const Domain: MessageFns<Domain> = {
             message.observedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.domainInterfaces.push(DomainInterface.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1226,6 +1251,11 @@ export const Domain: MessageFns<Domain> = {
         : isSet(object.observed_at_ms)
         ? globalThis.Number(object.observed_at_ms)
         : 0,
+      domainInterfaces: globalThis.Array.isArray(object?.domainInterfaces)
+        ? object.domainInterfaces.map((e: any) => DomainInterface.fromJSON(e))
+        : globalThis.Array.isArray(object?.domain_interfaces)
+        ? object.domain_interfaces.map((e: any) => DomainInterface.fromJSON(e))
+        : [],
     };
   },
 
@@ -1279,6 +1309,9 @@ export const Domain: MessageFns<Domain> = {
     if (message.observedAtMs !== 0) {
       obj.observedAtMs = Math.round(message.observedAtMs);
     }
+    if (message.domainInterfaces?.length) {
+      obj.domainInterfaces = message.domainInterfaces.map((e) => DomainInterface.toJSON(e));
+    }
     return obj;
   },
 
@@ -1307,6 +1340,152 @@ export const Domain: MessageFns<Domain> = {
     message.fsFreezeStatus = object.fsFreezeStatus ?? "";
     message.machine = object.machine ?? "";
     message.observedAtMs = object.observedAtMs ?? 0;
+    message.domainInterfaces = object.domainInterfaces?.map((e) => DomainInterface.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDomainInterface(): DomainInterface {
+  return { name: "", mac: "", ipAddresses: [], podInterfaceName: "", queueCount: 0 };
+}
+
+export const DomainInterface: MessageFns<DomainInterface> = {
+  encode(message: DomainInterface, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.mac !== "") {
+      writer.uint32(18).string(message.mac);
+    }
+    for (const v of message.ipAddresses) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.podInterfaceName !== "") {
+      writer.uint32(34).string(message.podInterfaceName);
+    }
+    if (message.queueCount !== 0) {
+      writer.uint32(40).uint32(message.queueCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DomainInterface {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDomainInterface();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.mac = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.ipAddresses.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.podInterfaceName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.queueCount = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DomainInterface {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      mac: isSet(object.mac) ? globalThis.String(object.mac) : "",
+      ipAddresses: globalThis.Array.isArray(object?.ipAddresses)
+        ? object.ipAddresses.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.ip_addresses)
+        ? object.ip_addresses.map((e: any) => globalThis.String(e))
+        : [],
+      podInterfaceName: isSet(object.podInterfaceName)
+        ? globalThis.String(object.podInterfaceName)
+        : isSet(object.pod_interface_name)
+        ? globalThis.String(object.pod_interface_name)
+        : "",
+      queueCount: isSet(object.queueCount)
+        ? globalThis.Number(object.queueCount)
+        : isSet(object.queue_count)
+        ? globalThis.Number(object.queue_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: DomainInterface): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.mac !== "") {
+      obj.mac = message.mac;
+    }
+    if (message.ipAddresses?.length) {
+      obj.ipAddresses = message.ipAddresses;
+    }
+    if (message.podInterfaceName !== "") {
+      obj.podInterfaceName = message.podInterfaceName;
+    }
+    if (message.queueCount !== 0) {
+      obj.queueCount = Math.round(message.queueCount);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DomainInterface>): DomainInterface {
+    return DomainInterface.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DomainInterface>): DomainInterface {
+    const message = createBaseDomainInterface();
+    message.name = object.name ?? "";
+    message.mac = object.mac ?? "";
+    message.ipAddresses = object.ipAddresses?.map((e) => e) || [];
+    message.podInterfaceName = object.podInterfaceName ?? "";
+    message.queueCount = object.queueCount ?? 0;
     return message;
   },
 };

@@ -40,6 +40,8 @@ export interface Interface {
   model?: string;
   macAddress?: string;
   bootOrder?: number;
+  /** `0000:81:01.0`: the guest PCI slot of the NIC. */
+  pciAddress?: string;
   ports?: Port[];
 }
 
@@ -61,6 +63,8 @@ export interface Devices {
   /** Presence attaches a virtio RNG fed from the host's /dev/urandom. */
   rng?: Record<string, never>;
   watchdog?: Watchdog;
+  /** False: no pod network interface is added when the VMI names none. */
+  autoattachPodInterface?: boolean;
   autoattachSerialConsole?: boolean;
   autoattachMemBalloon?: boolean;
   autoattachGraphicsDevice?: boolean;

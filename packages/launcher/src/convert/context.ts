@@ -1,3 +1,4 @@
+import type { NicAttachment } from '../network/network-plan.js';
 import type { DomainType } from './hypervisor.js';
 
 /** A container image file the launcher found for a volume (or the kernel boot container). */
@@ -27,4 +28,6 @@ export interface ConverterContext {
   /** hostDisk volume name → the path libvirt opens (the confined open file, see prepare/host-disks.ts). */
   readonly hostDisks: ReadonlyMap<string, string>;
   readonly emulator: string;
+  /** Interface name → the tap, MAC and MTU the pod network set-up gave it (network/pod-network-setup.ts). */
+  readonly interfaces?: ReadonlyMap<string, NicAttachment>;
 }

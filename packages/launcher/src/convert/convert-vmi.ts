@@ -9,6 +9,7 @@ import { domainName } from './domain-name.js';
 import { convertFeatures } from './features.js';
 import { convertGraphics } from './graphics.js';
 import { convertMemballoon } from './memballoon.js';
+import { convertInterfaces } from './interfaces.js';
 import { convertMemory } from './memory.js';
 import { convertOs } from './os.js';
 import type { PrepareStep } from './prepare-step.js';
@@ -72,6 +73,7 @@ export function convertVmi(vmi: DefaultedVmi, ctx: ConverterContext): ConvertedD
       ...convertChannels(),
       ...convertConsole(vmi, ctx, uid),
       ...convertGraphics(vmi, ctx, uid),
+      ...convertInterfaces(vmi.spec.domain.devices?.interfaces, ctx.interfaces ?? new Map()),
       ...convertRng(vmi),
       ...convertWatchdog(vmi),
       convertMemballoon(vmi),

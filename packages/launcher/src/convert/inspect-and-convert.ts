@@ -3,6 +3,7 @@ import type { LauncherFlags } from '../flags.js';
 import type { KvmProbeResult } from '../host/kvm-probe.js';
 import { fileExists, inspectImages } from '../prepare/container-disk-layout.js';
 import type { HostDisks } from '../prepare/host-disks.js';
+import type { NetworkedVmi, PodNetworkSetup } from '../network/pod-network-setup.js';
 import { runTool } from '../prepare/run-tool.js';
 import type { ConverterContext } from './context.js';
 import type { NodeFacts } from '../host/node-facts.js';
@@ -26,6 +27,7 @@ export function inspectAndConvert(
   libvirtRunDir: string,
   emulator: string,
   hostDisks: HostDisks,
+  network: PodNetworkSetup,
   nodeFacts?: (domainType: DomainType) => Promise<NodeFacts | undefined>,
 ): (vmi: DefaultedVmi) => Promise<ConvertedDomain> {
   return async (vmi) => {
@@ -44,6 +46,7 @@ export function inspectAndConvert(
       hostDiskPrefixes: flags.hostDiskDirs,
       hostDisks: await hostDisks.resolve(vmi),
       emulator,
+      interfaces: await network.resolve(vmi as NetworkedVmi),
     };
     return convertVmi(vmi, ctx);
   };

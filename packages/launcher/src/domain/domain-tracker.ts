@@ -19,6 +19,8 @@ export interface DomainMeta {
   agentConnected: boolean;
   osInfo: cmd.GuestOsInfo | undefined;
   interfaces: cmd.GuestInterface[];
+  /** The guest NICs the pod network set-up wired (see network/pod-network-setup.ts). */
+  domainInterfaces: cmd.DomainInterface[];
   fsFreezeStatus: string;
   machine: string;
   uuid: string;
@@ -39,7 +41,7 @@ export interface DomainTrackerOptions {
  * It resolves `gone` once the domain's qemu is down after having run, or the domain vanished.
  */
 export class DomainTracker {
-  readonly meta: DomainMeta = { pausedByUser: false, agentConnected: false, osInfo: undefined, interfaces: [], fsFreezeStatus: '', machine: '', uuid: '' };
+  readonly meta: DomainMeta = { pausedByUser: false, agentConnected: false, osInfo: undefined, interfaces: [], domainInterfaces: [], fsFreezeStatus: '', machine: '', uuid: '' };
   readonly #o: DomainTrackerOptions;
   #status: DomainStatus | undefined;
   #everDefined = false;
@@ -80,7 +82,7 @@ export class DomainTracker {
       pausedByUser: m.pausedByUser,
       gracefulShutdown: { started: g.started, startedAtMs: g.startedAtMs, gracePeriodSeconds: g.gracePeriodSeconds, deadlineMs: g.deadlineMs },
       agentConnected: m.agentConnected, osInfo: m.osInfo, interfaces: m.interfaces, fsFreezeStatus: m.fsFreezeStatus,
-      machine: m.machine, observedAtMs: (this.#o.now ?? Date.now)(),
+      machine: m.machine, domainInterfaces: m.domainInterfaces, observedAtMs: (this.#o.now ?? Date.now)(),
     };
   }
 

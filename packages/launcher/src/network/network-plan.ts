@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { DhcpLease } from './dhcp-server.js';
+import { masqueradeRules } from './masquerade-rules.js';
+import { renderRuleset } from './nft-ruleset.js';
+import type { PodLink } from './pod-link.js';
+import type { ResolverConfig } from './resolv-conf.js';
+
+/** One privileged change inside the pod's network namespace. */
+export type SetupStep =
+  | { readonly kind: 'ip'; readonly args: readonly string[] }
+  | { readonly kind: 'sysctl'; readonly key: string; readonly value: string }
+  | { readonly kind: 'nft'; readonly ruleset: string };
+
+/** What the domain and the status need to know about one guest NIC. */
+export interface NicAttachment {
+  readonly ifaceName: string;
+  readonly binding: 'masquerade' | 'bridge';
+  readonly tap: string;
+  readonly mac: string;
+  readonly mtu: number;
+  /** The address the guest gets over DHCP (its pod-side view for bridge, 10.0.2.2 for masquerade). */
+  readonly guestIP: string;
+  /** What status.interfaces reports as ipAddress: the pod's IP for masquerade, the guest's for bridge. */
+  readonly reportedIPs: readonly string[];
+  readonly podInterfaceName: string;
+}
+
+export interface NetworkPlan {
+  readonly steps: readonly SetupStep[];
+  readonly attachment: NicAttachment;
+  readonly lease: DhcpLease;
+}
+
+export interface PlanInput {
+  readonly vmiUid: string;
+  readonly hostname: string;
+  readonly iface: {
+    readonly name: string;
+    readonly binding: 'masquerade' | 'bridge';
+    readonly macAddress?: string;
+    readonly ports?: ReadonlyArray<{ readonly protocol?: string; readonly port: number }>;
+  };
+  readonly link: PodLink;
+  readonly resolver: ResolverConfig;
+  /** KubeVirt's default VM network for masquerade. */
+  readonly vmNetworkCIDR?: string;
+}
+
+export const TAP = 'tap0';
+const BRIDGE_FAKE_IP = '169.254.75.10';
+
+export class NetworkPlanError extends Error {
+  override readonly name = 'NetworkPlanError';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A MAC in libvirt's 52:54:00 range, stable for one VMI and interface. */
+export function derivedMac(uid: string, iface: string): string {
+  const h = createHash('sha256').update(`${uid}/${iface}`).digest();
+  return ['52', '54', '00', ...[...h.subarray(0, 3)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
+}
+
+function bridgeName(podIface: string): string {
+  return `k6t-${podIface}`;
+}
+
+/** Pure: the steps that wire one interface to the pod network, and the DHCP lease its guest NIC gets. */
+export function planNetwork(input: PlanInput, ifaceIndex: number): NetworkPlan {
+  return input.iface.binding === 'masquerade' ? planMasquerade(input) : planBridge(input, ifaceIndex);
+}
+
+function planMasquerade(input: PlanInput): NetworkPlan {
+  const { link } = input;
+  if (link.ipv4 === undefined) throw new NetworkPlanError('spec.networks', `the pod interface ${link.name} has no IPv4 address to masquerade behind`);
+  const cidr = input.vmNetworkCIDR ?? '10.0.2.0/24';
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
+  const prefix = Number(m?.[5]);
+  if (m === null || prefix > 30) throw new NetworkPlanError('spec.networks.pod.vmNetworkCIDR', `${JSON.stringify(cidr)} is not an IPv4 CIDR with room for a gateway and a guest`);
+  const base = `${m[1] ?? 0}.${m[2] ?? 0}.${m[3] ?? 0}`;
+  const last = Number(m[4]);
+  const gatewayIP = `${base}.${last + 1}`;
+  const guestIP = `${base}.${last + 2}`;
+  const bridge = bridgeName(link.name);
+  const mac = (input.iface.macAddress ?? derivedMac(input.vmiUid, input.iface.name)).toLowerCase();
+  const ports = (input.iface.ports ?? []).map((p) => ({ protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp', port: p.port }));
+  const ruleset = renderRuleset([masqueradeRules({ family: 'ip', podIface: link.name, bridge, guestIP, gatewayIP, ports })]);
+  const steps: SetupStep[] = [
+    { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'] },
+    { kind: 'ip', args: ['link', 'set', bridge, 'address', '02:00:00:00:00:00', 'mtu', String(link.mtu)] },
+    { kind: 'ip', args: ['addr', 'add', `${gatewayIP}/${prefix}`, 'dev', bridge] },
+    { kind: 'ip', args: ['link', 'set', bridge, 'up'] },
+    { kind: 'ip', args: ['tuntap', 'add', 'dev', TAP, 'mode', 'tap'] },
+    { kind: 'ip', args: ['link', 'set', TAP, 'mtu', String(link.mtu), 'master', bridge, 'up'] },
+    // DHCP replies are broadcast before the guest has an address; they must leave through the bridge.
+    { kind: 'ip', args: ['route', 'add', '255.255.255.255/32', 'dev', bridge] },
+    { kind: 'sysctl', key: 'net/ipv4/ip_forward', value: '1' },
+    // Connections to the pod's loopback are DNATed to the guest; their replies must be routable.
+    { kind: 'sysctl', key: `net/ipv4/conf/${bridge}/route_localnet`, value: '1' },
+    { kind: 'nft', ruleset },
+  ];
+  return {
+    steps,
+    attachment: { ifaceName: input.iface.name, binding: 'masquerade', tap: TAP, mac, mtu: link.mtu, guestIP, reportedIPs: [link.ipv4.address], podInterfaceName: link.name },
+    lease: {
+      clientMac: mac,
+      clientIP: guestIP,
+      prefix,
+      serverIP: gatewayIP,
+      router: gatewayIP,
+      dnsServers: input.resolver.nameservers,
+      searchDomains: input.resolver.searchDomains,
+      mtu: link.mtu,
+      hostname: input.hostname,
+    },
+  };
+}
+
+function planBridge(input: PlanInput, ifaceIndex: number): NetworkPlan {
+  const { link } = input;
+  if (link.ipv4 === undefined) throw new NetworkPlanError(`spec.domain.devices.interfaces[${ifaceIndex}].bridge`, `the pod interface ${link.name} has no IPv4 address to hand to the guest; bridge binding needs one`);
+  const bridge = bridgeName(link.name);
+  const nic = `${link.name}-nic`;
+  // The guest takes over the pod's address and MAC; the renamed pod link gets a MAC of its own.
+  const mac = (input.iface.macAddress ?? link.mac).toLowerCase();
+  const nicMac = derivedMac(input.vmiUid, `${input.iface.name}/pod-link`).replace(/^52:54:00/, '02:00:00');
+  const steps: SetupStep[] = [
+    { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'] },
+    { kind: 'ip', args: ['link', 'set', bridge, 'mtu', String(link.mtu), 'up'] },
+    { kind: 'ip', args: ['addr', 'add', `${BRIDGE_FAKE_IP}/32`, 'dev', bridge] },
+    { kind: 'ip', args: ['addr', 'flush', 'dev', link.name] },
+    { kind: 'ip', args: ['link', 'set', link.name, 'down'] },
+    { kind: 'ip', args: ['link', 'set', link.name, 'name', nic, 'address', nicMac] },
+    { kind: 'ip', args: ['link', 'set', nic, 'master', bridge, 'up'] },
+    { kind: 'ip', args: ['tuntap', 'add', 'dev', TAP, 'mode', 'tap'] },
+    { kind: 'ip', args: ['link', 'set', TAP, 'mtu', String(link.mtu), 'master', bridge, 'up'] },
+    { kind: 'ip', args: ['route', 'add', '255.255.255.255/32', 'dev', bridge] },
+    { kind: 'sysctl', key: 'net/ipv4/conf/all/arp_ignore', value: '1' },
+  ];
+  return {
+    steps,
+    attachment: { ifaceName: input.iface.name, binding: 'bridge', tap: TAP, mac, mtu: link.mtu, guestIP: link.ipv4.address, reportedIPs: [link.ipv4.address], podInterfaceName: link.name },
+    lease: {
+      clientMac: mac,
+      clientIP: link.ipv4.address,
+      prefix: link.ipv4.prefix,
+      serverIP: BRIDGE_FAKE_IP,
+      ...(link.gateway === undefined ? {} : { router: link.gateway }),
+      dnsServers: input.resolver.nameservers,
+      searchDomains: input.resolver.searchDomains,
+      mtu: link.mtu,
+      hostname: input.hostname,
+    },
+  };
+}

@@ -1,0 +1,122 @@
+// Guest networking on the testbed: the pod network (real CNI) reaches the VM through the
+// launcher's tap, in-pod bridge, nftables NAT (masquerade) and its own DHCP server. The host
+// fetches the guest's boot_id from the VMI's IP, the guest fetches from the host, two VMIs
+// reach each other, and deletion leaves no namespace, bridge, tap, rule or IP allocation.
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { stackLeftovers, waitForConsoleText } from '../testbed/index.js';
+import { runCommand } from '../testbed/sandbox/run-command.js';
+import { stackNetwork, type StackNetwork } from '../testbed/sandbox/stack-network.js';
+import { BOOT_TIMEOUT_MS, guestVmi, VmiSuite } from './vmi-stack.js';
+
+/** What a TCP server sends before closing; only ever addresses inside the testbed's own bridge. */
+function readTcp(ip: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: ip, port, timeout: 5000 });
+    let data = '';
+    socket.on('data', (c: Buffer) => (data += c.toString()));
+    socket.on('end', () => resolve(data));
+    socket.on('timeout', () => socket.destroy(new Error('timeout')));
+    socket.on('error', reject);
+  });
+}
+
+describe('guest networking on the testbed', () => {
+  let suite: VmiSuite;
+  let net: StackNetwork;
+  let http: Server;
+  let hostIP = '';
+  let port = 0;
+  let hostRuleset = '';
+  before(async () => {
+    hostRuleset = (await runCommand(['nft', 'list', 'ruleset'])).stdout;
+    suite = await VmiSuite.start();
+    net = stackNetwork(suite.stack.testbed.kubeletRoot);
+    // The host side of the stack's bridge: the only host address the guests are sent to.
+    const addr = await runCommand(['ip', '-o', '-4', 'addr', 'show', 'dev', net.bridge]);
+    hostIP = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(addr.stdout)?.[1] ?? '';
+    assert.notEqual(hostIP, '');
+    http = createServer((req, res) => res.end(`hello-from-host ${req.url ?? ''}`));
+    await new Promise<void>((resolve) => http.listen(0, hostIP, resolve));
+    port = (http.address() as { port: number }).port;
+  });
+  after(async () => {
+    await new Promise((r) => http.close(r));
+    await suite.close();
+    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+    assert.equal((await runCommand(['ip', 'link', 'show', net.bridge])).code, 1, 'the stack bridge is gone');
+  });
+
+  const networked = (name: string, binding: 'masquerade' | 'bridge', kernelArgs: string, ports?: unknown[]): Record<string, unknown> => {
+    const vmi = guestVmi(suite.guest, name, {
+      extraKernelArgs: kernelArgs,
+      devices: { interfaces: [{ name: 'default', [binding]: {}, ...(ports === undefined ? {} : { ports }) }] },
+    });
+    (vmi['spec'] as Record<string, unknown>)['networks'] = [{ name: 'default', pod: {} }];
+    return vmi;
+  };
+  const serial = (vmi: VirtualMachineInstance): string => suite.serialLog(vmi, Object.keys(vmi.status?.activePods ?? {})[0] ?? '');
+  const consoleLine = async (vmi: VirtualMachineInstance, text: string): Promise<string> =>
+    (await waitForConsoleText(serial(vmi), text, { timeoutMs: BOOT_TIMEOUT_MS })).line;
+  const podIP = async (vmi: VirtualMachineInstance): Promise<string> => (await suite.podsOf(vmi))[0]?.status?.podIP ?? '';
+  const statusIP = (name: string): Promise<VirtualMachineInstance> =>
+    suite.eventually(`${name} reports its IP`, async () => {
+      const v = await suite.vmi(name);
+      return v?.status?.interfaces?.[0]?.ipAddress !== undefined ? v : undefined;
+    });
+
+  let masqIP = '';
+  let masqBootId = '';
+
+  test('masquerade: DHCP gives 10.0.2.2; the VMI IP is the pod IP; port 8080 reaches the guest; the guest reaches the host', async () => {
+    await suite.apply(networked('vm-masq', 'masquerade', `podvirt.fetch=http://${hostIP}:${port}/masq`, [{ name: 'http', port: 8080 }]));
+    const running = await suite.waitForPhase('vm-masq', 'Running');
+    const ready = await suite.waitForGuestReady(running);
+    masqBootId = /boot_id=(\S+)/.exec(ready)?.[1] ?? '';
+    assert.match(await consoleLine(running, 'PODVIRT-GUEST-NET'), /PODVIRT-GUEST-NET eth0 ip=10\.0\.2\.2\/24 /);
+    masqIP = await podIP(running);
+    const vmi = await statusIP('vm-masq');
+    const iface = vmi.status?.interfaces?.[0];
+    assert.equal(iface?.name, 'default');
+    assert.equal(iface?.ipAddress, masqIP);
+    assert.match(iface?.mac ?? '', /^52:54:00:/);
+    assert.match(iface?.infoSource ?? '', /^domain/);
+    assert.equal(iface?.queueCount, 1);
+    const table = await suite.kubectl(['get', 'vmi', 'vm-masq']);
+    assert.match(table.stdout, new RegExp(`vm-masq\\s+\\S+\\s+Running\\s+${masqIP.replaceAll('.', '\\.')}\\s`));
+    assert.equal((await suite.eventually('boot_id over 8080', () => readTcp(masqIP, 8080).catch(() => undefined))).trim(), masqBootId);
+    assert.match(await consoleLine(running, 'PODVIRT-GUEST-FETCH'), /PODVIRT-GUEST-FETCH hello-from-host \/masq/);
+  });
+
+  test('bridge: the guest takes the pod IP; the host and the masquerade VMI are reachable from it', async () => {
+    assert.notEqual(masqIP, '', 'runs after the masquerade test');
+    await suite.apply(networked('vm-bridge', 'bridge', `podvirt.fetch=http://${hostIP}:${port}/bridge podvirt.peer=${masqIP}:8080`));
+    const running = await suite.waitForPhase('vm-bridge', 'Running');
+    const ready = await suite.waitForGuestReady(running);
+    const bootId = /boot_id=(\S+)/.exec(ready)?.[1] ?? '';
+    const ip = await podIP(running);
+    assert.match(await consoleLine(running, 'PODVIRT-GUEST-NET'), new RegExp(`ip=${ip.replaceAll('.', '\\.')}/24 `));
+    const vmi = await statusIP('vm-bridge');
+    assert.equal(vmi.status?.interfaces?.[0]?.ipAddress, ip);
+    assert.equal((await suite.eventually('boot_id over 8080', () => readTcp(ip, 8080).catch(() => undefined))).trim(), bootId);
+    assert.match(await consoleLine(running, 'PODVIRT-GUEST-FETCH'), /PODVIRT-GUEST-FETCH hello-from-host \/bridge/);
+    assert.equal(/PODVIRT-GUEST-PEER (\S+)/.exec(await consoleLine(running, 'PODVIRT-GUEST-PEER'))?.[1], masqBootId, 'VMI to VMI');
+  });
+
+  test('deleting the VMIs leaves no namespace, tap, bridge, NAT rule or host-local allocation', async () => {
+    const vmis = await Promise.all(['vm-masq', 'vm-bridge'].map(async (n) => (await suite.vmi(n)) ?? assert.fail(n)));
+    for (const v of vmis) assert.equal((await suite.kubectl(['delete', 'vmi', v.metadata.name ?? '', '--wait=false'])).code, 0);
+    for (const v of vmis) await suite.waitForPodsGone(v, 120_000);
+    const netns = (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(net.netnsPrefix));
+    assert.deepEqual(netns, []);
+    const allocations = (await readdir(`${net.ipamDir}/${net.networkName}`).catch(() => [] as string[])).filter((f) => /^\d+\.\d+\.\d+\.\d+$/.test(f));
+    assert.deepEqual(allocations, []);
+    const links = (await runCommand(['ip', '-o', 'link', 'show'])).stdout;
+    assert.doesNotMatch(links, /: (tap0|k6t-eth0|eth0-nic)[:@]/);
+    assert.equal((await runCommand(['nft', 'list', 'ruleset'])).stdout, hostRuleset, "the host's ruleset is untouched");
+  });
+});
