@@ -63,10 +63,11 @@ describe('guest networking on the testbed', () => {
   const consoleLine = async (vmi: VirtualMachineInstance, text: string): Promise<string> =>
     (await waitForConsoleText(serial(vmi), text, { timeoutMs: BOOT_TIMEOUT_MS })).line;
   const podIP = async (vmi: VirtualMachineInstance): Promise<string> => (await suite.podsOf(vmi))[0]?.status?.podIP ?? '';
-  const statusIP = (name: string): Promise<VirtualMachineInstance> =>
-    suite.eventually(`${name} reports its IP`, async () => {
+  // The guest agent's view is merged in as it changes (it is re-read every 10 s), so the IP is awaited.
+  const statusIP = (name: string, ip: string): Promise<VirtualMachineInstance> =>
+    suite.eventually(`${name} reports IP ${ip}`, async () => {
       const v = await suite.vmi(name);
-      return v?.status?.interfaces?.[0]?.ipAddress !== undefined ? v : undefined;
+      return v?.status?.interfaces?.[0]?.ipAddress === ip ? v : undefined;
     });
 
   let masqIP = '';
@@ -79,7 +80,7 @@ describe('guest networking on the testbed', () => {
     masqBootId = /boot_id=(\S+)/.exec(ready)?.[1] ?? '';
     assert.match(await consoleLine(running, 'PODVIRT-GUEST-NET'), /PODVIRT-GUEST-NET eth0 ip=10\.0\.2\.2\/24 /);
     masqIP = await podIP(running);
-    const vmi = await statusIP('vm-masq');
+    const vmi = await statusIP('vm-masq', masqIP);
     const iface = vmi.status?.interfaces?.[0];
     assert.equal(iface?.name, 'default');
     assert.equal(iface?.ipAddress, masqIP);
@@ -100,8 +101,8 @@ describe('guest networking on the testbed', () => {
     const bootId = /boot_id=(\S+)/.exec(ready)?.[1] ?? '';
     const ip = await podIP(running);
     assert.match(await consoleLine(running, 'PODVIRT-GUEST-NET'), new RegExp(`ip=${ip.replaceAll('.', '\\.')}/24 `));
-    const vmi = await statusIP('vm-bridge');
-    assert.equal(vmi.status?.interfaces?.[0]?.ipAddress, ip);
+    const vmi = await statusIP('vm-bridge', ip);
+    assert.equal(vmi.status?.interfaces?.[0]?.infoSource, 'domain, guest-agent', "the agent's view merged by MAC");
     assert.equal((await suite.eventually('boot_id over 8080', () => readTcp(ip, 8080).catch(() => undefined))).trim(), bootId);
     assert.match(await consoleLine(running, 'PODVIRT-GUEST-FETCH'), /PODVIRT-GUEST-FETCH hello-from-host \/bridge/);
     assert.equal(/PODVIRT-GUEST-PEER (\S+)/.exec(await consoleLine(running, 'PODVIRT-GUEST-PEER'))?.[1], masqBootId, 'VMI to VMI');

@@ -40,6 +40,8 @@ export interface DomainTrackerOptions {
  * re-reads the state, builds the KubeVirt-shaped snapshot and publishes it when it changed.
  * It resolves `gone` once the domain's qemu is down after having run, or the domain vanished.
  */
+const INTERFACE_POLL_MS = 10_000;
+
 export class DomainTracker {
   readonly meta: DomainMeta = { pausedByUser: false, agentConnected: false, osInfo: undefined, interfaces: [], domainInterfaces: [], fsFreezeStatus: '', machine: '', uuid: '' };
   readonly #o: DomainTrackerOptions;
@@ -51,6 +53,7 @@ export class DomainTracker {
   #refreshing: Promise<void> | undefined;
   #again = false;
   #unsubscribe: (() => Promise<void>) | undefined;
+  #poll: NodeJS.Timeout | undefined;
   #resolveGone!: (d: cmd.Domain | undefined) => void;
   readonly gone: Promise<cmd.Domain | undefined> = new Promise((r) => (this.#resolveGone = r));
   #resolveDefined!: () => void;
@@ -176,6 +179,7 @@ export class DomainTracker {
         this.meta.osInfo = parseOsInfo(p);
         this.meta.interfaces = parseInterfaces(p);
         this.#publish();
+        this.#pollInterfaces();
         return;
       } catch (err) {
         this.#o.log.debug({ err, attempt }, 'guest info not available yet');
@@ -189,7 +193,26 @@ export class DomainTracker {
     this.#publish();
   }
 
+  /**
+   * The guest's addresses change after the agent first answers (DHCP runs later), so they are
+   * read again every 10 s while the agent is connected, as KubeVirt's agent poller does.
+   */
+  #pollInterfaces(): void {
+    clearTimeout(this.#poll);
+    this.#poll = setTimeout(() => {
+      if (!this.meta.agentConnected || this.#unsubscribe === undefined) return;
+      void this.#o.conn.guestInfo(this.#o.identity.domain).then(
+        (p) => {
+          this.meta.interfaces = parseInterfaces(p);
+          this.#publish();
+        },
+        (err: unknown) => this.#o.log.debug({ err }, 'guest interfaces not available'),
+      ).finally(() => this.#pollInterfaces());
+    }, INTERFACE_POLL_MS).unref();
+  }
+
   async close(): Promise<void> {
+    clearTimeout(this.#poll);
     const unsubscribe = this.#unsubscribe;
     this.#unsubscribe = undefined;
     await unsubscribe?.();
