@@ -9,7 +9,7 @@ import type { cmd } from '@podvirt/proto';
 import fc from 'fast-check';
 import { corpus, fuzzParameters } from './fuzz/fuzz-settings.js';
 import { vmiArbitrary, vmiJsonArbitrary } from './fuzz/vmi-arbitrary.js';
-import { call, harness, type Harness } from './harness.js';
+import { harness, type Harness } from './harness.js';
 
 const METHODS = ['sync', 'pause', 'unpause', 'freeze', 'unfreeze', 'softReboot', 'reset', 'shutdown', 'kill', 'delete', 'guestPing'] as const;
 type Method = (typeof METHODS)[number];
@@ -17,12 +17,12 @@ const CRASHES = new Set([grpc.status.INTERNAL, grpc.status.UNKNOWN]);
 
 /** The status code of one call (OK = 0) with its details. */
 async function send(h: Harness, method: Method, vmiJson: Buffer, seconds: number): Promise<{ code: number; details: string }> {
-  const c = h.client;
+  const c = h.cmd;
   const request: cmd.VmiRequest = { vmiJson };
   try {
-    if (method === 'freeze') await call(c, c.freeze, { vmiJson, unfreezeTimeoutSeconds: seconds });
-    else if (method === 'guestPing') await call(c, c.guestPing, { timeoutSeconds: seconds });
-    else await call(c, c[method] as typeof c.sync, request);
+    if (method === 'freeze') await c.freeze({ vmiJson, unfreezeTimeoutSeconds: seconds });
+    else if (method === 'guestPing') await c.guestPing({ timeoutSeconds: seconds });
+    else await c[method](request);
     return { code: grpc.status.OK, details: '' };
   } catch (err) {
     const e = err as grpc.ServiceError;
