@@ -9,7 +9,7 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 /** A VMI as the watch decodes it (client-node's object type; timestamps differ in type only). */
 type WatchedVmi = KubernetesObject & { status?: unknown };
 import { stringify } from 'yaml';
-import { guestImage, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack } from '../testbed/index.js';
+import { guestImage, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack, type PodvirtStackOptions } from '../testbed/index.js';
 import { kubectl, type KubectlResult } from './testbed-helpers.js';
 
 export const NS = 'default';
@@ -86,8 +86,8 @@ export class VmiSuite {
     });
   }
 
-  static async start(): Promise<VmiSuite> {
-    const suite = new VmiSuite(await startPodvirtStack());
+  static async start(options: PodvirtStackOptions = {}): Promise<VmiSuite> {
+    const suite = new VmiSuite(await startPodvirtStack(options));
     await suite.#watch.start();
     return suite;
   }
@@ -95,6 +95,11 @@ export class VmiSuite {
   /** When the watch first showed the VMI in `phase` (ms since the epoch), if it did. */
   firstSeen(name: string, phase: string): number | undefined {
     return this.#firstSeen.get(name)?.get(phase);
+  }
+
+  /** How many versions of the VMI the watch has delivered: every write to it, status writes included. */
+  versionsSeen(name: string): number {
+    return this.#seen.get(name)?.length ?? 0;
   }
 
   /** Every phase the VMI went through, as seen on the watch (latest incarnation of the name). */
