@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import type { cmd } from '@podvirt/proto';
+import { cmd } from '@podvirt/proto';
 import fc from 'fast-check';
 import { corpus, fuzzParameters } from './fuzz/fuzz-settings.js';
 import { vmiArbitrary, vmiJsonArbitrary } from './fuzz/vmi-arbitrary.js';
@@ -50,6 +50,34 @@ describe('fuzz: Cmd service', () => {
       ),
       fuzzParameters(150),
     );
+  });
+
+  test('request bodies that are not protobuf, as a client in another language may send', async (t) => {
+    const h = await harness(t);
+    const raw = new grpc.Client(`unix:${h.server.socketPath}`, grpc.credentials.createInsecure());
+    t.after(() => raw.close());
+    const unaryPaths = Object.values(cmd.CmdService).filter((m) => !m.responseStream).map((m) => m.path);
+    const send = (path: string, body: Buffer): Promise<{ code: number; details: string }> =>
+      new Promise((resolve) => {
+        raw.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (err) =>
+          resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: '' }));
+      });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...unaryPaths), fc.uint8Array({ maxLength: 48 }), async (path, bytes) => {
+        assertNoCrash(await send(path, Buffer.from(bytes)), path, Buffer.from(bytes));
+      }),
+      fuzzParameters(150),
+    );
+    // A wire-type error in the first field: what grpc-js itself answered INTERNAL for.
+    const result = await send('/podvirt.cmd.v1.Cmd/Sync', Buffer.from([0x0a, 0xff]));
+    assert.equal(result.code, grpc.status.INVALID_ARGUMENT, result.details);
+    assert.match(result.details, /Sync: the request is not a valid protobuf message/);
+    const watched = await new Promise<grpc.ServiceError>((resolve) => {
+      const stream = raw.makeServerStreamRequest(cmd.CmdService.watchDomain.path, (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0xff]));
+      stream.on('data', () => undefined);
+      stream.on('error', resolve);
+    });
+    assert.equal(watched.code, grpc.status.INVALID_ARGUMENT, watched.details);
   });
 
   for (const entry of corpus('cmd')) {

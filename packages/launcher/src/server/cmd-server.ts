@@ -8,6 +8,7 @@ import type { GuestAgentOps } from '../domain/guest-agent-ops.js';
 import type { VmiRef } from '../domain/vmi-ref.js';
 import type { WatchHub } from '../domain/watch-hub.js';
 import { decodeVmiRequest, vmiRefOf } from './parse-vmi.js';
+import { lenientService, malformedReason } from './malformed-request.js';
 import { unary } from './unary.js';
 
 export const INIT_SOCKET = 'launcher-init-sock';
@@ -54,7 +55,7 @@ export class CmdServer {
     await rm(path, { force: true });
     await rm(join(o.socketDir, READY_SOCKET), { force: true });
     const server = new grpc.Server();
-    server.addService(cmd.CmdService, implementation(o));
+    server.addService(lenientService(cmd.CmdService), implementation(o));
     await new Promise<void>((resolve, reject) =>
       server.bindAsync(`unix:${path}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
     );
@@ -140,6 +141,11 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
     }, logged),
     ping: unary(SHORT, () => Promise.resolve(EMPTY)),
     watchDomain: (call) => {
+      const malformed = malformedReason(call.request);
+      if (malformed !== undefined) {
+        call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: malformed });
+        return;
+      }
       const remove = hub.subscribe({
         write: (ev) => call.write(ev),
         onDrain: (l) => call.on('drain', l),

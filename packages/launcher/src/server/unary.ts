@@ -1,6 +1,7 @@
-import type { handleUnaryCall, ServerUnaryCall } from '@grpc/grpc-js';
+import { status, type handleUnaryCall, type ServerUnaryCall } from '@grpc/grpc-js';
 import { LauncherError } from '../errors.js';
 import { toGrpcStatus } from './grpc-status.js';
+import { malformedReason } from './malformed-request.js';
 
 export interface UnaryContext {
   readonly signal: AbortSignal;
@@ -17,6 +18,11 @@ export function unary<Req, Res>(
   onError?: (err: unknown, call: ServerUnaryCall<Req, Res>) => void,
 ): handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    const malformed = malformedReason(call.request);
+    if (malformed !== undefined) {
+      callback({ code: status.INVALID_ARGUMENT, details: malformed });
+      return;
+    }
     const deadline = call.getDeadline();
     const clientMs = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? deadline - Date.now() : Infinity;
     const ms = Math.max(0, Math.min(maxMs, clientMs));
