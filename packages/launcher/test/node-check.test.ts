@@ -38,14 +38,15 @@ test('reads machine types with their vCPU limits and the CPU models and modes', 
 
 test('a VMI the node can run passes', () => {
   assert.equal(refusal({ cpu: { cores: 2, model: 'Skylake-Client' }, machine: { type: 'pc-q35-7.1' } }), undefined);
-  assert.equal(refusal({ cpu: { model: 'host-model', sockets: 288 } }), undefined);
+  assert.equal(refusal({ cpu: { model: 'host-model', sockets: 255 } }), undefined);
 });
 
 const REFUSED: [title: string, domain: Record<string, unknown>, field: string, words: RegExp][] = [
   ['host-passthrough under TCG', { cpu: { model: 'host-passthrough' } }, 'spec.domain.cpu.model', /no host CPU to pass through/],
   ['an unknown CPU model', { cpu: { model: 'Quantum-9000' } }, 'spec.domain.cpu.model', /no CPU model "Quantum-9000"; it offers /],
   ['a machine type the emulator lacks', { machine: { type: 'pc-q35-99.0' } }, 'spec.domain.machine.type', /no machine type "pc-q35-99.0"; it offers .*q35/],
-  ['more vCPUs than q35 takes here', { cpu: { sockets: 17, cores: 17 } }, 'spec.domain.cpu', /289 vCPUs .* exceed the 288/],
+  ['more vCPUs than q35 takes here', { cpu: { sockets: 17, cores: 17 } }, 'spec.domain.cpu', /289 vCPUs .* exceed the 255/],
+  ['more than 255 vCPUs without an IOMMU', { cpu: { cores: 256 } }, 'spec.domain.cpu', /256 vCPUs .* exceed the 255/],
   ['more memory than the node has', { resources: { requests: { memory: '64Gi' } } }, 'spec.domain.resources.requests.memory', /64\.0 GiB is more than this node has \(4\.0 GiB\)/],
 ];
 

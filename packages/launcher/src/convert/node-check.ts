@@ -9,6 +9,9 @@ import type { NodeFacts } from '../host/node-facts.js';
 import type { DomainType } from './hypervisor.js';
 import { guestMemoryBytes, memoryField } from './memory.js';
 
+// libvirt refuses more than 255 vCPUs on x86 unless an IOMMU with extended interrupt mode is
+// defined, which the converter does not add: the real limit is the lower of the two.
+const X86_WITHOUT_EIM_MAX_VCPUS = 255;
 const HOST_MODES = ['host-model', 'host-passthrough'];
 
 function some(names: Iterable<string>, max = 8): string {
@@ -56,6 +59,6 @@ function checkMemory(vmi: DefaultedVmi, facts: NodeFacts): void {
 
 export function checkAgainstNode(vmi: DefaultedVmi, facts: NodeFacts, domainType: DomainType): void {
   const maxVcpus = checkMachine(vmi, facts);
-  checkCpu(vmi, facts, domainType, maxVcpus);
+  checkCpu(vmi, facts, domainType, Math.min(maxVcpus, X86_WITHOUT_EIM_MAX_VCPUS));
   checkMemory(vmi, facts);
 }
