@@ -66,4 +66,23 @@ describe('VMI failures on the testbed', () => {
     await suite.waitForPhase('vm-good', 'Succeeded');
     await Promise.all([suite.waitForGone('vm-gpu'), suite.waitForGone('vm-good')]);
   });
+
+  test("what the node lacks → Synchronized=False and a Warning SyncFailed naming the field, before libvirt sees it", async () => {
+    const vmi = guestVmi(suite.guest, 'vm-passthrough') as { spec: { domain: Record<string, unknown> } };
+    // Under TCG there is no host CPU to pass through: the launcher answers FAILED_PRECONDITION.
+    vmi.spec.domain['cpu'] = { model: 'host-passthrough' };
+    await suite.apply(vmi);
+    const reported = await suite.eventually('Synchronized=False on vm-passthrough', async () => {
+      const found = await suite.vmi('vm-passthrough');
+      return found?.status?.conditions?.find((c) => c.type === 'Synchronized' && c.status === 'False');
+    });
+    assert.match(reported.message ?? '', /spec\.domain\.cpu\.model: host-passthrough is not available on this node/);
+    const syncFailed = await suite.eventually('SyncFailed Event', async () =>
+      (await suite.events('vm-passthrough')).find((e) => e.type === 'Warning' && e.reason === 'SyncFailed'));
+    assert.match(syncFailed.message ?? '', /spec\.domain\.cpu\.model/);
+    assert.deepEqual(await suite.qemuPids('vm-passthrough'), [], 'no qemu was started');
+
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-passthrough', '--wait=false'])).code, 0);
+    await suite.waitForGone('vm-passthrough');
+  });
 });
