@@ -46,7 +46,9 @@ function check(vmi: unknown): string | undefined {
     return out.xml;
   } catch (err) {
     if (err instanceof assert.AssertionError) throw err;
-    assert.ok(err instanceof LauncherError && REFUSALS.has(err.code), `converter threw ${String(err)}`);
+    // A refusal by field: what the pod's context lacks (VmiInvalidError) or the node's (NodeLacksError).
+    const byField = err instanceof VmiInvalidError || (err instanceof LauncherError && REFUSALS.has(err.code));
+    assert.ok(byField, `converter threw ${String(err)}`);
     return undefined;
   }
 }
