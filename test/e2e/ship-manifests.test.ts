@@ -113,12 +113,12 @@ describe('install manifests', () => {
     assert.match(nodePolicy, /object\.metadata\.name == variables\.nodeName/);
   });
 
-  test('examples: the test guest and the cloud-init VMI are valid for podvirt; the GPU one is refused naming the field', () => {
+  test('examples: the test guest, the cloud-init and the masquerade VMI are valid for podvirt; the GPU one is refused naming the field', () => {
     const examples = manifests.filter((m) => m.file.startsWith('manifests/examples/'));
     const byName = new Map(examples.map((m) => [String(at(m.doc, 'metadata', 'name')), m.doc]));
-    assert.deepEqual([...byName.keys()].sort(), ['testvm', 'testvm-cloudinit', 'testvm-gpu']);
+    assert.deepEqual([...byName.keys()].sort(), ['testvm', 'testvm-cloudinit', 'testvm-gpu', 'testvm-net']);
     const guest = guestImage();
-    for (const name of ['testvm', 'testvm-cloudinit']) {
+    for (const name of ['testvm', 'testvm-cloudinit', 'testvm-net']) {
       const vmi = byName.get(name);
       assert.deepEqual(checkVmi(vmi), [], name);
       assert.equal(at(vmi, 'spec', 'domain', 'firmware', 'kernelBoot', 'kernelArgs'), guest.kernelArgs, `${name} boots the guest as the e2e suites do`);

@@ -1,5 +1,6 @@
 // Entry point of the main job and its companions; the only module here that touches `process`.
 //   main.js                  scripts/demo: a VMI from apply to Succeeded on the testbed
+//   main.js --network        guest networking: masquerade and bridge VMIs reached from the host and each other
 //   main.js --libvirt-only   the guest booted through podvirt's libvirt client alone (no Kubernetes)
 //   main.js up | down        scripts/testbed-up / scripts/testbed-down: keep the stack running
 //   main.js serve            the background process `up` starts
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../guest/repo-root.js';
 import { bootGuestDemo, type DemoOutput } from './boot-guest-demo.js';
 import { serveStack, stackDown, stackUp, StackServiceError } from './stack-service.js';
+import { networkDemo } from './network-demo.js';
 import { vmiDemo } from './vmi-demo.js';
 
 const controller = new AbortController();
@@ -37,6 +39,8 @@ const command = process.argv[2];
 try {
   if (command === undefined) {
     await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
+  } else if (command === '--network') {
+    await networkDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
   } else if (command === '--libvirt-only') {
     await bootGuestDemo(out, controller.signal);
   } else if (command === 'up') {

@@ -1,0 +1,152 @@
+// `scripts/demo --network`: the pod network reaches the guest. A masquerade VMI with a listed
+// port (manifests/examples/vmi-masquerade.yaml) and a bridge variant of it boot on the testbed;
+// kubectl shows their IPs; the host fetches each guest's boot_id from the VMI's IP on port 8080;
+// each guest fetches a page from the host, and the bridge guest reaches the masquerade one.
+// Deleting them leaves no namespace, tap, bridge, rule or address allocation. Traffic only
+// ever goes to addresses on the testbed's own bridge.
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { guestImage } from '../guest/guest-image.js';
+import { repoRoot } from '../guest/repo-root.js';
+import { waitForConsoleText } from '../guest/wait-for-console-text.js';
+import { runCommand } from '../sandbox/run-command.js';
+import { stackNetwork } from '../sandbox/stack-network.js';
+import { stackLeftovers } from '../stack/stack-leftovers.js';
+import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
+import type { DemoOutput } from './boot-guest-demo.js';
+import { DemoShell } from './demo-shell.js';
+import { VmiPhaseWatch } from './vmi-phase-watch.js';
+
+export interface NetworkDemoOptions {
+  readonly out: DemoOutput;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly node: string;
+  readonly signal?: AbortSignal;
+}
+
+const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
+const NS = 'default';
+const TIMEOUT_MS = 120_000;
+
+function readTcp(ip: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: ip, port, timeout: 5000 });
+    let data = '';
+    socket.on('data', (c: Buffer) => (data += c.toString()));
+    socket.on('end', () => resolve(data.trim()));
+    socket.on('timeout', () => socket.destroy(new Error('timeout')));
+    socket.on('error', reject);
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = TIMEOUT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
+  const { out, signal } = o;
+  const root = repoRoot(import.meta.url);
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let stack: PodvirtStack | undefined;
+  let left: string[] = [];
+  try {
+    out.step('starting the testbed and podvirt-controller + podvirt-handler (pods get their IPs from real CNI plugins)');
+    stack = await startPodvirtStack({ node: o.node });
+    const s = stack;
+    cleanups.unshift(() => s.close());
+    const net = stackNetwork(s.testbed.kubeletRoot);
+    const hostIP = /inet (\d+\.\d+\.\d+\.\d+)\//.exec((await runCommand(['ip', '-o', '-4', 'addr', 'show', 'dev', net.bridge])).stdout)?.[1] ?? '';
+    const http = createServer((req, res) => res.end(`hello from the host, you asked for ${req.url ?? ''}`));
+    await new Promise<void>((resolve) => http.listen(0, hostIP, resolve));
+    cleanups.unshift(() => new Promise((r) => http.close(r)));
+    const port = (http.address() as { port: number }).port;
+    out.detail(`pod network: bridge ${net.bridge}, the host is ${hostIP} on it; a web page waits on ${hostIP}:${port}`);
+
+    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: s.nodeApiSocket });
+    const watch = new VmiPhaseWatch(s.kubeConfig, NS, (name, phase) => out.detail(`watch: VMI ${name} is ${phase}`));
+    await watch.start();
+    cleanups.unshift(() => watch.stop());
+    const core = s.kubeConfig.makeApiClient(CoreV1Api);
+
+    // The example as is, plus a kernel argument that has the guest fetch the host's page.
+    const base = await readFile(join(root, EXAMPLE), 'utf8');
+    const withArgs = (text: string, args: string): string => text.replace(/(kernelArgs: .*)/, `$1 ${args}`);
+    const masqFile = join(s.stateDir, 'vmi-masquerade.yaml');
+    await writeFile(masqFile, withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-masquerade`));
+    out.step(`applying ${EXAMPLE} (masquerade, port 8080 listed), with podvirt.fetch=http://${hostIP}:${port}/… on the guest's kernel line`);
+    await shell.kubectl(['apply', '-f', masqFile]);
+    const masq = await showGuest(s, shell, watch, core, 'testvm-net', out, signal);
+
+    const bridgeFile = join(s.stateDir, 'vmi-bridge.yaml');
+    const bridgeText = withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-bridge podvirt.peer=${masq.ip}:8080`)
+      .replace('name: testvm-net', 'name: testvm-bridge')
+      .replace(/masquerade: \{\}\n\s+ports:\n\s+- name: boot-id\n\s+port: 8080/, 'bridge: {}');
+    await writeFile(bridgeFile, bridgeText);
+    out.step(`the same guest with a bridge interface (the pod's IP and MAC move into the guest), told to reach testvm-net at ${masq.ip}:8080`);
+    await shell.kubectl(['apply', '-f', bridgeFile]);
+    const bridge = await showGuest(s, shell, watch, core, 'testvm-bridge', out, signal);
+    const peer = await waitForConsoleText(bridge.serial, 'PODVIRT-GUEST-PEER', { timeoutMs: TIMEOUT_MS });
+    out.step(`VMI to VMI: testvm-bridge read ${peer.line.replace('PODVIRT-GUEST-PEER ', '').trim()} from testvm-net (its boot_id is ${masq.bootId})`);
+
+    out.step('kubectl get vmi -o wide');
+    await shell.kubectl(['get', 'vmi', '-o', 'wide']);
+
+    out.step('deleting both VMIs; their pods end and the kubelet removes their sandboxes');
+    await shell.kubectl(['delete', 'vmi', 'testvm-net', 'testvm-bridge', '--wait=false']);
+    for (const name of ['testvm-net', 'testvm-bridge']) await watch.waitFor(name, 'Succeeded', TIMEOUT_MS, signal);
+    await until('the launcher pods to be gone', async () => ((await core.listNamespacedPod({ namespace: NS })).items.length === 0 ? true : undefined));
+    const netns = (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(net.netnsPrefix));
+    const ips = (await readdir(join(net.ipamDir, net.networkName)).catch(() => [] as string[])).filter((f) => /^\d+\.\d+\.\d+\.\d+$/.test(f));
+    out.detail(`network namespaces of this stack: ${netns.length}; addresses still allocated in host-local's ${net.ipamDir}: ${ips.length}`);
+    if (netns.length + ips.length > 0) throw new Error(`left behind: ${[...netns, ...ips].join(', ')}`);
+  } finally {
+    out.step('tearing down: handler, controller, testbed (its bridge and CNI state go too)');
+    for (const cleanup of cleanups) await cleanup();
+    left = stack === undefined ? [] : await stackLeftovers(stack);
+    for (const what of left) out.detail(`LEFT BEHIND: ${what}`);
+  }
+  if (left.length > 0) throw new Error(`the demo left ${left.length} thing(s) behind`);
+  out.step('nothing left behind');
+}
+
+/** Waits for Running and the guest's network line; shows the IP, the boot_id over 8080 and the guest's fetch. */
+async function showGuest(
+  s: PodvirtStack,
+  shell: DemoShell,
+  watch: VmiPhaseWatch,
+  core: CoreV1Api,
+  name: string,
+  out: DemoOutput,
+  signal: AbortSignal | undefined,
+): Promise<{ ip: string; bootId: string; serial: string }> {
+  await watch.waitFor(name, 'Running', TIMEOUT_MS, signal);
+  const pod = (await core.listNamespacedPod({ namespace: NS, labelSelector: `vm.kubevirt.io/name=${name}` })).items[0];
+  const vmiUid = pod?.metadata?.labels?.['kubevirt.io/created-by'] ?? '';
+  const serial = join(s.testbed.kubeletRoot, 'pods', pod?.metadata?.uid ?? '', 'volumes/kubernetes.io~empty-dir/private', vmiUid, 'virt-serial0-log');
+  const ready = await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: TIMEOUT_MS });
+  const bootId = /boot_id=(\S+)/.exec(ready.line)?.[1] ?? '';
+  const lease = await waitForConsoleText(serial, 'PODVIRT-GUEST-NET', { timeoutMs: TIMEOUT_MS });
+  out.detail(`console | ${lease.line.trim()}`);
+  const ip = pod?.status?.podIP ?? '';
+  const custom = s.kubeConfig.makeApiClient(CustomObjectsApi);
+  await until(`${name}'s IP in its status`, async () => {
+    const vmi = (await custom.getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances', name })) as VirtualMachineInstance;
+    return vmi.status?.interfaces?.[0]?.ipAddress === ip ? true : undefined;
+  });
+  await shell.kubectl(['get', 'vmi', name]);
+  const answer = await until(`${ip}:8080`, () => readTcp(ip, 8080));
+  out.step(`from the host: ${ip}:8080 answers ${answer} (the guest's boot_id is ${bootId})`);
+  const fetched = await waitForConsoleText(serial, 'PODVIRT-GUEST-FETCH', { timeoutMs: TIMEOUT_MS });
+  out.step(`from the guest: ${fetched.line.trim()}`);
+  return { ip, bootId, serial };
+}
