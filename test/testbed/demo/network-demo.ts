@@ -1,7 +1,8 @@
-// `scripts/demo --network`: the pod network reaches the guest. A masquerade VMI with a listed
-// port (manifests/examples/vmi-masquerade.yaml) and a bridge variant of it boot on the testbed;
-// kubectl shows their IPs; the host fetches each guest's boot_id from the VMI's IP on port 8080;
-// each guest fetches a page from the host, and the bridge guest reaches the masquerade one.
+// `scripts/demo --network`: the pod network reaches the guest. A bridge variant of
+// manifests/examples/vmi-masquerade.yaml and the example itself (masquerade, a listed port) boot
+// on the testbed; kubectl shows their IPs; the host fetches each guest's boot_id from the VMI's
+// IP on port 8080; each guest fetches a page from the host, and the masquerade guest reaches the
+// bridge one.
 // Deleting them leaves no namespace, tap, bridge, rule or address allocation. Traffic only
 // ever goes to addresses on the testbed's own bridge.
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -78,25 +79,27 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
     cleanups.unshift(() => watch.stop());
     const core = s.kubeConfig.makeApiClient(CoreV1Api);
 
-    // The example as is, plus a kernel argument that has the guest fetch the host's page.
+    // The example as is (masquerade, port 8080 listed), and a bridge variant of it, each with a
+    // kernel argument that has the guest fetch the host's page; the masquerade guest also
+    // reaches the bridge one.
     const base = await readFile(join(root, EXAMPLE), 'utf8');
     const withArgs = (text: string, args: string): string => text.replace(/(kernelArgs: .*)/, `$1 ${args}`);
-    const masqFile = join(s.stateDir, 'vmi-masquerade.yaml');
-    await writeFile(masqFile, withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-masquerade`));
-    out.step(`applying ${EXAMPLE} (masquerade, port 8080 listed), with podvirt.fetch=http://${hostIP}:${port}/… on the guest's kernel line`);
-    await shell.kubectl(['apply', '-f', masqFile]);
-    const masq = await showGuest(s, shell, watch, core, 'testvm-net', out, signal);
-
     const bridgeFile = join(s.stateDir, 'vmi-bridge.yaml');
-    const bridgeText = withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-bridge podvirt.peer=${masq.ip}:8080`)
+    await writeFile(bridgeFile, withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-bridge`)
       .replace('name: testvm-net', 'name: testvm-bridge')
-      .replace(/masquerade: \{\}\n\s+ports:\n\s+- name: boot-id\n\s+port: 8080/, 'bridge: {}');
-    await writeFile(bridgeFile, bridgeText);
-    out.step(`the same guest with a bridge interface (the pod's IP and MAC move into the guest), told to reach testvm-net at ${masq.ip}:8080`);
+      .replace(/masquerade: \{\}\n\s+ports:\n\s+- name: boot-id\n\s+port: 8080/, 'bridge: {}'));
+    out.step(`${EXAMPLE} with a bridge interface instead (the pod's IP and MAC move into the guest), podvirt.fetch=http://${hostIP}:${port}/… on its kernel line`);
     await shell.kubectl(['apply', '-f', bridgeFile]);
     const bridge = await showGuest(s, shell, watch, core, 'testvm-bridge', out, signal);
-    const peer = await waitForConsoleText(bridge.serial, 'PODVIRT-GUEST-PEER', { timeoutMs: TIMEOUT_MS });
-    out.step(`VMI to VMI: testvm-bridge read ${peer.line.replace('PODVIRT-GUEST-PEER ', '').trim()} from testvm-net (its boot_id is ${masq.bootId})`);
+
+    const masqFile = join(s.stateDir, 'vmi-masquerade.yaml');
+    await writeFile(masqFile, withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-masquerade podvirt.peer=${bridge.ip}:8080`));
+    out.step(`applying ${EXAMPLE} (masquerade, port 8080 listed), told to fetch from the host and to reach testvm-bridge at ${bridge.ip}:8080`);
+    await shell.kubectl(['apply', '-f', masqFile]);
+    const masq = await showGuest(s, shell, watch, core, 'testvm-net', out, signal);
+    const peer = (await waitForConsoleText(masq.serial, 'PODVIRT-GUEST-PEER', { timeoutMs: TIMEOUT_MS })).line.replace('PODVIRT-GUEST-PEER', '').trim();
+    out.step(`VMI to VMI: testvm-net read ${peer} from testvm-bridge (whose boot_id is ${bridge.bootId})`);
+    if (peer !== bridge.bootId) throw new Error('testvm-net did not reach testvm-bridge');
 
     out.step('kubectl get vmi -o wide');
     await shell.kubectl(['get', 'vmi', '-o', 'wide']);
