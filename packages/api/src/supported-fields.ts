@@ -45,6 +45,8 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
           bootOrder: true,
           serial: true,
           cache: true,
+          io: true,
+          shareable: true,
         },
         interfaces: {
           name: true,
@@ -78,6 +80,7 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
         networkDataSecretRef: secretRef,
       },
       hostDisk: { path: true, type: true, capacity: true, shared: true },
+      persistentVolumeClaim: { claimName: true, readOnly: true },
     },
     architecture: true,
     terminationGracePeriodSeconds: true,

@@ -43,6 +43,11 @@ function validateDisk(v: Validation, path: string, disk: RawObject): void {
     v.add(fieldPath(path, 'serial'), 'Invalid', `${JSON.stringify(serial)} may contain only letters, digits, space and _ . + -`);
   }
   v.oneOf(fieldPath(path, 'cache'), disk['cache'], CACHE_MODES);
+  v.oneOf(fieldPath(path, 'io'), disk['io'], ['native', 'threads']);
+  v.boolean(fieldPath(path, 'shareable'), disk['shareable']);
+  if (disk['shareable'] === true && disk['cache'] !== undefined && disk['cache'] !== 'none') {
+    v.add(fieldPath(path, 'cache'), 'Invalid', `a shareable disk needs cache "none", not ${JSON.stringify(disk['cache'])}`);
+  }
 }
 
 function validateDisks(v: Validation, path: string, value: unknown): void {

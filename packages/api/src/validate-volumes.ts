@@ -22,7 +22,7 @@ const ALL_VOLUME_SOURCES = [
   'downwardMetrics',
   'memoryDump',
 ];
-const SUPPORTED_SOURCES = 'containerDisk, emptyDisk, cloudInitNoCloud, hostDisk';
+const SUPPORTED_SOURCES = 'containerDisk, emptyDisk, cloudInitNoCloud, hostDisk, persistentVolumeClaim';
 const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function validateContainerDisk(v: Validation, path: string, source: RawObject): void {
@@ -104,11 +104,22 @@ function validateHostDisk(v: Validation, path: string, source: RawObject): void 
   v.boolean(fieldPath(path, 'shared'), source['shared']);
 }
 
+function validatePersistentVolumeClaim(v: Validation, path: string, source: RawObject): void {
+  const claim = v.string(fieldPath(path, 'claimName'), source['claimName'], true);
+  // A claim is named like any object: a DNS subdomain, and always in the VMI's own namespace.
+  if (claim !== undefined && claim !== '' && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(claim)) {
+    v.add(fieldPath(path, 'claimName'), 'Invalid', `${JSON.stringify(claim)} is not a valid claim name (a claim in another namespace cannot be used)`);
+  }
+  v.boolean(fieldPath(path, 'readOnly'), source['readOnly']);
+  v.boolean(fieldPath(path, 'hotpluggable'), source['hotpluggable']);
+}
+
 const SOURCE_VALIDATORS: Readonly<Record<string, (v: Validation, path: string, source: RawObject) => void>> = {
   containerDisk: validateContainerDisk,
   emptyDisk: validateEmptyDisk,
   cloudInitNoCloud: validateCloudInit,
   hostDisk: validateHostDisk,
+  persistentVolumeClaim: validatePersistentVolumeClaim,
 };
 
 function validateVolume(v: Validation, path: string, volume: RawObject): void {

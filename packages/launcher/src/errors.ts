@@ -12,6 +12,8 @@ export type LauncherErrorCode =
   | 'LAUNCHER_ERR_NO_HYPERVISOR'
   | 'LAUNCHER_ERR_NODE_LACKS'
   | 'LAUNCHER_ERR_PREPARE'
+  /** A disk's volume is not what the VMI needs: missing, too small, outside the pod's mounts. */
+  | 'LAUNCHER_ERR_VOLUME'
   | 'LAUNCHER_ERR_DAEMON'
   | 'LAUNCHER_ERR_TIMEOUT';
 

@@ -10,6 +10,8 @@ export interface LauncherFlags {
   readonly privateDir: string;
   readonly secretsDir: string;
   readonly hostDiskDirs: readonly string[];
+  /** Where block PVCs appear as devices (`/dev`; tests point it elsewhere). */
+  readonly devDir: string;
   readonly gracePeriodSeconds: number;
   readonly allowEmulation: boolean;
   readonly capsCacheDir: string | undefined;
@@ -25,7 +27,7 @@ export class FlagError extends Error {
 
 const VALUE = new Set([
   'name', 'namespace', 'uid', 'qemu-timeout', 'kubevirt-share-dir', 'ephemeral-disk-dir', 'container-disk-dir',
-  'private-dir', 'secrets-dir', 'host-disk-dir', 'grace-period-seconds', 'libvirt-caps-cache', 'allow-emulation',
+  'private-dir', 'secrets-dir', 'host-disk-dir', 'dev-dir', 'grace-period-seconds', 'libvirt-caps-cache', 'allow-emulation',
 ]);
 const BOOL = new Set(['allow-emulation', 'simulate-crash']);
 // KubeVirt passes these; they concern features podvirt does not have (or the monitor).
@@ -87,6 +89,7 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     privateDir,
     secretsDir: one('secrets-dir') ?? `${privateDir}/secret`,
     hostDiskDirs: values.get('host-disk-dir') ?? [],
+    devDir: one('dev-dir') ?? '/dev',
     gracePeriodSeconds: grace,
     allowEmulation: emulation === undefined ? false : parseBool(emulation, 'allow-emulation'),
     capsCacheDir: one('libvirt-caps-cache') ?? env['PODVIRT_LIBVIRT_CAPS_CACHE'],

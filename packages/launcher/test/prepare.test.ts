@@ -22,8 +22,8 @@ test('overlay, empty disk and cloud-init ISO are created once', async (t) => {
   const dir = await tempDir(t);
   const image = join(dir, 'image.raw');
   await writeFile(image, Buffer.alloc(1024 * 1024));
-  await mkdir(join(dir, 'secrets', 'ci-ndata'), { recursive: true });
-  await writeFile(join(dir, 'secrets', 'ci-ndata', 'networkdata'), 'version: 2\n');
+  await mkdir(join(dir, 'secrets', 'ci'), { recursive: true });
+  await writeFile(join(dir, 'secrets', 'ci', 'networkdata'), 'version: 2\n');
   const steps = [
     { kind: 'overlay', path: join(dir, 'eph', 'disk-data', 'c', 'disk.qcow2'), backingFile: image, backingFormat: 'raw' },
     { kind: 'emptyDisk', path: join(dir, 'empty', 'e.img'), sizeBytes: 64n * 1024n * 1024n },
@@ -52,7 +52,7 @@ test('overlay, empty disk and cloud-init ISO are created once', async (t) => {
 test('a missing secret is a prepare error', async (t) => {
   const dir = await tempDir(t);
   await assert.rejects(prepareFiles([{ kind: 'cloudInitNoCloud', path: join(dir, 'x.iso'), volume: 'v', userData: { secret: 's', keys: ['userdata'] }, instanceId: 'i', hostname: 'h' }], { secretsDir: dir }),
-    (e) => e instanceof LauncherError && /not mounted/.test(e.message));
+    (e) => e instanceof LauncherError && e.code === 'LAUNCHER_ERR_VOLUME' && /secret s has no key userdata/.test(e.message));
 });
 
 test('container-disk layout: per-volume dir, KubeVirt disk_<i>.img, kernel-boot files', async (t) => {

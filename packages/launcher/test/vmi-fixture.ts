@@ -31,6 +31,10 @@ export function context(overrides: Partial<ConverterContext> = {}): ConverterCon
     kernelBoot: { kernel: '/var/run/kubevirt/container-disks/kernel-boot/boot/vmlinuz', initrd: '/var/run/kubevirt/container-disks/kernel-boot/boot/initrd.img' },
     hostDiskPrefixes: ['/var/lib/podvirt/host-disks'],
     hostDisks: new Map([['h', '/proc/42/fd/7']]),
+    vmiDisksDir: '/var/run/kubevirt-private/vmi-disks',
+    devDir: '/dev',
+    volumeModes: new Map(),
+    diskIo: new Map(),
     emulator: '/usr/bin/qemu-system-x86_64',
     ...overrides,
   };

@@ -3,6 +3,7 @@
 
 export type DiskBus = 'virtio' | 'sata' | 'scsi' | 'usb';
 export type DiskCache = 'none' | 'writethrough' | 'writeback';
+export type DiskIo = 'native' | 'threads';
 
 export interface DiskTarget {
   bus?: DiskBus;
@@ -24,6 +25,10 @@ export interface Disk {
   bootOrder?: number;
   serial?: string;
   cache?: DiskCache;
+  /** Unset: `native` where the disk is opened with O_DIRECT and fully allocated, as KubeVirt chooses. */
+  io?: DiskIo;
+  /** Several VMs may write the disk at once; needs cache `none`. */
+  shareable?: boolean;
 }
 
 export interface Port {

@@ -55,6 +55,26 @@ export interface CpuTopology {
   threads?: number;
 }
 
+/** What the controller learned of a PVC volume's claim, as KubeVirt records it. */
+export interface PersistentVolumeClaimInfo {
+  claimName?: string;
+  accessModes?: string[];
+  volumeMode?: 'Filesystem' | 'Block';
+  capacity?: Record<string, QuantityValue>;
+  requests?: Record<string, QuantityValue>;
+  /** The share of a filesystem volume its filesystem keeps for itself, e.g. "0.055". */
+  filesystemOverhead?: string;
+}
+
+export interface VolumeStatus {
+  name: string;
+  target: string;
+  phase?: string;
+  reason?: string;
+  message?: string;
+  persistentVolumeClaimInfo?: PersistentVolumeClaimInfo;
+}
+
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 export type MigrationMethod = 'BlockMigration' | 'LiveMigration';
 
@@ -77,4 +97,5 @@ export interface VmiStatus {
   migrationMethod?: MigrationMethod;
   memory?: MemoryStatus;
   currentCPUTopology?: CpuTopology;
+  volumeStatus?: VolumeStatus[];
 }

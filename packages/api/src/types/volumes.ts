@@ -36,8 +36,17 @@ export interface HostDiskSource {
   shared?: boolean;
 }
 
+/** A PersistentVolumeClaim in the VMI's own namespace; its volume holds the disk. */
+export interface PersistentVolumeClaimSource {
+  claimName: string;
+  readOnly?: boolean;
+  /** Hotplug is not implemented: `true` is refused by name. */
+  hotpluggable?: boolean;
+}
+
 export interface Volume {
   name: string;
+  persistentVolumeClaim?: PersistentVolumeClaimSource;
   containerDisk?: ContainerDiskSource;
   emptyDisk?: EmptyDiskSource;
   cloudInitNoCloud?: CloudInitNoCloudSource;
@@ -45,6 +54,6 @@ export interface Volume {
 }
 
 /** The JSON keys of the volume sources podvirt implements. */
-export const VOLUME_SOURCE_KEYS = ['containerDisk', 'emptyDisk', 'cloudInitNoCloud', 'hostDisk'] as const;
+export const VOLUME_SOURCE_KEYS = ['containerDisk', 'emptyDisk', 'cloudInitNoCloud', 'hostDisk', 'persistentVolumeClaim'] as const;
 
 export type VolumeSourceKey = (typeof VOLUME_SOURCE_KEYS)[number];

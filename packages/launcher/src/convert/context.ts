@@ -27,7 +27,24 @@ export interface ConverterContext {
   readonly hostDiskPrefixes: readonly string[];
   /** hostDisk volume name → the path libvirt opens (the confined open file, see prepare/host-disks.ts). */
   readonly hostDisks: ReadonlyMap<string, string>;
+  /**
+   * `<private dir>/vmi-disks`: the pod mounts each filesystem PVC's volume and each hostDisk's
+   * directory at `<dir>/<volume>/`, as KubeVirt does. Block PVCs are devices at `/dev/<volume>`.
+   */
+  readonly vmiDisksDir: string;
+  /** Where block PVC devices appear (`/dev`). */
+  readonly devDir: string;
+  /** PVC volume name → what the pod gives it: a block device, or a mounted directory. */
+  readonly volumeModes: ReadonlyMap<string, 'block' | 'filesystem'>;
+  /** Disk volume name → whether its file or device takes O_DIRECT and is fully allocated (PVC and hostDisk only). */
+  readonly diskIo: ReadonlyMap<string, DiskIoSupport>;
   readonly emulator: string;
   /** Interface name → the tap, MAC and MTU the pod network set-up gave it (network/pod-network-setup.ts). */
   readonly interfaces?: ReadonlyMap<string, NicAttachment>;
+}
+
+/** Found by opening the disk's file (or a probe in its directory) with O_DIRECT. */
+export interface DiskIoSupport {
+  readonly directIo: boolean;
+  readonly preallocated: boolean;
 }

@@ -1,5 +1,6 @@
 import type { DefaultedDisk, DefaultedVmi } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
+import { driverModes } from './disk-driver.js';
 import type { PrepareStep } from './prepare-step.js';
 import { convertVolume, type VolumeSource } from './volumes.js';
 import { el, type XmlElement } from './xml.js';
@@ -30,7 +31,7 @@ export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): Converte
     const volume = volumes[index];
     if (volume === undefined) continue;
     const source = convertVolume(vmi, volume, index, ctx);
-    const { bus, element } = diskElement(disk, source, counters);
+    const { bus, element } = diskElement(disk, `spec.domain.devices.disks[${disks.indexOf(disk)}]`, source, counters, ctx);
     buses.add(bus);
     out.push(element);
     if (source.prepare !== undefined) prepare.push(source.prepare);
@@ -42,23 +43,30 @@ export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): Converte
   return { disks: out, controllers, prepare };
 }
 
-function diskElement(disk: DefaultedDisk, source: VolumeSource, counters: { vd: number; sd: number }): { bus: string; element: XmlElement } {
+function diskElement(
+  disk: DefaultedDisk,
+  field: string,
+  source: VolumeSource,
+  counters: { vd: number; sd: number },
+  ctx: ConverterContext,
+): { bus: string; element: XmlElement } {
   const cdrom = disk.cdrom;
   const bus = cdrom?.bus ?? disk.disk?.bus ?? 'virtio';
   const prefix = bus === 'virtio' ? 'vd' : 'sd';
   const dev = devName(prefix, counters[prefix]++);
-  const readonly = cdrom ? cdrom.readonly : disk.disk?.readonly === true;
+  const readonly = cdrom ? cdrom.readonly : disk.disk?.readonly === true || source.readonly === true;
+  const modes = driverModes(disk, field, source, ctx.diskIo.get(disk.name));
   const element = el(
     'disk',
-    { type: 'file', device: cdrom ? 'cdrom' : 'disk', model: bus === 'virtio' ? 'virtio-non-transitional' : undefined },
-    el('driver', { name: 'qemu', type: source.format, cache: disk.cache, discard: source.discard, error_policy: 'stop' }),
-    el('source', { file: source.path }),
+    { type: source.block === true ? 'block' : 'file', device: cdrom ? 'cdrom' : 'disk', model: bus === 'virtio' ? 'virtio-non-transitional' : undefined },
+    el('driver', { name: 'qemu', type: source.format, cache: modes.cache, io: modes.io, discard: source.discard, error_policy: 'stop' }),
+    el('source', source.block === true ? { dev: source.path } : { file: source.path }),
     source.backing !== undefined &&
       el('backingStore', { type: 'file' }, el('format', { type: source.backing.format }), el('source', { file: source.backing.path })),
     el('target', { dev, bus, tray: cdrom?.tray }),
     disk.bootOrder !== undefined && el('boot', { order: disk.bootOrder }),
     readonly && el('readonly'),
-    source.shareable === true && el('shareable'),
+    (source.shareable === true || disk.shareable === true) && el('shareable'),
     disk.serial !== undefined && el('serial', {}, disk.serial),
     el('alias', { name: `ua-${disk.name}` }),
   );

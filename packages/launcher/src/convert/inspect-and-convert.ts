@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import type { DefaultedVmi } from '@podvirt/api';
 import type { LauncherFlags } from '../flags.js';
 import type { KvmProbeResult } from '../host/kvm-probe.js';
 import { fileExists, inspectImages } from '../prepare/container-disk-layout.js';
 import type { HostDisks } from '../prepare/host-disks.js';
+import { inspectVolumes } from '../prepare/inspect-volumes.js';
 import type { NetworkedVmi, PodNetworkSetup } from '../network/pod-network-setup.js';
 import { runTool } from '../prepare/run-tool.js';
 import type { ConverterContext } from './context.js';
@@ -36,6 +38,8 @@ export function inspectAndConvert(
     const facts = await nodeFacts?.(domainType);
     if (facts !== undefined) checkAgainstNode(vmi, facts, domainType);
     const images = await inspectImages(vmi, flags.containerDiskDir, { exists: fileExists, format: imageFormat });
+    const vmiDisksDir = join(flags.privateDir, 'vmi-disks');
+    const volumes = await inspectVolumes(vmi, vmiDisksDir, flags.devDir);
     const ctx: ConverterContext = {
       domainType,
       privateDir: flags.privateDir,
@@ -45,6 +49,10 @@ export function inspectAndConvert(
       ...(images.kernelBoot ? { kernelBoot: images.kernelBoot } : {}),
       hostDiskPrefixes: flags.hostDiskDirs,
       hostDisks: await hostDisks.resolve(vmi),
+      vmiDisksDir,
+      devDir: flags.devDir,
+      volumeModes: volumes.volumeModes,
+      diskIo: volumes.diskIo,
       emulator,
       interfaces: await network.resolve(vmi as NetworkedVmi),
     };

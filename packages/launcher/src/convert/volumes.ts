@@ -9,6 +9,7 @@ import {
   type Volume,
 } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
+import { persistentVolumeClaim } from './persistent-volume-claim.js';
 import type { DataSource, PrepareStep } from './prepare-step.js';
 
 /** What a disk needs to know about its volume: the file qemu opens and how. */
@@ -18,6 +19,11 @@ export interface VolumeSource {
   readonly backing?: { readonly path: string; readonly format: 'raw' | 'qcow2' };
   readonly discard?: 'unmap';
   readonly shareable?: boolean;
+  /** A block device (`<disk type="block">`), not a file. */
+  readonly block?: boolean;
+  readonly readonly?: boolean;
+  /** PVC: cache and io get KubeVirt's defaults from the disk's O_DIRECT support. */
+  readonly persistent?: boolean;
   /** Files to create before the domain starts; none for a host disk, opened by the inspect step. */
   readonly prepare?: PrepareStep;
 }
@@ -44,6 +50,7 @@ export function convertVolume(vmi: DefaultedVmi, volume: Volume, index: number, 
     return { path, format: 'raw', discard: 'unmap', prepare: { kind: 'emptyDisk', path, sizeBytes, field: `${field}.emptyDisk.capacity` } };
   }
   if (volume.cloudInitNoCloud !== undefined) return cloudInit(vmi, volume.cloudInitNoCloud, name, ctx);
+  if (volume.persistentVolumeClaim !== undefined) return persistentVolumeClaim(vmi, name, volume.persistentVolumeClaim, `${field}.persistentVolumeClaim`, ctx);
   if (volume.hostDisk !== undefined) return hostDisk(volume.hostDisk, name, `${field}.hostDisk`, ctx);
   throw new Error(`volume ${name} has no source: decodeVmi lets none through`);
 }

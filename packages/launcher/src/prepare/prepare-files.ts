@@ -3,13 +3,15 @@ import { chmod, mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'no
 import { basename, dirname, join } from 'node:path';
 import type { DataSource, PrepareStep } from '../convert/prepare-step.js';
 import { LauncherError, NodeLacksError } from '../errors.js';
+import { checkBlockDevice, ensureDiskImage } from './disk-image.js';
 import { fileExists } from './container-disk-layout.js';
 import { runTool } from './run-tool.js';
 
 export interface PrepareOptions {
   /**
    * Where secret volumes are mounted, as KubeVirt lays them out: the user-data secret of
-   * cloud-init volume `<vol>` at `<dir>/<vol>/`, its network-data secret at `<dir>/<vol>-ndata/`.
+   * cloud-init volume `<vol>` as files `userdata`/`userData` in `<dir>/<vol>/`, its network-data
+   * secret's as `networkdata`/`networkData` in the same directory (KubeVirt's subPath mounts).
    */
   readonly secretsDir: string;
   readonly qemuImg?: string;
@@ -25,6 +27,15 @@ export interface PrepareOptions {
  */
 export async function prepareFiles(steps: readonly PrepareStep[], o: PrepareOptions): Promise<void> {
   for (const step of steps) {
+    // Persistent disks live in the pod's mounts: checked and made in place, never renamed over.
+    if (step.kind === 'diskImage') {
+      await ensureDiskImage(step);
+      continue;
+    }
+    if (step.kind === 'blockDevice') {
+      await checkBlockDevice(step.root, step.path, step.what);
+      continue;
+    }
     if (await fileExists(step.path)) continue;
     // Owner-only: cloud-init data may hold passwords and keys; disks hold the guest's data.
     await mkdir(dirname(step.path), { recursive: true, mode: 0o700 });
@@ -80,13 +91,13 @@ async function readSource(src: DataSource | undefined, dir: string, o: PrepareOp
     const text = await readFile(join(o.secretsDir, dir, key), 'utf8').catch(() => undefined);
     if (text !== undefined) return text;
   }
-  throw new LauncherError('LAUNCHER_ERR_PREPARE', `secret ${src.secret} is not mounted at ${join(o.secretsDir, dir)} (keys ${src.keys.join(', ')})`);
+  throw new LauncherError('LAUNCHER_ERR_VOLUME', `secret ${src.secret} has no key ${src.keys.join(' or ')} (looked in ${join(o.secretsDir, dir)})`);
 }
 
 /** The NoCloud seed: user-data, meta-data and network-config on an ISO labelled `cidata`. */
 async function cloudInitIso(step: Extract<PrepareStep, { kind: 'cloudInitNoCloud' }>, output: string, o: PrepareOptions): Promise<void> {
   const userData = await readSource(step.userData, step.volume, o);
-  const networkData = await readSource(step.networkData, `${step.volume}-ndata`, o);
+  const networkData = await readSource(step.networkData, step.volume, o);
   const work = await mkdtemp(join(dirname(step.path), '.seed-'));
   try {
     const files = ['user-data', 'meta-data'];
