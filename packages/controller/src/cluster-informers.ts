@@ -1,5 +1,5 @@
-// The controller's view of the cluster: an informer for VMIs and one for launcher pods
-// (label `kubevirt.io=virt-launcher`), served as VmiStore and PodStore. client-node's ListWatch
+// The controller's view of the cluster: an informer for VMIs, one for launcher pods
+// (label `kubevirt.io=virt-launcher`) and one for PVCs, served as VmiStore, PodStore and ClaimStore. client-node's ListWatch
 // relists on 410 Gone by itself but stops for good on any other error, so a stopped informer
 // is restarted after a pause; a periodic resync re-delivers every VMI, which repairs whatever a
 // lost event or a failed write left behind.
@@ -12,11 +12,13 @@ import {
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
+  type V1PersistentVolumeClaim,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { abortableDelay } from './abortable-delay.js';
+import type { ClaimStore } from './claim-check.js';
 import type { PodStore, VmiStore } from './cluster-roles.js';
 
 export type PodChange = 'add' | 'update' | 'delete';
@@ -28,6 +30,8 @@ export interface ClusterInformersOptions {
   readonly namespace?: string | undefined;
   readonly onVmi: (vmi: VirtualMachineInstance) => void;
   readonly onPod: (pod: V1Pod, change: PodChange) => void;
+  /** A PVC appeared, changed (e.g. became Bound) or went away. */
+  readonly onClaim?: (claim: V1PersistentVolumeClaim) => void;
   /** Every VMI is re-delivered this often; client-go controllers use minutes. */
   readonly resyncMs?: number;
   /** Pause before a failed informer lists and watches again. */
@@ -38,10 +42,11 @@ export const LAUNCHER_POD_SELECTOR = `${APP_LABEL}=${LAUNCHER_APP_LABEL_VALUE}`;
 export const DEFAULT_RESYNC_MS = 5 * 60_000;
 export const DEFAULT_RESTART_DELAY_MS = 2_000;
 
-export class ClusterInformers implements VmiStore, PodStore {
+export class ClusterInformers implements VmiStore, PodStore, ClaimStore {
   readonly #o: ClusterInformersOptions;
   readonly #vmis: ListWatch<KubernetesObject>;
   readonly #pods: ListWatch<V1Pod>;
+  readonly #claims: ListWatch<V1PersistentVolumeClaim>;
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #closing = new AbortController();
 
@@ -68,6 +73,11 @@ export class ClusterInformers implements VmiStore, PodStore {
         : core.listPodForAllNamespaces({ labelSelector: LAUNCHER_POD_SELECTOR });
     this.#vmis = new ListWatch(vmiPath, watch, listVmis, false);
     this.#pods = new ListWatch(podPath, watch, listPods, false, LAUNCHER_POD_SELECTOR);
+    const claimPath = namespace ? `/api/v1/namespaces/${namespace}/persistentvolumeclaims` : '/api/v1/persistentvolumeclaims';
+    const listClaims = (): Promise<KubernetesListObject<V1PersistentVolumeClaim>> =>
+      namespace ? core.listNamespacedPersistentVolumeClaim({ namespace }) : core.listPersistentVolumeClaimForAllNamespaces();
+    this.#claims = new ListWatch(claimPath, watch, listClaims, false);
+    for (const change of ['add', 'update', 'delete'] as const) this.#claims.on(change, (claim) => options.onClaim?.(claim));
     const onVmi = (obj: KubernetesObject): void => options.onVmi(obj as unknown as VirtualMachineInstance);
     this.#vmis.on('change', onVmi);
     this.#pods.on('add', (pod) => options.onPod(pod, 'add'));
@@ -87,9 +97,21 @@ export class ClusterInformers implements VmiStore, PodStore {
     return this.#pods.list(namespace).filter((pod) => pod.metadata?.ownerReferences?.some((ref) => ref.controller === true && ref.uid === vmiUid));
   }
 
-  /** Lists both kinds (retrying until it works or `signal` aborts), then keeps watching. */
+  getClaim(namespace: string, name: string): V1PersistentVolumeClaim | undefined {
+    return this.#claims.get(name, namespace);
+  }
+
+  podsUsingClaim(namespace: string, claimName: string): V1Pod[] {
+    return this.#pods.list(namespace).filter((pod) => pod.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claimName) === true);
+  }
+
+  /** Lists every kind (retrying until it works or `signal` aborts), then keeps watching. */
   async start(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.#startOne('vmis', this.#vmis, signal), this.#startOne('pods', this.#pods, signal)]);
+    await Promise.all([
+      this.#startOne('vmis', this.#vmis, signal),
+      this.#startOne('pods', this.#pods, signal),
+      this.#startOne('persistentvolumeclaims', this.#claims, signal),
+    ]);
     const resync = setInterval(() => {
       for (const vmi of this.list()) this.#o.onVmi(vmi);
     }, this.#o.resyncMs ?? DEFAULT_RESYNC_MS);
@@ -97,7 +119,7 @@ export class ClusterInformers implements VmiStore, PodStore {
     this.#timers.add(resync);
   }
 
-  async #startOne(kind: string, informer: ListWatch<KubernetesObject> | ListWatch<V1Pod>, signal: AbortSignal): Promise<void> {
+  async #startOne(kind: string, informer: ListWatch<KubernetesObject> | ListWatch<V1Pod> | ListWatch<V1PersistentVolumeClaim>, signal: AbortSignal): Promise<void> {
     const delayMs = this.#o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
     const log = this.#o.log.child({ informer: kind });
     informer.on('error', (err: unknown) => {
@@ -130,6 +152,6 @@ export class ClusterInformers implements VmiStore, PodStore {
       clearInterval(timer);
     }
     this.#timers.clear();
-    await Promise.all([this.#vmis.stop(), this.#pods.stop()]);
+    await Promise.all([this.#vmis.stop(), this.#pods.stop(), this.#claims.stop()]);
   }
 }

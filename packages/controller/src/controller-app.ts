@@ -63,6 +63,7 @@ export class ControllerApp {
       // Events flow only after informers.start(), by which time the controller exists.
       onVmi: (vmi) => controller.vmiChanged(vmi),
       onPod: (pod, change) => controller.podChanged(pod, change),
+      onClaim: (claim) => controller.claimChanged(claim),
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
     const controller: VmiController = new VmiController({
@@ -71,6 +72,7 @@ export class ControllerApp {
       deps: {
         vmis: informers,
         pods: informers,
+        claims: informers,
         vmiClient: new KubeVmiClient(kubeConfig),
         podClient: new KubePodClient(kubeConfig),
         events: new KubeEventRecorder(kubeConfig, log, instance),

@@ -26,6 +26,7 @@ import {
   type VmiCondition,
   type VmiStatus,
 } from '@podvirt/api';
+import { ClaimReason, type ClaimCheck } from './claim-check.js';
 import { computeImage, computeTermination, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
 import { withReadyCondition } from './ready-condition.js';
 import { rfc3339 } from './rfc3339.js';
@@ -41,7 +42,12 @@ export interface DecideInput {
   readonly createError?: string;
   /** How long a Running VMI's finished pod waits for the handler's final phase. */
   readonly podDownGraceMs?: number;
+  /** The VMI's PVCs as the claim informer sees them; no PVC volume is checked when unset. */
+  readonly claims?: ClaimCheck;
 }
+
+/** A VMI waiting for a claim that is in use by another VMI looks again this often. */
+export const CLAIM_IN_USE_RECHECK_MS = 5_000;
 
 /** Long enough for the handler to see the domain's end and write Succeeded or Failed. */
 export const DEFAULT_POD_DOWN_GRACE_MS = 30_000;
@@ -127,11 +133,16 @@ function controllerOwnsStatus(phase: string): boolean {
   return phase === VmiPhase.Unset || phase === VmiPhase.Pending || phase === VmiPhase.Scheduling;
 }
 
-function synchronizedCondition(conditions: VmiCondition[], error: string | undefined, now: Date): VmiCondition[] {
+interface SyncError {
+  readonly reason: string;
+  readonly message: string;
+}
+
+function synchronizedCondition(conditions: VmiCondition[], error: SyncError | undefined, now: Date): VmiCondition[] {
   const others = conditions.filter((c) => c.type !== VmiConditionType.Synchronized);
   if (error === undefined) return others;
   const previous = conditions.find((c) => c.type === VmiConditionType.Synchronized);
-  if (previous?.status === ConditionStatus.False && previous.reason === FAILED_CREATE_REASON && previous.message === error) {
+  if (previous?.status === ConditionStatus.False && previous.reason === error.reason && previous.message === error.message) {
     return [...others, previous];
   }
   const condition: VmiCondition = {
@@ -139,13 +150,13 @@ function synchronizedCondition(conditions: VmiCondition[], error: string | undef
     status: ConditionStatus.False,
     lastProbeTime: null,
     lastTransitionTime: rfc3339(now),
-    reason: FAILED_CREATE_REASON,
-    message: error,
+    reason: error.reason,
+    message: error.message,
   };
   return [...others, condition];
 }
 
-function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, createError: string | undefined): VmiStatus {
+function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, syncError: SyncError | undefined): VmiStatus {
   const current = input.vmi.status ?? {};
   const phase = step.phase;
   const status: VmiStatus = { ...current, phase: phase as VmiPhase };
@@ -161,7 +172,10 @@ function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, c
     else delete status.activePods;
   }
   const conditions = withReadyCondition(current.conditions, phase, pod, input.now);
-  const keepSyncError = phase === VmiPhase.Pending ? createError : undefined;
+  const keepSyncError = phase === VmiPhase.Pending ? syncError : undefined;
+  // What the controller learned of the claims, while it owns the status (up to Scheduled).
+  const claimed = input.claims?.volumeStatus ?? [];
+  if ((phase === VmiPhase.Pending || phase === VmiPhase.Scheduling) && claimed.length > 0) status.volumeStatus = claimed;
   status.conditions = controllerOwnsStatus(current.phase ?? VmiPhase.Unset) ? synchronizedCondition(conditions, keepSyncError, input.now) : conditions;
   return status;
 }
@@ -185,8 +199,10 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const step = nextPhase(input, currentPhase, pod, deleting);
   const wantsPod = !deleting && !pod && (step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset);
   const invalid = wantsPod ? invalidSpec(vmi) : undefined;
+  const waiting = wantsPod && invalid === undefined ? input.claims?.blocked : undefined;
   const createError = invalid ?? (wantsPod ? input.createError : undefined);
-  const status = desiredStatus(input, step, pod, createError);
+  const syncError = createError !== undefined ? { reason: FAILED_CREATE_REASON, message: createError } : waiting;
+  const status = desiredStatus(input, step, pod, syncError);
   // Failing a VMI that is being deleted anyway is bookkeeping, not news.
   const events = deleting ? [] : [...step.events];
   const previousSync = vmi.status?.conditions?.find((c) => c.type === VmiConditionType.Synchronized);
@@ -194,6 +210,11 @@ export function decideVmi(input: DecideInput): VmiDecision {
     // The Event a user of KubeVirt looks for when a VMI cannot be made to run is SyncFailed
     // (virt-handler's); the condition says no pod was created for it.
     events.push({ type: EventType.Warning, reason: EventReason.SyncFailed, message: invalid });
+  }
+  if (waiting !== undefined && (previousSync?.reason !== waiting.reason || previousSync.message !== waiting.message)) {
+    // KubeVirt records a missing claim as a Normal event; a claim held by another VM is a warning.
+    const type = waiting.reason === ClaimReason.PvcInUse ? EventType.Warning : EventType.Normal;
+    events.push({ type, reason: waiting.reason, message: waiting.message });
   }
   const nodeName = step.phase === VmiPhase.Scheduled ? status.nodeName : undefined;
   // The handler is done with a final VMI, and never saw one that did not reach a node.
@@ -204,10 +225,10 @@ export function decideVmi(input: DecideInput): VmiDecision {
     statusChanged: !statusEqual(vmi.status, status),
     nodeNameLabel: nodeName !== undefined && vmi.metadata.labels?.[NODE_NAME_LABEL] !== nodeName ? nodeName : undefined,
     addFinalizer: !deleting && !hasFinalizer && !isFinalPhase(step.phase),
-    createPod: wantsPod && invalid === undefined,
+    createPod: wantsPod && invalid === undefined && waiting === undefined,
     deletePods: cleanUp ? pods.filter((p) => !isTerminating(p)).flatMap((p) => (p.metadata?.name ? [p.metadata.name] : [])) : [],
     removeFinalizer: cleanUp && hasFinalizer && podsReleased(pods),
     events,
-    requeueAfterMs: step.requeueAfterMs,
+    requeueAfterMs: waiting?.reason === ClaimReason.PvcInUse ? CLAIM_IN_USE_RECHECK_MS : step.requeueAfterMs,
   };
 }

@@ -3,7 +3,7 @@
 // periods derived from the VMI's, resources = guest + overhead, owned by the VMI.
 // Pure: the only randomness (the qemu-timeout jitter) comes from `config.random`.
 
-import type { V1Container, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Container, V1PersistentVolumeClaim, V1Pod, V1ResourceRequirements } from '@kubernetes/client-node';
 import {
   APP_LABEL,
   decodeVmi,
@@ -37,6 +37,7 @@ import {
 } from './launcher-layout.js';
 import { memoryOverheadBytes } from './memory-overhead.js';
 import { renderImageInitContainers } from './render-image-containers.js';
+import { renderVolumes, type RenderedVolumes } from './render-volumes.js';
 
 export interface LauncherPodConfig {
   /** Image of the compute container. */
@@ -111,7 +112,13 @@ function launcherArgs(vmi: VirtualMachineInstance, id: { name: string; namespace
   return args;
 }
 
-function computeContainer(vmi: DefaultedVmi, id: { name: string; namespace: string; uid: string }, config: LauncherPodConfig, grace: number): V1Container {
+function computeContainer(
+  vmi: DefaultedVmi,
+  id: { name: string; namespace: string; uid: string },
+  config: LauncherPodConfig,
+  grace: number,
+  storage: RenderedVolumes,
+): V1Container {
   return {
     name: COMPUTE_CONTAINER_NAME,
     image: config.image,
@@ -119,7 +126,8 @@ function computeContainer(vmi: DefaultedVmi, id: { name: string; namespace: stri
     args: launcherArgs(vmi, id, config, grace),
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     resources: resources(vmi, config),
-    volumeMounts: LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })),
+    volumeMounts: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })), ...storage.mounts],
+    ...(storage.devices.length > 0 ? { volumeDevices: storage.devices } : {}),
   };
 }
 
@@ -144,11 +152,12 @@ function initContainers(vmi: VirtualMachineInstance): { initContainers?: V1Conta
  * Renders the launcher pod for `vmi`. Throws ControllerError `CONTROLLER_INVALID_VMI` when
  * the VMI lacks what a pod needs (identity, a memory size).
  */
-export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherPodConfig): V1Pod {
+export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherPodConfig, claims?: ReadonlyMap<string, V1PersistentVolumeClaim>): V1Pod {
   const id = requireIdentity(raw);
   // Render from the decoded VMI (what virt-api would have defaulted), so grace and CPU counts
   // are explicit; decideVmi has refused an invalid one before a pod is wanted.
   const vmi = decodeVmi(raw);
+  const storage = renderVolumes(vmi, claims);
   const grace = vmi.spec.terminationGracePeriodSeconds ?? 0;
   return {
     apiVersion: 'v1',
@@ -168,8 +177,8 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
       automountServiceAccountToken: false,
       nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
       ...initContainers(vmi),
-      containers: [computeContainer(vmi, id, config, grace)],
-      volumes: LAUNCHER_VOLUMES.map((v) => ({ name: v.name, emptyDir: {} })),
+      containers: [computeContainer(vmi, id, config, grace, storage)],
+      volumes: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, emptyDir: {} })), ...storage.volumes],
     },
   };
 }

@@ -7,6 +7,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import type { EventRecorder, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
+import { checkClaims, type ClaimCheck, type ClaimStore } from './claim-check.js';
 import { isConflict } from './controller-error.js';
 import { decideVmi } from './decide-vmi.js';
 import type { PodExpectations } from './pod-expectations.js';
@@ -24,6 +25,8 @@ export interface SyncDeps {
   readonly now: () => Date;
   readonly log: Logger;
   readonly podDownGraceMs?: number;
+  /** PVCs and the pods using them; PVC volumes are not checked without it. */
+  readonly claims?: ClaimStore;
 }
 
 export interface SyncResult {
@@ -68,8 +71,19 @@ class Attempt {
     return this.vmi.metadata.name ?? '';
   }
 
+  get claimCheck(): ClaimCheck | undefined {
+    return this.deps.claims === undefined ? undefined : checkClaims(this.vmi, this.deps.claims);
+  }
+
   decide(createError?: string): VmiDecision {
-    const input = { vmi: this.vmi, pods: this.pods, now: this.deps.now(), ...(createError === undefined ? {} : { createError }) };
+    const claims = this.claimCheck;
+    const input = {
+      vmi: this.vmi,
+      pods: this.pods,
+      now: this.deps.now(),
+      ...(createError === undefined ? {} : { createError }),
+      ...(claims === undefined ? {} : { claims }),
+    };
     return decideVmi(this.deps.podDownGraceMs === undefined ? input : { ...input, podDownGraceMs: this.deps.podDownGraceMs });
   }
 
@@ -84,7 +98,7 @@ class Attempt {
     deps.expectations.expectCreation(key);
     let pod: V1Pod;
     try {
-      pod = await deps.podClient.create(this.namespace, renderLauncherPod(this.vmi, deps.podConfig), this.signal);
+      pod = await deps.podClient.create(this.namespace, renderLauncherPod(this.vmi, deps.podConfig, this.claimCheck?.claims), this.signal);
     } catch (err) {
       deps.expectations.creationObserved(key);
       const message = `Error creating pod: ${err instanceof Error ? err.message : String(err)}`;

@@ -2,9 +2,10 @@
 // work queue; each key is reconciled by syncVmi. A failed sync is retried with per-key
 // exponential backoff; one key is never synced by two workers at once.
 
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { VMI_KIND, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
+import { claimNames } from './claim-check.js';
 import type { PodChange } from './cluster-informers.js';
 import { splitKey, syncVmi, type SyncDeps } from './sync-vmi.js';
 import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
@@ -44,6 +45,15 @@ export class VmiController {
     // Counted even while not leading: a creation of our last term may arrive late.
     if (change === 'add') this.#o.deps.expectations.creationObserved(key);
     this.#queue?.add(key);
+  }
+
+  /** A claim changed (appeared, became Bound): every VMI in its namespace that uses it looks again. */
+  claimChanged(claim: V1PersistentVolumeClaim): void {
+    const namespace = claim.metadata?.namespace;
+    const name = claim.metadata?.name ?? '';
+    for (const vmi of this.#o.deps.vmis.list()) {
+      if (vmi.metadata.namespace === namespace && claimNames(vmi).includes(name)) this.#queue?.add(vmiKey(vmi));
+    }
   }
 
   /**
