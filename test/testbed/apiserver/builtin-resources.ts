@@ -7,6 +7,7 @@ import { nodeStrategy } from './strategies/node.js';
 import { podStrategy } from './strategies/pod.js';
 import { checkBinding, checkRules } from './strategies/rbac-checks.js';
 import { storedObjectStrategy } from './strategies/stored-object.js';
+import { persistentVolumeClaimStrategy, persistentVolumeStrategy, secretStrategy, storageClassStrategy } from './strategies/storage.js';
 import { workloadStrategy } from './strategies/workload.js';
 
 interface Spec {
@@ -40,6 +41,10 @@ const specs: Spec[] = [
   },
   // Only POST is served (the handler turns it into pods/binding), as in Kubernetes.
   { group: '', resource: 'bindings', kind: 'Binding', namespaced: true, verbs: ['create'], strategy: bindingStrategy },
+  { group: '', resource: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'], subresources: ['status'], strategy: persistentVolumeStrategy },
+  { group: '', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true, shortNames: ['pvc'], subresources: ['status'], strategy: persistentVolumeClaimStrategy },
+  { group: '', resource: 'secrets', kind: 'Secret', namespaced: true, strategy: secretStrategy },
+  { group: 'storage.k8s.io', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'], strategy: storageClassStrategy },
   { group: '', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], strategy: eventStrategy },
   { group: 'events.k8s.io', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], storageKey: 'events', strategy: eventsV1Strategy },
   { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },

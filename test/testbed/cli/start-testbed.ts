@@ -11,6 +11,7 @@ import { repoRoot } from '../guest/repo-root.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import type { ImageMap } from '../kubelet/image-map.js';
 import { Scheduler } from '../scheduler/scheduler.js';
+import { VolumeController } from '../storage/volume-controller.js';
 
 export interface TestbedOptions {
   /** Holds the kubeconfig and the kubelet root; removed again by close(). */
@@ -57,6 +58,9 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     const scheduler = new Scheduler({ kubeConfig, logger: log });
     closers.push(() => scheduler.close());
     await scheduler.start();
+    const volumes = new VolumeController({ kubeConfig, logger: log, provisionDir: join(options.stateDir, 'volumes') });
+    closers.push(() => volumes.close());
+    await volumes.start();
     const kubelet = new Kubelet({
       kubeConfig,
       nodeName,

@@ -30,18 +30,26 @@ export function containerEnv(pod: V1Pod, container: V1Container, hostIP: string,
   return env;
 }
 
-/** Bind mounts for the container's volumeMounts: emptyDir from the pod dir, hostPath as is. */
-export function containerBinds(pod: V1Pod, container: V1Container, paths: PodPaths): BindMount[] {
+/**
+ * Bind mounts for the container's volumeMounts, from the sources the volume set-up made
+ * (emptyDir from the pod dir, hostPath as is, secret files, a claim's PV directory). Without
+ * `sources`, emptyDir and hostPath only.
+ */
+export function containerBinds(pod: V1Pod, container: V1Container, paths: PodPaths, sources?: ReadonlyMap<string, string>): BindMount[] {
   const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
   const binds: BindMount[] = [];
   for (const m of container.volumeMounts ?? []) {
     const volume = volumes.get(m.name);
-    let source: string | undefined;
-    if (volume?.emptyDir !== undefined) source = paths.emptyDir(m.name);
-    else if (volume?.hostPath !== undefined) source = volume.hostPath.path;
+    let source: string | undefined = sources?.get(m.name);
+    if (source === undefined && volume?.emptyDir !== undefined) source = paths.emptyDir(m.name);
+    else if (source === undefined && volume?.hostPath !== undefined) source = volume.hostPath.path;
     if (source === undefined) throw new Error(`volume "${m.name}" has a type the testbed kubelet does not support`);
     if (m.subPath !== undefined && m.subPath !== '') source = join(source, m.subPath);
     binds.push({ source, target: m.mountPath, readOnly: m.readOnly === true });
+  }
+  if ((container.volumeDevices ?? []).length > 0) {
+    // Block devices need a private /dev per container, which the process runtime does not make yet.
+    throw new Error(`container "${container.name}": volumeDevices are not supported by the testbed kubelet yet`);
   }
   return binds;
 }

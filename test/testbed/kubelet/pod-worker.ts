@@ -12,6 +12,7 @@ import { containerBinds, containerEnv } from './container-spec.js';
 import { containerArgv, type ImageMap } from './image-map.js';
 import { computePodStatus, podStatusPatch, type ContainerRecord, type PodSandboxState } from './pod-status.js';
 import { podPaths, type PodPaths } from './pod-paths.js';
+import { setUpVolumes, VolumeSetupError, type VolumeSources } from './pod-volumes.js';
 
 export interface PodWorkerDeps {
   core: CoreV1Api;
@@ -56,6 +57,7 @@ export class PodWorker {
   #statusChain: Promise<void> = Promise.resolve();
   #sandbox: PodSandboxState = { podIPs: [] };
   #netnsPath: string | undefined;
+  #sources: VolumeSources | undefined;
   readonly started: Promise<void>;
 
   constructor(private readonly deps: PodWorkerDeps, pod: V1Pod) {
@@ -109,11 +111,37 @@ export class PodWorker {
 
   async #start(): Promise<void> {
     const pod = this.#pod;
-    for (const v of pod.spec?.volumes ?? []) if (v.emptyDir !== undefined) await mkdir(this.paths.emptyDir(v.name), { recursive: true });
     this.#syncStatus();
+    // Volumes first, as the real kubelet waits for them before it makes the sandbox.
+    this.#sources = await this.#mountVolumes();
+    if (this.#sources === undefined) return;
     if (!(await this.#makeSandbox())) return;
     for (const c of pod.spec?.initContainers ?? []) if (!(await this.#runInitContainer(c))) return;
     for (const c of pod.spec?.containers ?? []) await this.#startContainer(c);
+  }
+
+  /** Sets up the pod's volumes, reporting FailedMount and retrying until they are ready or the pod stops. */
+  async #mountVolumes(): Promise<VolumeSources | undefined> {
+    let reported = '';
+    for (;;) {
+      if (this.#stopping !== undefined) return undefined;
+      try {
+        return await setUpVolumes(this.deps.core, this.#pod, this.paths);
+      } catch (err) {
+        if (!(err instanceof VolumeSetupError)) throw err;
+        if (err.message !== reported) {
+          reported = err.message;
+          void this.#event('Warning', 'FailedMount', err.message);
+        }
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.#timers.delete(timer);
+          resolve();
+        }, this.deps.restartDelayMs);
+        this.#timers.add(timer);
+      });
+    }
   }
 
   /**
@@ -199,7 +227,7 @@ export class PodWorker {
       const container = await this.deps.runtime.start({
         command: containerArgv(image, spec.command, spec.args),
         stateDir: this.paths.containerState(spec.name),
-        binds: containerBinds(this.#pod, spec, this.paths),
+        binds: containerBinds(this.#pod, spec, this.paths, this.#sources),
         env: containerEnv(this.#pod, spec, this.deps.hostIP, image.env, this.#sandbox.podIPs[0]),
         ...(this.#netnsPath === undefined ? {} : { netnsPath: this.#netnsPath }),
         ...(spec.workingDir === undefined ? {} : { cwd: spec.workingDir }),

@@ -1,0 +1,75 @@
+// The kubelet's volume manager, for the kinds podvirt's launcher pods use: emptyDir (a pod
+// directory), hostPath (Directory / DirectoryOrCreate checked or made), secret (each key
+// written as a file, the Secret read from the API) and persistentVolumeClaim (the bound PV's
+// directory). A volume that cannot be set up yet — a missing Secret, an unbound claim — is an
+// error the worker reports as FailedMount and retries, as the real kubelet does.
+
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CoreV1Api, V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { PodPaths } from './pod-paths.js';
+
+export class VolumeSetupError extends Error {
+  override readonly name = 'VolumeSetupError';
+  readonly code = 'PODVIRT_KUBELET_VOLUME';
+}
+
+/** Host path behind each volume of the pod, ready to bind-mount. */
+export type VolumeSources = ReadonlyMap<string, string>;
+
+async function hostPath(volume: V1Volume): Promise<string> {
+  const { path, type } = volume.hostPath ?? { path: '' };
+  if (type === 'DirectoryOrCreate') await mkdir(path, { recursive: true, mode: 0o755 });
+  if (type === 'Directory' || type === 'DirectoryOrCreate') {
+    const st = await stat(path).catch(() => undefined);
+    if (st?.isDirectory() !== true) throw new VolumeSetupError(`MountVolume.SetUp failed for volume "${volume.name}" : hostPath type check failed: ${path} is not a directory`);
+  }
+  return path;
+}
+
+async function secret(core: CoreV1Api, namespace: string, volume: V1Volume, dir: string): Promise<string> {
+  const secretName = volume.secret?.secretName ?? '';
+  const found = await core.readNamespacedSecret({ namespace, name: secretName }).catch((err: unknown) => {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  });
+  if (found === undefined) throw new VolumeSetupError(`MountVolume.SetUp failed for volume "${volume.name}" : secret "${secretName}" not found`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  for (const [key, value] of Object.entries(found.data ?? {})) await writeFile(join(dir, key), Buffer.from(value, 'base64'), { mode: 0o644 });
+  return dir;
+}
+
+async function claim(core: CoreV1Api, namespace: string, volume: V1Volume, block: boolean): Promise<string> {
+  const claimName = volume.persistentVolumeClaim?.claimName ?? '';
+  const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName }).catch(() => undefined);
+  if (pvc === undefined) throw new VolumeSetupError(`persistentvolumeclaim "${claimName}" not found`);
+  if (pvc.status?.phase !== 'Bound' || !pvc.spec?.volumeName) throw new VolumeSetupError(`persistentvolumeclaim "${claimName}" is not bound`);
+  const pv = await core.readPersistentVolume({ name: pvc.spec.volumeName });
+  const isBlock = pv.spec?.volumeMode === 'Block';
+  if (isBlock && !block) throw new VolumeSetupError(`volume "${volume.name}" has volumeMode Block, but is specified in volumeMounts`);
+  if (!isBlock && block) throw new VolumeSetupError(`volume "${volume.name}" has volumeMode Filesystem, but is specified in volumeDevices`);
+  const path = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
+  if (path === undefined) throw new VolumeSetupError(`persistentvolume "${pvc.spec.volumeName}" has no source the testbed kubelet can attach`);
+  return path;
+}
+
+/** Sets up every volume of `pod`; throws VolumeSetupError naming the first that cannot be yet. */
+export async function setUpVolumes(core: CoreV1Api, pod: V1Pod, paths: PodPaths): Promise<VolumeSources> {
+  const namespace = pod.metadata?.namespace ?? 'default';
+  const containers: V1Container[] = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  const asDevice = new Set(containers.flatMap((c) => (c.volumeDevices ?? []).map((d) => d.name)));
+  const sources = new Map<string, string>();
+  for (const volume of pod.spec?.volumes ?? []) {
+    if (volume.emptyDir !== undefined) {
+      await mkdir(paths.emptyDir(volume.name), { recursive: true });
+      sources.set(volume.name, paths.emptyDir(volume.name));
+    } else if (volume.hostPath !== undefined) {
+      sources.set(volume.name, await hostPath(volume));
+    } else if (volume.secret !== undefined) {
+      sources.set(volume.name, await secret(core, namespace, volume, join(paths.podDir, 'volumes', 'kubernetes.io~secret', volume.name)));
+    } else if (volume.persistentVolumeClaim !== undefined) {
+      sources.set(volume.name, await claim(core, namespace, volume, asDevice.has(volume.name)));
+    }
+  }
+  return sources;
+}
