@@ -17,7 +17,7 @@ import {
   DEFAULT_UNFREEZE_TIMEOUT_SECONDS,
   FREEZE_TIMEOUT_MS,
 } from './defaults.js';
-import { parseDuration } from './duration.js';
+import { DurationError, parseDuration } from '@podvirt/api/duration';
 import { UsageError } from './usage-error.js';
 
 export type OutputFormat = 'human' | 'json' | 'yaml';
@@ -182,10 +182,19 @@ function connection(command: CommandName, flags: Flags, env: ParseEnv): Connecti
   return { kind: 'tls', address: server, ca: flags.get('ca'), cert, key };
 }
 
+function durationOrUndefined(text: string): number | undefined {
+  try {
+    return parseDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError) return undefined;
+    throw err;
+  }
+}
+
 function callTimeout(command: CommandName, flags: Flags): number {
   const text = flags.get('timeout');
   if (text === undefined) return command === 'freeze' ? FREEZE_TIMEOUT_MS : DEFAULT_TIMEOUT_MS;
-  const ms = parseDuration(text);
+  const ms = durationOrUndefined(text);
   if (ms === undefined || ms <= 0) {
     throw new UsageError(`invalid --timeout "${text}": want a positive duration such as 20s, 2m or 90 (seconds)`, command);
   }
@@ -195,7 +204,7 @@ function callTimeout(command: CommandName, flags: Flags): number {
 function unfreezeTimeout(flags: Flags): number {
   const text = flags.get('unfreeze-timeout');
   if (text === undefined) return DEFAULT_UNFREEZE_TIMEOUT_SECONDS;
-  const ms = parseDuration(text);
+  const ms = durationOrUndefined(text);
   if (ms === undefined || ms % 1000 !== 0 || ms / 1000 > MAX_INT32) {
     throw new UsageError(
       `invalid --unfreeze-timeout "${text}": want whole seconds such as 5m, 300s or 300, or 0 to stay frozen until unfreeze`,

@@ -1,6 +1,7 @@
 // The handler's command line, parsed without touching process.*: main.ts passes argv and env.
 
 import { parseArgs } from 'node:util';
+import { DurationError, parseDuration as parseGoDuration } from '@podvirt/api/duration';
 import { NODE_API_SOCKET } from '@podvirt/proto';
 import { HandlerError } from './handler-error.js';
 
@@ -59,7 +60,7 @@ export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node
                        --tls-allowed-client ID... [--node-api-tls-address ADDR]]
                       [--http-address ADDR] [--metrics-port PORT] [--health-port PORT]
                       [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
-  --node-name defaults to $NODE_NAME; durations take ms, s, m or h (a bare number is seconds).
+  --node-name defaults to $NODE_NAME; durations as Go writes them (1h30m, 90s, 300ms; a bare number is seconds).
   Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
   --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port).`;
 
@@ -153,12 +154,15 @@ function invalid(message: string): HandlerError {
   return new HandlerError('HANDLER_ERR_INVALID_ARGS', message);
 }
 
-const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, '': 1_000 };
-
+/** A duration flag in the one grammar; every one of the handler's is a period or a bound, so 0 is refused. */
 export function parseDuration(flag: string, text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|)$/.exec(text.trim());
-  const unit = match === null ? undefined : UNITS[match[2] ?? ''];
-  const ms = match === null || unit === undefined ? Number.NaN : Number(match[1]) * unit;
-  if (!Number.isFinite(ms) || ms <= 0) throw invalid(`${flag}: not a positive duration: ${text}`);
-  return Math.round(ms);
+  let ms: number;
+  try {
+    ms = parseGoDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError) throw invalid(`${flag}: ${err.message}`);
+    throw err;
+  }
+  if (ms <= 0) throw invalid(`${flag}: must be more than 0, got ${text}`);
+  return ms;
 }

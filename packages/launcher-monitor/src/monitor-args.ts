@@ -1,3 +1,4 @@
+import { DurationError, parseDuration } from '@podvirt/api/duration';
 import { MonitorError } from './monitor-error.js';
 
 export interface MonitorArgs {
@@ -57,18 +58,22 @@ export function parseMonitorArgs(argv: readonly string[], env: Readonly<Record<s
     launcherBin,
     launcherArgs,
     keepAfterFailure,
-    qemuStopTimeoutMs: parseDuration('qemu-stop-timeout', values.get('qemu-stop-timeout'), DEFAULT_QEMU_STOP_TIMEOUT_MS),
-    reapSweepIntervalMs: parseDuration('reap-sweep-interval', values.get('reap-sweep-interval'), DEFAULT_REAP_SWEEP_INTERVAL_MS),
+    qemuStopTimeoutMs: durationFlag('qemu-stop-timeout', values.get('qemu-stop-timeout'), DEFAULT_QEMU_STOP_TIMEOUT_MS),
+    reapSweepIntervalMs: durationFlag('reap-sweep-interval', values.get('reap-sweep-interval'), DEFAULT_REAP_SWEEP_INTERVAL_MS),
   };
 }
 
-/** `10s`, `500ms`, `1m`, or a bare number of seconds. */
-function parseDuration(name: string, text: string | undefined, fallback: number): number {
+/** A duration flag in the one grammar (`10s`, `500ms`, `1m30s`, a bare number of seconds). */
+function durationFlag(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text);
-  if (match === null) throw usage(`--${name}: "${text}" is not a duration such as 10s or 500ms`);
-  const scale = { ms: 1, s: 1_000, m: 60_000 }[match[2] ?? 's'] ?? 1_000;
-  const ms = Math.round(Number(match[1]) * scale);
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError) throw usage(`--${name}: ${err.message}`);
+    throw err;
+  }
+  // Node.js fires a longer timer at once.
   if (ms > 2 ** 31 - 1) throw usage(`--${name}: "${text}" is too long`);
   return ms;
 }

@@ -1,3 +1,5 @@
+import { DurationError, parseDuration as parseGoDuration } from '@podvirt/api/duration';
+
 /** The launcher's settings, from the flags KubeVirt's launcher pod passes plus podvirt's own. */
 export interface LauncherFlags {
   readonly name: string | undefined;
@@ -34,13 +36,14 @@ const BOOL = new Set(['allow-emulation', 'simulate-crash']);
 const IGNORED_VALUE = new Set(['hook-sidecars', 'ovmf-path', 'disk-memory-limit', 'hypervisor', 'image-volume', 'libvirt-log-filters', 'vm-stats-collector']);
 const IGNORED_BOOL = new Set(['keep-after-failure', 'run-as-nonroot', 'upgrade-ordinal-ifaces', 'vgpu-dedicated-hook', 'firmware-auto-selection']);
 
-/** `240s`, `3m`, `1h30m` or plain seconds. */
+/** A duration flag in the one grammar (`240s`, `3m`, `1h30m`, plain seconds). */
 export function parseDuration(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) throw new FlagError(`invalid duration ${JSON.stringify(text)}`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-  return parts.reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
+  try {
+    return parseGoDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError) throw new FlagError(`invalid duration: ${err.message}`);
+    throw err;
+  }
 }
 
 function parseBool(text: string, flag: string): boolean {

@@ -3,7 +3,7 @@
 import type { CommandName } from '../command-table.js';
 import { ConnectError, type ConnectFailure } from '../connect-error.js';
 import { NODE_API_SOCKET_ENV } from '../defaults.js';
-import { formatDuration } from '../duration.js';
+import { formatDuration } from '@podvirt/api/duration';
 import { NodeApiError, type StatusName } from '../node-api-error.js';
 import type { Connection } from '../parse-args.js';
 import { UsageError } from '../usage-error.js';

@@ -1,6 +1,6 @@
 import type { node } from '@podvirt/proto';
 import type { OperationCommand } from '../command-table.js';
-import { formatDuration } from '../duration.js';
+import { formatDuration } from '@podvirt/api/duration';
 
 const DONE: Readonly<Record<OperationCommand, string>> = {
   'pause': 'paused',
