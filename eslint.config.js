@@ -1,5 +1,5 @@
-// Lint: typescript-eslint's type-aware recommended rules plus the few conventions of STYLE.md
-// that a linter can hold (no default exports, `node:` builtins, `import type`).
+// Lint: typescript-eslint's type-aware recommended rules plus the few conventions of
+// CONTRIBUTING.md that a linter can hold (no default exports, `node:` builtins, `import type`).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -25,7 +25,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': [
         'error',
-        { selector: 'ExportDefaultDeclaration', message: 'Use named exports (STYLE.md).' },
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports (CONTRIBUTING.md).' },
         {
           selector: "ImportDeclaration[source.value=/^(fs|path|os|net|child_process|events|stream|util|crypto|http|timers|url|assert)(\\/.*)?$/]",
           message: 'Import Node builtins with the node: prefix.',

@@ -1,4 +1,4 @@
-// The phase mapping (research §2.4) and the status fields (§2.5) as tables.
+// The phase mapping and the status fields, as KubeVirt's virt-handler derives them from the domain, as tables.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { VmiPhase } from '@podvirt/api';

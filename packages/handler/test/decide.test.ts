@@ -1,4 +1,4 @@
-// decide() against the rows of KubeVirt's sync decision table (research §2.3).
+// decide() against the rows of the decision table of `sync` in KubeVirt's pkg/virt-handler/vm.go.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';

@@ -11,7 +11,7 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 import { GhostRecordStore } from '../src/ghost-records/ghost-record-store.js';
 import { UNRESPONSIVE_MARKER } from '../src/ghost-records/unresponsive-marker.js';
 import { HandlerController } from '../src/handler-controller.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { FakeEvents, FakeKube } from './fake-kube.js';
 import { FakeLauncher } from './fake-launcher.js';
 import { makeVmi, NODE, quietLog } from './fixtures.js';
@@ -103,8 +103,8 @@ test('a launcher silent past the watchdog is marked unresponsive next to its soc
   await eventually(() => e.kube.current('default/vm1')?.status?.phase === 'Running');
   l1.hang();
   const marker = join(dirname(l1.path), UNRESPONSIVE_MARKER);
-  await eventually(async () => access(marker).then(() => true, () => false), 3_000);
-  await eventually(() => e.kube.current('default/vm1')?.status?.phase === 'Failed', 3_000);
+  await eventually(async () => access(marker).then(() => true, () => false), { deadlineMs: 3_000 });
+  await eventually(() => e.kube.current('default/vm1')?.status?.phase === 'Failed', { deadlineMs: 3_000 });
   await first.close(2_000);
   l1.resume();
 
@@ -112,7 +112,7 @@ test('a launcher silent past the watchdog is marked unresponsive next to its soc
   e.kube.create(makeVmi({ name: 'vm3', uid: 'uid-3', podUid: 'p1', phase: 'Running' }));
   const callsBefore = l1.calls.length;
   const second = await e.handler(300);
-  await eventually(() => e.kube.current('default/vm3')?.status?.phase === 'Failed', 3_000);
+  await eventually(() => e.kube.current('default/vm3')?.status?.phase === 'Failed', { deadlineMs: 3_000 });
   assert.ok(!l1.calls.slice(callsBefore).includes('Info'), 'no new connection to a launcher marked unresponsive');
   await second.close(2_000);
 });

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
 import { HandlerRuntime } from '../src/handler-runtime.js';
 import type { NodeMetadataPatch, NodePatcher } from '../src/heartbeat/node-patcher.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { FakeEvents, FakeKube } from './fake-kube.js';
 import { FakeLauncher } from './fake-launcher.js';
 import { makeVmi, NODE, quietLog } from './fixtures.js';

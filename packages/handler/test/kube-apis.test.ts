@@ -13,7 +13,7 @@ import type { CoreEvent } from '../src/kube/event-api.js';
 import { KubeEventApi } from '../src/kube/kube-event-api.js';
 import { KubeVmiApi } from '../src/kube/kube-vmi-api.js';
 import { VmiInformer } from '../src/kube/vmi-informer.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { makeVmi, quietLog } from './fixtures.js';
 
 interface Seen {

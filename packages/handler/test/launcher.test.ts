@@ -15,7 +15,7 @@ import { LauncherState } from '../src/launcher/launcher-state.js';
 import { discoverLauncherSocket } from '../src/launcher/socket-discovery.js';
 import { FakeLauncher, type FakeLauncherOptions } from './fake-launcher.js';
 import { makeVmi, NODE, quietLog } from './fixtures.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 
 // Unix socket paths are limited to 108 bytes: keep the temp dir and pod UIDs short.
 async function podsDir(t: TestContext): Promise<string> {
@@ -136,14 +136,14 @@ test('a launcher that stops answering is declared gone after the watchdog timeou
   assert.equal((await reg.observe(target())).state, LauncherState.Ready);
   const started = Date.now();
   f.hang();
-  await eventually(() => changes.length > 0, 5_000);
+  await eventually(() => changes.length > 0, { deadlineMs: 5_000 });
   const observed = await reg.observe(target());
   assert.equal(observed.state, LauncherState.Unresponsive);
   const elapsed = Date.now() - started;
   assert.ok(elapsed >= 550 && elapsed < 2_000, `declared gone after ${elapsed} ms`);
   assert.equal(observed.domain?.state, 'Running', 'the last domain is kept; decide() treats it as gone');
   f.resume();
-  await eventually(async () => (await reg.observe(target())).state === LauncherState.Ready, 5_000);
+  await eventually(async () => (await reg.observe(target())).state === LauncherState.Ready, { deadlineMs: 5_000 });
 });
 
 test('a stalled handler does not blame a healthy launcher: silence by its own clock is confirmed by a fresh call first', async (t) => {
@@ -182,7 +182,7 @@ test('a launcher that exited (socket refuses connections) is gone at once, witho
   const { reg, changes } = registry(t, dir, { watchdogMs: 30_000 });
   assert.equal((await reg.observe(target())).state, LauncherState.Ready);
   await f.exit();
-  await eventually(() => changes.length > 0, 3_000);
+  await eventually(() => changes.length > 0, { deadlineMs: 3_000 });
   const observed = await reg.observe(target());
   assert.equal(observed.state, LauncherState.Unresponsive);
   // Stopping the in-process server unlinks its path for a moment before the stale socket takes it.
@@ -202,7 +202,7 @@ test('a socket that vanishes makes the launcher gone at once', async (t) => {
   const { reg } = registry(t, dir, { watchdogMs: 300 });
   assert.equal((await reg.observe(target())).state, LauncherState.Ready);
   await f.close();
-  await eventually(async () => (await reg.observe(target())).state === LauncherState.Unresponsive, 3_000);
+  await eventually(async () => (await reg.observe(target())).state === LauncherState.Unresponsive, { deadlineMs: 3_000 });
 });
 
 test('a pod dir without a socket gets 3 minutes to initialise (injected clock)', async (t) => {

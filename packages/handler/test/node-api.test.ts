@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { NODE_NAME_LABEL } from '@podvirt/api';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { makeVmi } from './fixtures.js';
 import { grpcFailure, KEY, nodeApiHarness, type NodeApiHarness } from './node-api-harness.js';
 
@@ -57,7 +57,7 @@ test('freeze → fsFreezeStatus frozen; unfreeze thaws; an unfreeze timeout thaw
 
   await h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 1 });
   await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
-  await eventually(() => h.vmi().status?.fsFreezeStatus === undefined, 3_000);
+  await eventually(() => h.vmi().status?.fsFreezeStatus === undefined, { deadlineMs: 3_000 });
   await assert.rejects(h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: -1 }), grpcFailure(status.INVALID_ARGUMENT, /unfreeze_timeout_seconds/));
   await assert.rejects(h.node.freeze({ unfreezeTimeoutSeconds: 0 }), grpcFailure(status.INVALID_ARGUMENT, /^vmi\.namespace is required$/));
   assert.ok(!h.events.reasons().includes('!FreezeError'));

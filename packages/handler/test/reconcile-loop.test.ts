@@ -8,7 +8,7 @@ import { test, type TestContext } from 'node:test';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { HandlerController } from '../src/handler-controller.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { FakeLauncher, type FakeLauncherOptions } from './fake-launcher.js';
 import { FakeEvents, FakeKube } from './fake-kube.js';
 import { makeVmi, NODE, quietLog, type VmiShape } from './fixtures.js';
@@ -95,7 +95,7 @@ test('a guest that ignores ACPI is killed at the end of its grace period and goe
   const h = await harness(t, { grace: 1 });
   await eventually(() => phase(h) === 'Running');
   h.kube.modify(KEY, (v) => (v.metadata.deletionTimestamp = new Date().toISOString()));
-  await eventually(() => h.launcher.calls.includes('Kill'), 4_000);
+  await eventually(() => h.launcher.calls.includes('Kill'), { deadlineMs: 4_000 });
   await eventually(() => phase(h) === 'Failed');
   const shutdowns = h.launcher.calls.filter((c) => c === 'Shutdown').length;
   assert.ok(shutdowns >= 1 && shutdowns <= 3, `Shutdown sent ${shutdowns} times within 1 s of grace`);
@@ -138,7 +138,7 @@ test('INVALID_ARGUMENT from the launcher: Synchronized=False and a Warning SyncF
 
   // The launcher accepts the VMI now: the condition goes away and the VM runs.
   h.launcher.options.syncError = undefined;
-  await eventually(() => phase(h) === 'Running', 3_000);
+  await eventually(() => phase(h) === 'Running', { deadlineMs: 3_000 });
   await eventually(() => condition(h, 'Synchronized') === undefined);
 });
 
@@ -188,7 +188,7 @@ test('a Running VMI whose launcher stops answering goes Failed after the watchdo
   const h = await harness(t, {}, {}, 600);
   await eventually(() => phase(h) === 'Running');
   h.launcher.hang();
-  await eventually(() => phase(h) === 'Failed', 4_000);
+  await eventually(() => phase(h) === 'Failed', { deadlineMs: 4_000 });
   assert.ok(h.events.reasons().includes('!Stopped'));
   assert.equal(h.vmi().status?.reason, 'LauncherUnresponsive');
   h.launcher.resume();
@@ -199,7 +199,7 @@ test('a Running VMI whose launcher exited goes Failed at once (no watchdog) with
   await eventually(() => phase(h) === 'Running');
   await h.launcher.exit();
   // Far inside the 60 s watchdog: the refused socket is the verdict.
-  await eventually(() => phase(h) === 'Failed', 3_000);
+  await eventually(() => phase(h) === 'Failed', { deadlineMs: 3_000 });
   assert.equal(h.vmi().status?.reason, 'LauncherExited');
   const stopped = h.events.events.find((e) => e.reason === 'Stopped');
   assert.equal(stopped?.type, 'Warning');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VmiInformer, type InformerEventType } from '../src/kube/vmi-informer.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { FakeKube } from './fake-kube.js';
 import { makeVmi, quietLog } from './fixtures.js';
 

@@ -25,8 +25,9 @@ export interface JsonLoggerOptions {
 const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 
 /**
- * A pino-compatible JSON line logger. The monitor idles next to every VM, and pino (with
- * its worker-thread transport machinery) adds about 10 MB of RSS to a 40 MB process; this
+ * A pino-compatible JSON line logger. The monitor idles next to every VM, and loading pino
+ * (its module graph, even with a synchronous destination, which starts no worker thread)
+ * adds about 10 MB of RSS to a 40 MB process; this
  * keeps the same line shape (`level`, `time`, bindings, fields, `msg`, `err` serialized)
  * and, like pino's sync destination, writes synchronously so a SIGKILL loses nothing.
  */

@@ -24,7 +24,7 @@ export interface GuestImage {
   readonly acpiIgnoredMarker: 'PODVIRT-GUEST-ACPI-IGNORED';
   /** Printed when qemu-ga's guest-shutdown runs the `/sbin/shutdown` shim. */
   readonly agentShutdownMarker: 'PODVIRT-GUEST-AGENT-SHUTDOWN';
-  /** The fast kernel command line measured in research (TCG boot to ready in ~2.3 s). */
+  /** The fast kernel command line (measured on a 2-core machine under TCG: boot to ready in ~2.3 s). */
   readonly kernelArgs: string;
   /** Add to the command line for a guest that ignores the power button. */
   readonly acpiIgnoreArg: 'podvirt.acpi=ignore';

@@ -1,4 +1,5 @@
-// The pure half of the reconcile loop (KubeVirt's `sync` decision table, §2.3 of the research):
+// The pure half of the reconcile loop (the decision table of `sync` in KubeVirt's
+// pkg/virt-handler/vm.go):
 // given the VMI (undefined when gone from the cluster), the launcher's last domain, the
 // launcher's state and the time, choose one Action. No I/O here.
 

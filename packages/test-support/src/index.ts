@@ -1,0 +1,1 @@
+export { DEFAULT_EVENTUALLY_DEADLINE_MS, eventually, type EventuallyOptions } from './eventually.js';
