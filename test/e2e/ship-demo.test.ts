@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const MAIN = join(ROOT, 'test/dist/testbed/demo/main.js');
 
 describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
-  test('the demo runs a VMI from kubectl apply to Succeeded, pauses it with podvirtctl, and leaves nothing behind', async () => {
+  test('the demo runs a VMI from kubectl apply to Succeeded, shows its console log, types into its console, pauses it with podvirtctl, and leaves nothing behind', async () => {
     const { stdout } = await run(process.execPath, [MAIN], { timeout: 300_000 });
     for (const expected of [
       /\$ kubectl apply -f \S+manifests\/examples\/vmi-test-guest\.yaml/,
@@ -23,6 +23,10 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
       /PODVIRT-GUEST-READY/,
       /testvm\s+\S+\s+Running\s/,
       /virt-launcher\/qemu/,
+      /\$ kubectl logs virt-launcher-testvm-\S+ -c guest-console-log/,
+      /\$ podvirtctl console vmi testvm/,
+      /random\/boot_id\s*\n[^\n]*[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
+      /Detached from the console of VMI default\/testvm/,
       /Normal\s+Started\s+virtualmachineinstance\/testvm/,
       /VMI default\/testvm was paused/,
       /testvm\s+\S+\s+Running\s.*True\s*$/m,

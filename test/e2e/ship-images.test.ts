@@ -131,6 +131,7 @@ describe('container images', () => {
     assert.deepEqual(file.entrypoint, [LAUNCHER_MONITOR_COMMAND]);
     assert.ok(file.links.has(LAUNCHER_MONITOR_COMMAND));
     assert.ok(file.links.has('/usr/bin/podvirt-launcher'));
+    assert.ok(file.links.has('/usr/bin/podvirt-tail'), 'the guest-console-log container');
     assert.equal(file.env.get('PODVIRT_LAUNCHER_BIN'), '/usr/bin/podvirt-launcher');
     assert.ok(copiedPaths(file).has('packages/launcher-monitor/build/Release/podvirt_monitor.node'), 'the monitor\'s native addon');
     for (const p of ['qemu-system-x86', 'libvirt-daemon', 'libvirt-daemon-driver-qemu', 'genisoimage', 'qemu-utils']) {

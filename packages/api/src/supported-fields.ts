@@ -64,6 +64,7 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
         autoattachSerialConsole: true,
         autoattachMemBalloon: true,
         autoattachGraphicsDevice: true,
+        logSerialConsole: true,
       },
     },
     networks: { name: true, pod: { vmNetworkCIDR: true } },

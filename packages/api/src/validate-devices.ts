@@ -15,7 +15,7 @@ const WATCHDOG_DEVICES = ['i6300esb', 'diag288'];
 const MAX_DISKS = 256;
 // libvirt accepts only these characters in a disk serial.
 const SERIAL_RE = /^[A-Za-z0-9_.+ -]+$/;
-const AUTOATTACH = ['autoattachSerialConsole', 'autoattachMemBalloon', 'autoattachGraphicsDevice', 'autoattachPodInterface'];
+const AUTOATTACH = ['autoattachSerialConsole', 'autoattachMemBalloon', 'autoattachGraphicsDevice', 'autoattachPodInterface', 'logSerialConsole'];
 
 function validateTarget(v: Validation, path: string, value: unknown, buses: readonly string[]): RawObject | undefined {
   const target = v.object(path, value);

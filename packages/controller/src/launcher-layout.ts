@@ -6,6 +6,9 @@
 /** PID 1 of the compute container. */
 export const LAUNCHER_MONITOR_COMMAND = '/usr/bin/podvirt-launcher-monitor';
 export const COMPUTE_CONTAINER_NAME = 'compute';
+/** The guest's serial log as container output (KubeVirt's name), and the launcher image's tail. */
+export const CONSOLE_LOG_CONTAINER_NAME = 'guest-console-log';
+export const TAIL_COMMAND = '/usr/bin/podvirt-tail';
 export const LAUNCHER_IMAGE_REPOSITORY = 'podvirt/launcher';
 
 export const KUBEVIRT_SHARE_DIR = '/var/run/kubevirt';

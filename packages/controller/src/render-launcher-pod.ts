@@ -36,6 +36,7 @@ import {
   QEMU_TIMEOUT_JITTER_SECONDS,
 } from './launcher-layout.js';
 import { memoryOverheadBytes } from './memory-overhead.js';
+import { renderConsoleLogContainer } from './render-console-log-container.js';
 import { renderImageInitContainers } from './render-image-containers.js';
 import { renderVolumes, type RenderedVolumes } from './render-volumes.js';
 
@@ -143,8 +144,9 @@ function podLabels(vmi: VirtualMachineInstance, id: { name: string; uid: string 
   };
 }
 
-function initContainers(vmi: VirtualMachineInstance): { initContainers?: V1Container[] } {
-  const containers = renderImageInitContainers(vmi);
+function initContainers(vmi: VirtualMachineInstance, image: string, uid: string): { initContainers?: V1Container[] } {
+  const consoleLog = renderConsoleLogContainer(vmi, image, uid);
+  const containers = [...(consoleLog === undefined ? [] : [consoleLog]), ...renderImageInitContainers(vmi)];
   return containers.length === 0 ? {} : { initContainers: containers };
 }
 
@@ -176,7 +178,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
       terminationGracePeriodSeconds: grace + POD_GRACE_EXTRA_SECONDS,
       automountServiceAccountToken: false,
       nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
-      ...initContainers(vmi),
+      ...initContainers(vmi, config.image, id.uid),
       containers: [computeContainer(vmi, id, config, grace, storage)],
       volumes: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, emptyDir: {} })), ...storage.volumes],
     },

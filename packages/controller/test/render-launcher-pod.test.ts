@@ -172,7 +172,7 @@ describe('renderLauncherPod', () => {
       v.spec.volumes = [{ name: 'root', containerDisk: { image: 'guest:root' } }, { name: 'data', emptyDisk: { capacity: '1Gi' } }];
     });
     const pod = renderLauncherPod(vmi, config);
-    const init = pod.spec?.initContainers ?? [];
+    const init = (pod.spec?.initContainers ?? []).filter((c) => c.name !== 'guest-console-log');
     assert.deepEqual(init.map((c) => [c.name, c.image, c.args, c.imagePullPolicy]), [
       ['kernel-boot', 'guest:k', ['/var/run/kubevirt/container-disks/kernel-boot'], 'Never'],
       ['volumeroot', 'guest:root', ['/var/run/kubevirt/container-disks/root'], 'IfNotPresent'],
@@ -184,6 +184,26 @@ describe('renderLauncherPod', () => {
     }
     const compute = pod.spec?.containers[0];
     assert.ok(compute?.volumeMounts?.some((m) => m.name === 'container-disks' && m.mountPath === '/var/run/kubevirt/container-disks'));
-    assert.equal(renderLauncherPod(withSpec((v) => { v.spec.volumes = []; v.spec.domain.devices.disks = []; }), config).spec?.initContainers, undefined);
+    const bare = withSpec((v) => { v.spec.volumes = []; v.spec.domain.devices.disks = []; v.spec.domain.devices.logSerialConsole = false; });
+    assert.equal(renderLauncherPod(bare, config).spec?.initContainers, undefined);
+  });
+
+  test('guest-console-log: a sidecar tailing the serial log, first of the init containers; off with logSerialConsole or without a serial console', () => {
+    const pod = renderLauncherPod(withSpec(() => undefined), config);
+    const [first] = pod.spec?.initContainers ?? [];
+    const uid = pod.metadata?.ownerReferences?.[0]?.uid ?? '';
+    assert.deepEqual(first, {
+      name: 'guest-console-log',
+      image: config.image,
+      command: ['/usr/bin/podvirt-tail'],
+      args: ['--logfile', `/var/run/kubevirt-private/${uid}/virt-serial0-log`],
+      resources: { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '60M' } },
+      volumeMounts: [{ name: 'private', mountPath: '/var/run/kubevirt-private', readOnly: true }],
+      restartPolicy: 'Always',
+    });
+    const names = (p: ReturnType<typeof renderLauncherPod>): string[] => (p.spec?.initContainers ?? []).map((c) => c.name);
+    assert.ok(!names(renderLauncherPod(withSpec((v) => { v.spec.domain.devices.logSerialConsole = false; }), config)).includes('guest-console-log'));
+    assert.ok(!names(renderLauncherPod(withSpec((v) => { v.spec.domain.devices.autoattachSerialConsole = false; }), config)).includes('guest-console-log'));
+    assert.ok(names(renderLauncherPod(withSpec((v) => { v.spec.domain.devices.logSerialConsole = true; }), config)).includes('guest-console-log'));
   });
 });

@@ -3,6 +3,7 @@
 import type { CommandName } from './command-table.js';
 import type { CommandResult } from './commands/command-result.js';
 import { runGuest } from './commands/guest.js';
+import { attachExitCode, runGuestStream } from './commands/guest-streams.js';
 import { runList } from './commands/list.js';
 import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
@@ -11,6 +12,7 @@ import { openNodeClient } from './open-node-client.js';
 import { parseArgs, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
 import { renderFailure, type FailureContext } from './render/failure.js';
 import { renderStructured } from './render/structured.js';
+import type { TerminalInput, TerminalOutput } from './stream/terminal.js';
 import { formatHelp } from './usage.js';
 
 export interface TextSink {
@@ -24,9 +26,12 @@ export interface CliContext {
   readonly stderr: TextSink;
   readonly signal: AbortSignal;
   readonly version: string;
+  /** The process's stdin and stdout as a terminal, for console and vnc. */
+  readonly terminal?: { readonly stdin: TerminalInput; readonly stdout: TerminalOutput };
 }
 
-type CallInvocation = Extract<Invocation, { call: unknown }>;
+type CallInvocation = Exclude<Extract<Invocation, { call: unknown }>, { kind: 'console' | 'vnc' }>;
+type StreamInvocation = Extract<Invocation, { kind: 'console' | 'vnc' }>;
 
 export async function runCli(context: CliContext): Promise<number> {
   let invocation: Invocation;
@@ -43,7 +48,24 @@ export async function runCli(context: CliContext): Promise<number> {
     write(context, runVersion(context.version), invocation.output);
     return 0;
   }
+  if (invocation.kind === 'console' || invocation.kind === 'vnc') return runStream(context, invocation);
   return runCall(context, invocation);
+}
+
+async function runStream(context: CliContext, invocation: StreamInvocation): Promise<number> {
+  const { connection, timeoutMs } = invocation.call;
+  let client: NodeApiClient | undefined;
+  try {
+    const terminal = context.terminal;
+    if (terminal === undefined) throw new Error(`${invocation.kind} needs the process's terminal`);
+    client = await openNodeClient(connection, timeoutMs, context.signal);
+    return await runGuestStream(client, invocation, { ...terminal, stderr: context.stderr, signal: context.signal });
+  } catch (err) {
+    const code = fail(context, err, { command: invocation.kind, connection, timeoutMs, interrupted: context.signal.aborted });
+    return context.signal.aborted ? code : (attachExitCode(err) ?? code);
+  } finally {
+    client?.close();
+  }
 }
 
 async function runCall(context: CliContext, invocation: CallInvocation): Promise<number> {

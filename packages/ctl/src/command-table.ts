@@ -6,12 +6,12 @@ export const GUEST_COMMANDS = ['guestosinfo', 'userlist', 'fslist'] as const;
 
 export type OperationCommand = (typeof OPERATION_COMMANDS)[number];
 export type GuestCommand = (typeof GUEST_COMMANDS)[number];
-export type CommandName = OperationCommand | GuestCommand | 'list' | 'version';
+export type CommandName = OperationCommand | GuestCommand | 'list' | 'version' | 'console' | 'vnc';
 
 // Flags by their long name; FLAG_ALIASES maps the short spellings.
 export type FlagName =
   | 'socket' | 'server' | 'ca' | 'cert' | 'key' | 'timeout' | 'output' | 'help'
-  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout';
+  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port';
 
 export interface FlagSpec {
   readonly takesValue: boolean;
@@ -27,8 +27,11 @@ export const FLAGS: Readonly<Record<FlagName, FlagSpec>> = {
     placeholder: 'DURATION',
     help: 'thaw automatically after this long (5m, 300s or 300; 0 keeps the guest frozen) (default 5m)',
   },
+  'takeover': { takesValue: false, placeholder: '', help: 'detach the client attached now and attach instead of being refused' },
+  'proxy-only': { takesValue: false, placeholder: '', help: 'only run the proxy and print its port as {"port":N}; point any VNC viewer at it' },
+  'port': { takesValue: true, placeholder: 'PORT', help: 'local port of the VNC proxy on 127.0.0.1 (default: a free port)' },
   'output': { takesValue: true, placeholder: 'FORMAT', help: 'json or yaml instead of the human output' },
-  'timeout': { takesValue: true, placeholder: 'DURATION', help: 'deadline of the call (default 20s, 60s for freeze)' },
+  'timeout': { takesValue: true, placeholder: 'DURATION', help: 'deadline of the call, or of attaching for console and vnc (default 20s, 60s for freeze)' },
   'socket': {
     takesValue: true,
     placeholder: 'PATH',
@@ -79,6 +82,18 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   'guestosinfo': vmiCommand('Show what the guest agent reports: OS, kernel, hostname, timezone', 'guestosinfo'),
   'userlist': vmiCommand('List the users logged in to the guest', 'userlist'),
   'fslist': vmiCommand('List the guest\'s mounted filesystems', 'fslist'),
+  'console': {
+    summary: 'Attach the terminal to a VMI\'s serial console (Ctrl+] detaches)',
+    args: VMI_ARGS,
+    flags: ['namespace', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
+    examples: ['podvirtctl console vmi testvm', 'podvirtctl console prod/testvm --timeout 1m'],
+  },
+  'vnc': {
+    summary: 'Serve a VMI\'s screen to a local VNC viewer',
+    args: VMI_ARGS,
+    flags: ['namespace', 'proxy-only', 'port', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
+    examples: ['podvirtctl vnc vmi testvm --proxy-only', 'podvirtctl vnc vmi testvm --proxy-only --port 5901'],
+  },
   'list': {
     summary: 'List the VMIs on this node',
     args: '[vmis]',

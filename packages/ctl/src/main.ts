@@ -15,6 +15,10 @@ const onSigint = (): void => {
   controller.abort(new Error('interrupted by SIGINT'));
 };
 process.on('SIGINT', onSigint);
+// The console leaves raw mode and says why on these too (a closed terminal sends SIGHUP).
+const onTerminate = (sig: NodeJS.Signals): void => controller.abort(new Error(`interrupted by ${sig}`));
+process.on('SIGTERM', onTerminate);
+process.on('SIGHUP', onTerminate);
 
 process.exitCode = await runCli({
   argv: process.argv.slice(2),
@@ -23,5 +27,11 @@ process.exitCode = await runCli({
   stderr: process.stderr,
   signal: controller.signal,
   version: manifest.version ?? 'unknown',
+  // A getter: only console and vnc touch stdin, which other commands must leave alone.
+  get terminal() {
+    return { stdin: process.stdin, stdout: process.stdout };
+  },
 });
 process.off('SIGINT', onSigint);
+process.off('SIGTERM', onTerminate);
+process.off('SIGHUP', onTerminate);

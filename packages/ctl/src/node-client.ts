@@ -6,6 +6,7 @@ import { node, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { ConnectError } from './connect-error.js';
 import { DEFAULT_TIMEOUT_MS } from './defaults.js';
 import { NodeApiError, statusName } from './node-api-error.js';
+import { openGuestStream, type GuestStreamClient, type GuestStreamKind, type OpenStreamOptions } from './stream/guest-stream-client.js';
 
 export interface CallOptions {
   readonly timeoutMs: number;
@@ -76,6 +77,10 @@ export class NodeApiClient implements NodeApi {
 
   list(request: node.ListRequest, options: CallOptions): Promise<node.ListResponse> {
     return this.#calls.list(request, options);
+  }
+
+  openStream(kind: GuestStreamKind, options: OpenStreamOptions): GuestStreamClient {
+    return openGuestStream(this.#client, kind, options);
   }
 
   // Idempotent: grpc-js ignores a second close.

@@ -38,6 +38,8 @@ export type Invocation =
   | { readonly kind: 'operation'; readonly command: Exclude<OperationCommand, 'freeze'>; readonly target: node.VmiRef; readonly call: CallSettings }
   | { readonly kind: 'freeze'; readonly target: node.VmiRef; readonly unfreezeTimeoutSeconds: number; readonly call: CallSettings }
   | { readonly kind: 'guest'; readonly command: GuestCommand; readonly target: node.VmiRef; readonly call: CallSettings }
+  | { readonly kind: 'console'; readonly target: node.VmiRef; readonly takeover: boolean; readonly call: CallSettings }
+  | { readonly kind: 'vnc'; readonly target: node.VmiRef; readonly takeover: boolean; readonly port: number; readonly call: CallSettings }
   // namespace "" lists every namespace.
   | { readonly kind: 'list'; readonly namespace: string; readonly call: CallSettings };
 
@@ -75,6 +77,8 @@ export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
   if (word === 'list') return { kind: 'list', namespace: listNamespace(rest, flags), call: callSettings(word, flags, env) };
   const target = vmiTarget(word, rest, flags);
   const call = callSettings(word, flags, env);
+  if (word === 'console') return { kind: 'console', target, takeover: flags.has('takeover'), call };
+  if (word === 'vnc') return { kind: 'vnc', target, takeover: flags.has('takeover'), port: vncPort(flags), call };
   if (word === 'freeze') return { kind: 'freeze', target, unfreezeTimeoutSeconds: unfreezeTimeout(flags), call };
   if (word === 'guestosinfo' || word === 'userlist' || word === 'fslist') return { kind: 'guest', command: word, target, call };
   return { kind: 'operation', command: word, target, call };
@@ -199,6 +203,17 @@ function callTimeout(command: CommandName, flags: Flags): number {
     throw new UsageError(`invalid --timeout "${text}": want a positive duration such as 20s, 2m or 90 (seconds)`, command);
   }
   return ms;
+}
+
+function vncPort(flags: Flags): number {
+  if (!flags.has('proxy-only')) {
+    throw new UsageError('podvirtctl starts no VNC viewer: pass --proxy-only and point a viewer at the port it prints', 'vnc');
+  }
+  const text = flags.get('port');
+  if (text === undefined) return 0;
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : -1;
+  if (port < 0 || port > 65535) throw new UsageError(`invalid --port "${text}": want a TCP port 0-65535 (0 picks a free one)`, 'vnc');
+  return port;
 }
 
 function unfreezeTimeout(flags: Flags): number {

@@ -3,6 +3,13 @@ import { COMMANDS, FLAG_ALIASES, FLAGS, type CommandName, type FlagName } from '
 
 const INTRO = 'podvirtctl acts on the VMIs of this node through the node API of podvirt-handler.';
 const EXIT_CODES = 'Exit codes: 0 done, 1 the node API refused or failed, 2 usage error, 3 cannot connect, 130 interrupted.';
+const STREAM_EXIT_CODES = 'console and vnc also: 4 no such VMI, 5 the VMI cannot be attached (not running, on another node, another client attached), 6 the stream ended from the far side (the VM stopped, the handler went away, another client took over).';
+
+const CONSOLE_NOTE = [
+  'The terminal is put in raw mode (every key goes to the guest, Ctrl+C included) and restored on',
+  'exit. Ctrl+] detaches. One client per VMI: a second is refused unless it passes --takeover.',
+  'A serial line has no window size: after resizing the terminal, run `stty rows R cols C` in the guest.',
+].join('\n');
 
 // The full help: `podvirtctl --help` or `podvirtctl COMMAND --help`.
 export function formatHelp(command: CommandName | undefined): string {
@@ -33,6 +40,7 @@ function overview(): string {
     '',
     'Run "podvirtctl COMMAND --help" for a command\'s own flags.',
     EXIT_CODES,
+    STREAM_EXIT_CODES,
     '',
   ].join('\n');
 }
@@ -51,7 +59,9 @@ function commandHelp(command: CommandName): string {
     'Flags:',
     ...flagLines(spec.flags),
     '',
+    ...(command === 'console' ? [CONSOLE_NOTE, ''] : []),
     EXIT_CODES,
+    ...(command === 'console' || command === 'vnc' ? [STREAM_EXIT_CODES] : []),
     '',
   ].join('\n');
 }

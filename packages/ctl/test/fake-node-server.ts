@@ -119,6 +119,29 @@ function nodeImpl(vmis: Map<string, FakeVmi>, calls: [string, unknown][], cancel
         ? status(grpc.status.FAILED_PRECONDITION, `VMI ${found.summary.namespace}/${found.summary.name} has no guest agent connected`)
         : pick(found.guest),
     );
+  // A guest that echoes what it is sent, upper-cased; input "poweroff" ends the stream (the VM stopped).
+  const echoStream = (method: string) => (call: grpc.ServerDuplexStream<node.StreamInput, node.StreamOutput>): void => {
+    call.once('data', (first: node.StreamInput) => {
+      const ref = first.input?.$case === 'open' ? first.input.value.vmi : undefined;
+      calls.push([method, ref]);
+      if (ref?.name === 'hang') {
+        call.on('cancelled', () => cancelled.push(method));
+        return;
+      }
+      const found = lookup(ref);
+      if (!('summary' in found)) {
+        call.emit('error', found);
+        return;
+      }
+      call.write({ output: { $case: 'attached', value: { uid: found.summary.uid } } });
+      call.on('data', (msg: node.StreamInput) => {
+        if (msg.input?.$case !== 'data') return;
+        call.write({ output: { $case: 'data', value: Buffer.from(msg.input.value.toString('latin1').toUpperCase(), 'latin1') } });
+        if (msg.input.value.toString().includes('poweroff')) call.end();
+      });
+      call.on('end', () => call.end());
+    });
+  };
   return {
     pause: operation('pause', (found) => {
       if (found.summary.paused) return status(grpc.status.FAILED_PRECONDITION, `VMI ${found.summary.name} is already paused`);
@@ -136,6 +159,8 @@ function nodeImpl(vmis: Map<string, FakeVmi>, calls: [string, unknown][], cancel
     guestOsInfo: withGuest('guestOsInfo', (guest) => guest),
     userList: withGuest('userList', (guest) => cmd.GuestUserList.fromPartial({ users: guest.users })),
     filesystemList: withGuest('filesystemList', (guest) => cmd.GuestFilesystemList.fromPartial({ filesystems: guest.filesystems })),
+    console: echoStream('console'),
+    vnc: echoStream('vnc'),
     list: (call, callback) => {
       calls.push(['list', call.request]);
       const all = [...vmis.values()].map((entry) => entry.summary);

@@ -17,6 +17,7 @@ import type { NodePatcher } from './heartbeat/node-patcher.js';
 import type { EventApi } from './kube/event-api.js';
 import type { VmiApi } from './kube/vmi-api.js';
 import { HandlerMetrics } from './metrics/handler-metrics.js';
+import { GuestStreams } from './guest-stream/guest-streams.js';
 import { NodeApiServer } from './node-api/node-api-server.js';
 import { nodeApiService } from './node-api/node-api-service.js';
 import { NodeOperations } from './node-api/node-operations.js';
@@ -43,6 +44,7 @@ export class HandlerRuntime {
   readonly #o: HandlerRuntimeOptions;
   readonly #endpoints: HttpEndpoints[] = [];
   #nodeApi: NodeApiServer | undefined;
+  #streams: GuestStreams | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: HandlerRuntimeOptions) {
@@ -107,7 +109,9 @@ export class HandlerRuntime {
       enqueue: (key) => this.controller.queue.add(key),
       log: log.child({ subcomponent: 'node-api' }),
     });
-    const service = nodeApiService(ops, log.child({ subcomponent: 'node-api' }), (method, code) => this.metrics.observeNodeApiCall(method, code));
+    const observe = (method: string, code: string): void => this.metrics.observeNodeApiCall(method, code);
+    this.#streams = new GuestStreams({ resolver: ops, log: log.child({ subcomponent: 'guest-streams' }), observe });
+    const service = nodeApiService(ops, log.child({ subcomponent: 'node-api' }), observe, this.#streams);
     const tls = args.nodeApiTls === undefined ? undefined : { ...args.nodeApiTls, host: args.nodeApiTls.address };
     const apiLog = log.child({ subcomponent: 'node-api' });
     this.#nodeApi = await NodeApiServer.listen({
@@ -145,6 +149,8 @@ export class HandlerRuntime {
 
   async #close(): Promise<void> {
     this.readiness.markShuttingDown();
+    // Attached consoles would hold the node API's graceful close open until its bound.
+    this.#streams?.close();
     await Promise.all([this.#nodeApi?.close(), this.heartbeat.close()]);
     await this.controller.close(this.#o.args.shutdownGraceMs);
     await Promise.all(this.#endpoints.map((e) => e.close()));

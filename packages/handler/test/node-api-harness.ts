@@ -10,6 +10,7 @@ import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { node, promiseClient, type PromiseMethods } from '@podvirt/proto';
+import { GuestStreams } from '../src/guest-stream/guest-streams.js';
 import { HandlerController } from '../src/handler-controller.js';
 import { NodeApiServer, type NodeApiTls } from '../src/node-api/node-api-server.js';
 import { nodeApiService } from '../src/node-api/node-api-service.js';
@@ -28,6 +29,8 @@ export interface NodeApiHarness {
   readonly launcher: FakeLauncher;
   readonly server: NodeApiServer;
   readonly calls: string[];
+  readonly streams: GuestStreams;
+  readonly client: node.NodeClient;
   vmi(): VirtualMachineInstance;
   /** The node API's calls through @podvirt/proto's promise client, as podvirtctl makes them. */
   readonly node: NodeCalls;
@@ -65,7 +68,9 @@ export async function nodeApiHarness(
     log: quietLog(),
   });
   const calls: string[] = [];
-  const service = nodeApiService(ops, quietLog(), (method, code) => calls.push(`${method} ${code}`));
+  const observe = (method: string, code: string): number => calls.push(`${method} ${code}`);
+  const streams = new GuestStreams({ resolver: ops, log: quietLog(), observe });
+  const service = nodeApiService(ops, quietLog(), observe, streams);
   const server = await NodeApiServer.listen({
     socketPath: join(dir, 'node-api', 'node.sock'), service,
     tls: tls === undefined
@@ -79,7 +84,7 @@ export async function nodeApiHarness(
   const client = new node.NodeClient(`unix:${server.socketPath}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
   return {
-    dir, kube, events, launcher, server, calls,
+    dir, kube, events, launcher, server, calls, streams, client,
     vmi: () => kube.current(KEY) ?? assert.fail('VMI vanished'),
     node: nodeCalls(client),
   };

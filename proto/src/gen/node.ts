@@ -10,8 +10,10 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -37,6 +39,32 @@ export const protobufFileName = "node.proto";
  *   UNAVAILABLE          the VMI's launcher does not answer
  *   INVALID_ARGUMENT     a malformed request; the message names the field
  */
+
+export interface StreamInput {
+  input?: { $case: "open"; value: StreamOpen } | { $case: "data"; value: Buffer } | undefined;
+}
+
+export interface StreamOpen {
+  vmi?:
+    | VmiRef
+    | undefined;
+  /** Take the stream over from the client attached now instead of being refused. */
+  takeover: boolean;
+}
+
+export interface StreamOutput {
+  output?:
+    | //
+    /** Sent once, first: the handler is connected to the VMI's socket. */
+    { $case: "attached"; value: StreamAttached }
+    | { $case: "data"; value: Buffer }
+    | undefined;
+}
+
+export interface StreamAttached {
+  /** The VMI's UID. */
+  uid: string;
+}
 
 export interface VmiRef {
   namespace: string;
@@ -78,6 +106,360 @@ export interface VmiSummary {
   agentConnected: boolean;
   fsFreezeStatus: string;
 }
+
+function createBaseStreamInput(): StreamInput {
+  return { input: undefined };
+}
+
+export const StreamInput: MessageFns<StreamInput> = {
+  encode(message: StreamInput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.input?.$case) {
+      case "open":
+        StreamOpen.encode(message.input.value, writer.uint32(10).fork()).join();
+        break;
+      case "data":
+        writer.uint32(18).bytes(message.input.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamInput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamInput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.input = { $case: "open", value: StreamOpen.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.input = { $case: "data", value: Buffer.from(reader.bytes()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamInput {
+    return {
+      input: isSet(object.open)
+        ? { $case: "open", value: StreamOpen.fromJSON(object.open) }
+        : isSet(object.data)
+        ? { $case: "data", value: Buffer.from(bytesFromBase64(object.data)) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: StreamInput): unknown {
+    const obj: any = {};
+    if (message.input?.$case === "open") {
+      obj.open = StreamOpen.toJSON(message.input.value);
+    } else if (message.input?.$case === "data") {
+      obj.data = base64FromBytes(message.input.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamInput>): StreamInput {
+    return StreamInput.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamInput>): StreamInput {
+    const message = createBaseStreamInput();
+    switch (object.input?.$case) {
+      case "open": {
+        if (object.input?.value !== undefined && object.input?.value !== null) {
+          message.input = { $case: "open", value: StreamOpen.fromPartial(object.input.value) };
+        }
+        break;
+      }
+      case "data": {
+        if (object.input?.value !== undefined && object.input?.value !== null) {
+          message.input = { $case: "data", value: object.input.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseStreamOpen(): StreamOpen {
+  return { vmi: undefined, takeover: false };
+}
+
+export const StreamOpen: MessageFns<StreamOpen> = {
+  encode(message: StreamOpen, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.vmi !== undefined) {
+      VmiRef.encode(message.vmi, writer.uint32(10).fork()).join();
+    }
+    if (message.takeover !== false) {
+      writer.uint32(16).bool(message.takeover);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamOpen {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamOpen();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.vmi = VmiRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.takeover = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamOpen {
+    return {
+      vmi: isSet(object.vmi) ? VmiRef.fromJSON(object.vmi) : undefined,
+      takeover: isSet(object.takeover) ? globalThis.Boolean(object.takeover) : false,
+    };
+  },
+
+  toJSON(message: StreamOpen): unknown {
+    const obj: any = {};
+    if (message.vmi !== undefined) {
+      obj.vmi = VmiRef.toJSON(message.vmi);
+    }
+    if (message.takeover !== false) {
+      obj.takeover = message.takeover;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamOpen>): StreamOpen {
+    return StreamOpen.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamOpen>): StreamOpen {
+    const message = createBaseStreamOpen();
+    message.vmi = (object.vmi !== undefined && object.vmi !== null) ? VmiRef.fromPartial(object.vmi) : undefined;
+    message.takeover = object.takeover ?? false;
+    return message;
+  },
+};
+
+function createBaseStreamOutput(): StreamOutput {
+  return { output: undefined };
+}
+
+export const StreamOutput: MessageFns<StreamOutput> = {
+  encode(message: StreamOutput, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.output?.$case) {
+      case "attached":
+        StreamAttached.encode(message.output.value, writer.uint32(10).fork()).join();
+        break;
+      case "data":
+        writer.uint32(18).bytes(message.output.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamOutput {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamOutput();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.output = { $case: "attached", value: StreamAttached.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.output = { $case: "data", value: Buffer.from(reader.bytes()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamOutput {
+    return {
+      output: isSet(object.attached)
+        ? { $case: "attached", value: StreamAttached.fromJSON(object.attached) }
+        : isSet(object.data)
+        ? { $case: "data", value: Buffer.from(bytesFromBase64(object.data)) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: StreamOutput): unknown {
+    const obj: any = {};
+    if (message.output?.$case === "attached") {
+      obj.attached = StreamAttached.toJSON(message.output.value);
+    } else if (message.output?.$case === "data") {
+      obj.data = base64FromBytes(message.output.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamOutput>): StreamOutput {
+    return StreamOutput.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamOutput>): StreamOutput {
+    const message = createBaseStreamOutput();
+    switch (object.output?.$case) {
+      case "attached": {
+        if (object.output?.value !== undefined && object.output?.value !== null) {
+          message.output = { $case: "attached", value: StreamAttached.fromPartial(object.output.value) };
+        }
+        break;
+      }
+      case "data": {
+        if (object.output?.value !== undefined && object.output?.value !== null) {
+          message.output = { $case: "data", value: object.output.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseStreamAttached(): StreamAttached {
+  return { uid: "" };
+}
+
+export const StreamAttached: MessageFns<StreamAttached> = {
+  encode(message: StreamAttached, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uid !== "") {
+      writer.uint32(10).string(message.uid);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StreamAttached {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStreamAttached();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uid = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StreamAttached {
+    return { uid: isSet(object.uid) ? globalThis.String(object.uid) : "" };
+  },
+
+  toJSON(message: StreamAttached): unknown {
+    const obj: any = {};
+    if (message.uid !== "") {
+      obj.uid = message.uid;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StreamAttached>): StreamAttached {
+    return StreamAttached.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StreamAttached>): StreamAttached {
+    const message = createBaseStreamAttached();
+    message.uid = object.uid ?? "";
+    return message;
+  },
+};
 
 function createBaseVmiRef(): VmiRef {
   return { namespace: "", name: "" };
@@ -790,6 +1172,33 @@ export const NodeService = {
     responseSerialize: (value: ListResponse): Buffer => Buffer.from(ListResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListResponse => ListResponse.decode(value),
   },
+  /**
+   * The VMI's first serial port, both ways. The client's first message must be `open`; the
+   * handler answers `attached` once it holds the launcher's serial socket, then relays bytes.
+   * One client per VMI at a time: a second is refused with FAILED_PRECONDITION unless its
+   * open asks for `takeover`, which ends the first client's stream with ABORTED.
+   * A client that stops reading is disconnected with RESOURCE_EXHAUSTED once
+   * the handler holds more than a bounded amount of output for it: the guest never waits.
+   */
+  console: {
+    path: "/podvirt.node.v1.Node/Console" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: StreamInput): Buffer => Buffer.from(StreamInput.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StreamInput => StreamInput.decode(value),
+    responseSerialize: (value: StreamOutput): Buffer => Buffer.from(StreamOutput.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StreamOutput => StreamOutput.decode(value),
+  },
+  /** The VMI's VNC server (RFB bytes), with the same rules as Console. */
+  vnc: {
+    path: "/podvirt.node.v1.Node/Vnc" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: StreamInput): Buffer => Buffer.from(StreamInput.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StreamInput => StreamInput.decode(value),
+    responseSerialize: (value: StreamOutput): Buffer => Buffer.from(StreamOutput.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StreamOutput => StreamOutput.decode(value),
+  },
 } as const;
 
 export interface NodeServer extends UntypedServiceImplementation {
@@ -803,6 +1212,17 @@ export interface NodeServer extends UntypedServiceImplementation {
   userList: handleUnaryCall<VmiRef, GuestUserList>;
   filesystemList: handleUnaryCall<VmiRef, GuestFilesystemList>;
   list: handleUnaryCall<ListRequest, ListResponse>;
+  /**
+   * The VMI's first serial port, both ways. The client's first message must be `open`; the
+   * handler answers `attached` once it holds the launcher's serial socket, then relays bytes.
+   * One client per VMI at a time: a second is refused with FAILED_PRECONDITION unless its
+   * open asks for `takeover`, which ends the first client's stream with ABORTED.
+   * A client that stops reading is disconnected with RESOURCE_EXHAUSTED once
+   * the handler holds more than a bounded amount of output for it: the guest never waits.
+   */
+  console: handleBidiStreamingCall<StreamInput, StreamOutput>;
+  /** The VMI's VNC server (RFB bytes), with the same rules as Console. */
+  vnc: handleBidiStreamingCall<StreamInput, StreamOutput>;
 }
 
 export interface NodeClient extends Client {
@@ -941,6 +1361,21 @@ export interface NodeClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * The VMI's first serial port, both ways. The client's first message must be `open`; the
+   * handler answers `attached` once it holds the launcher's serial socket, then relays bytes.
+   * One client per VMI at a time: a second is refused with FAILED_PRECONDITION unless its
+   * open asks for `takeover`, which ends the first client's stream with ABORTED.
+   * A client that stops reading is disconnected with RESOURCE_EXHAUSTED once
+   * the handler holds more than a bounded amount of output for it: the guest never waits.
+   */
+  console(): ClientDuplexStream<StreamInput, StreamOutput>;
+  console(options: Partial<CallOptions>): ClientDuplexStream<StreamInput, StreamOutput>;
+  console(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<StreamInput, StreamOutput>;
+  /** The VMI's VNC server (RFB bytes), with the same rules as Console. */
+  vnc(): ClientDuplexStream<StreamInput, StreamOutput>;
+  vnc(options: Partial<CallOptions>): ClientDuplexStream<StreamInput, StreamOutput>;
+  vnc(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<StreamInput, StreamOutput>;
 }
 
 export const NodeClient = makeGenericClientConstructor(NodeService, "podvirt.node.v1.Node") as unknown as {
@@ -948,6 +1383,14 @@ export const NodeClient = makeGenericClientConstructor(NodeService, "podvirt.nod
   service: typeof NodeService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -18,7 +18,7 @@ export function proxyPodLog(pod: JsonObject, node: JsonObject | undefined, query
       throw ApiError.badRequest(`a container name must be specified for pod ${name}, choose one of: [${containers.join(' ')}]`);
     }
     container = containers[0] ?? '';
-  } else if (!containers.includes(container)) {
+  } else if (!containers.includes(container) && !arr(obj(pod['spec'])?.['initContainers']).filter(isObject).some((c) => str(c['name']) === container)) {
     throw ApiError.badRequest(`container ${container} is not valid for pod ${name}`);
   }
   const nodeName = str(obj(pod['spec'])?.['nodeName']);

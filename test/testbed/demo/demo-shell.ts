@@ -1,7 +1,7 @@
 // The demo's shell: runs the real kubectl and podvirtctl against a stack, echoing each command
 // as a user would type it and its output below, indented. A failing command fails the demo
 // with its stderr.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { DemoOutput } from './boot-guest-demo.js';
 
@@ -51,6 +51,37 @@ export class DemoShell {
     return this.#run(`podvirtctl ${args.join(' ')}`, this.#o.node, [bin, ...args], { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket }, show);
   }
 
+  /**
+   * `podvirtctl console vmi NAME`, typing `command` once attached and Ctrl+] once the output
+   * matches `answer`, as a person would; shows what the console printed.
+   */
+  async console(vmi: string, command: string, answer: RegExp): Promise<string> {
+    const out = this.#o.out;
+    out.detail(`$ podvirtctl console vmi ${vmi}      # then: ${command} ⏎  and Ctrl+] to detach`);
+    const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
+    const child = spawn(this.#o.node, [bin, 'console', 'vmi', vmi], { env: { ...this.#o.env, PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket } });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGTERM'), COMMAND_TIMEOUT_MS);
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString();
+      if (answer.test(stdout)) child.stdin.write('\x1d');
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      const first = stderr === '';
+      stderr += b.toString();
+      if (first) child.stdin.write(`${command}\r`);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    clearTimeout(timer);
+    const said = stderr.split('\n').filter((l) => l.trim() !== '');
+    // The guest's shell asks the terminal for its cursor position (ESC [6n): not worth showing.
+    const shown = [said[0] ?? '', ...stdout.replace(ANSI_SEQUENCE, '').split(/\r?\n/), said.at(-1) ?? ''];
+    for (const line of shown.filter((l) => l.trim() !== '')) out.detail(`  ${line}`);
+    if (code !== 0) throw new DemoCommandError(`podvirtctl console failed (exit ${String(code)}): ${stderr.trim()}`);
+    return stdout;
+  }
+
   async #run(shown: string, file: string, args: readonly string[], env: Record<string, string>, show: ShowOptions): Promise<string> {
     const out = this.#o.out;
     out.detail(`$ ${shown}`);
@@ -67,6 +98,8 @@ export class DemoShell {
     return stdout;
   }
 }
+
+const ANSI_SEQUENCE = new RegExp(`${String.fromCharCode(0x1b)}\\[[0-9;?]*[A-Za-z]`, 'g');
 
 /** `07:13:59.487 virt-launcher/qemu  message` for a pino JSON line; other lines unchanged. */
 function condense(line: string): string {

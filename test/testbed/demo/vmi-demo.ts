@@ -65,6 +65,10 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
     const pod = (await launcherPod(s)).name;
     out.step("the launcher pod's log: monitor, launcher, libvirt and qemu as JSON lines (condensed; qemu's command line left out)");
     await shell.kubectl(['logs', pod, '-c', 'compute', '--tail=60'], { condenseJson: true, maxLines: 6, skip: QEMU_ARGV_LINE });
+    out.step("the guest's own boot output, as KubeVirt shows it: kubectl logs -c guest-console-log");
+    await shell.kubectl(['logs', pod, '-c', 'guest-console-log'], { maxLines: 8, skip: /PODVIRT-GUEST-HEARTBEAT|^\s*$/ });
+    out.step("a command typed into the guest's serial console through the handler's node API");
+    await shell.console(VMI, 'cat /proc/sys/kernel/random/boot_id', /boot_id\s*\r?\n[0-9a-f-]{36}/);
     out.step("the VMI's Events");
     await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp']);
 

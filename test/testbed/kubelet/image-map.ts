@@ -70,7 +70,10 @@ export function defaultImageTable(sources: ImageTableSources): ImageMapEntry[] {
         PODVIRT_LAUNCHER_BIN: join(root, 'packages/launcher/bin/podvirt-launcher.js'),
         PODVIRT_LIBVIRT_CAPS_CACHE: join(root, '.cache/libvirt-caps'),
       },
-      files: { '/usr/bin/podvirt-launcher-monitor': monitor },
+      files: {
+        '/usr/bin/podvirt-launcher-monitor': monitor,
+        '/usr/bin/podvirt-tail': [sources.node, join(root, 'packages/launcher/bin/podvirt-tail.js')],
+      },
     },
     // The init container gives the target directory as its only argument.
     {

@@ -13,6 +13,8 @@ export interface ContainerRecord {
   containerID?: string;
   /** An init container: ready once it has completed. */
   init?: boolean;
+  /** A native sidecar (init container with restartPolicy Always): ready while it runs. */
+  sidecar?: boolean;
 }
 
 const ownedConditions = ['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'];
@@ -88,12 +90,14 @@ export function computePodStatus(
 }
 
 function completed(r: ContainerRecord): boolean {
+  // A sidecar lets the next init container start once it has started; it never "completes".
+  if (r.sidecar === true) return r.current.state !== 'waiting' || r.restartCount > 0;
   return r.current.state === 'terminated' && r.current.exitCode === 0;
 }
 
 function initState(initRecords: ContainerRecord[], policy: string): 'done' | 'running' | 'failed' {
   if (initRecords.every(completed)) return 'done';
-  const failed = initRecords.some((r) => r.current.state === 'terminated' && r.current.exitCode !== 0);
+  const failed = initRecords.some((r) => r.sidecar !== true && r.current.state === 'terminated' && r.current.exitCode !== 0);
   return failed && policy === 'Never' ? 'failed' : 'running';
 }
 
@@ -112,7 +116,7 @@ function containerStatus(r: ContainerRecord): V1ContainerStatus {
     name: r.name,
     image: r.image,
     imageID: `testbed://${r.image}`,
-    ready: r.init === true ? s.state === 'terminated' && s.exitCode === 0 : s.state === 'running',
+    ready: r.init === true && r.sidecar !== true ? s.state === 'terminated' && s.exitCode === 0 : s.state === 'running',
     started: s.state === 'running',
     restartCount: r.restartCount,
     state:

@@ -66,7 +66,10 @@ export class PodWorker {
     this.#log = deps.log.child({ namespace: pod.metadata?.namespace, name: pod.metadata?.name, uid: pod.metadata?.uid });
     const initializing = (pod.spec?.initContainers ?? []).length > 0;
     for (const c of pod.spec?.initContainers ?? []) {
-      this.initRecords.set(c.name, { name: c.name, image: c.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'PodInitializing' }, init: true });
+      this.initRecords.set(c.name, {
+        name: c.name, image: c.image ?? '', restartCount: 0, current: { state: 'waiting', reason: 'PodInitializing' }, init: true,
+        ...(c.restartPolicy === 'Always' ? { sidecar: true } : {}),
+      });
     }
     for (const c of pod.spec?.containers ?? []) {
       const reason = initializing ? 'PodInitializing' : 'ContainerCreating';
@@ -116,7 +119,10 @@ export class PodWorker {
     this.#sources = await this.#mountVolumes();
     if (this.#sources === undefined) return;
     if (!(await this.#makeSandbox())) return;
-    for (const c of pod.spec?.initContainers ?? []) if (!(await this.#runInitContainer(c))) return;
+    for (const c of pod.spec?.initContainers ?? []) {
+      if (c.restartPolicy === 'Always') await this.#runSidecar(c);
+      else if (!(await this.#runInitContainer(c))) return;
+    }
     for (const c of pod.spec?.containers ?? []) await this.#startContainer(c);
   }
 
@@ -141,6 +147,40 @@ export class PodWorker {
         }, this.deps.restartDelayMs);
         this.#timers.add(timer);
       });
+    }
+  }
+
+  /**
+   * A native sidecar (an init container with restartPolicy Always): started in init order
+   * without waiting for it to end, restarted whenever it exits while the pod runs, and stopped
+   * once every regular container has ended for good.
+   */
+  async #runSidecar(spec: V1Container): Promise<void> {
+    const record = this.initRecords.get(spec.name);
+    if (record === undefined) return;
+    const started = await this.#startContainer(spec, record);
+    void started?.code.then(async () => {
+      if (this.#stopping !== undefined || this.#mainContainersDone()) return;
+      if (!(await this.#sleep(this.deps.restartDelayMs)) || this.#mainContainersDone()) return;
+      record.restartCount += 1;
+      await this.#runSidecar(spec);
+    });
+  }
+
+  /** Every regular container has terminated and the pod's restartPolicy restarts none of them. */
+  #mainContainersDone(): boolean {
+    const policy = this.#pod.spec?.restartPolicy ?? 'Always';
+    const records = [...this.records.values()];
+    if (policy === 'Always' || records.length === 0) return false;
+    return records.every((r) => r.current.state === 'terminated' && (policy === 'Never' || r.current.exitCode === 0));
+  }
+
+  #stopSidecarsIfDone(): void {
+    if (this.#stopping !== undefined || !this.#mainContainersDone()) return;
+    const graceMs = (this.#pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+    for (const [name, r] of this.#running) {
+      if (this.initRecords.get(name)?.sidecar !== true) continue;
+      void r.container.stop({ graceMs }).catch((err: unknown) => this.#log.warn({ err, container: name }, 'stopping sidecar failed'));
     }
   }
 
@@ -249,7 +289,10 @@ export class PodWorker {
         if (exit.signal !== null) record.current.signal = signalNumber(exit.signal);
         this.#running.delete(spec.name);
         this.#syncStatus();
-        if (record.init !== true) this.#maybeRestart(spec, exitCode);
+        if (record.init !== true) {
+          this.#maybeRestart(spec, exitCode);
+          this.#stopSidecarsIfDone();
+        }
         return exitCode;
       });
       return { code };

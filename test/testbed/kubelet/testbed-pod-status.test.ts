@@ -35,6 +35,19 @@ describe('computePodStatus with init containers', () => {
     assert.equal(always.phase, 'Pending');
   });
 
+  test('a native sidecar counts as initialized once started, is ready while it runs, and its exit fails nothing', () => {
+    const sidecar = (r: ContainerRecord): ContainerRecord => ({ ...r, init: true, sidecar: true });
+    const starting = computePodStatus(pod('Never'), [waiting('main')], '10.0.0.1', t0, t0, [sidecar(waiting('a')), waiting('b', true)]);
+    assert.equal(cond(starting, 'Initialized')?.message, 'containers with incomplete status: [a b]');
+    const up = computePodStatus(pod('Never'), [running('main')], '10.0.0.1', t0, t0, [sidecar(running('a')), done('b', 0)]);
+    assert.equal(up.phase, 'Running');
+    assert.equal(cond(up, 'Initialized')?.status, 'True');
+    assert.deepEqual(up.initContainerStatuses?.map((c) => [c.name, c.ready]), [['a', true], ['b', true]]);
+    const main = { ...done('main', 0), init: false };
+    const after = computePodStatus(pod('Never'), [main], '10.0.0.1', t0, t0, [sidecar({ ...done('a', 143) }), done('b', 0)]);
+    assert.equal(after.phase, 'Succeeded', 'a sidecar stopped with SIGTERM does not fail the pod');
+  });
+
   test('a pod without init containers reports none', () => {
     const s = computePodStatus({ spec: { containers: [{ name: 'main' }] } }, [running('main')], '10.0.0.1', t0, t0);
     assert.equal(s.initContainerStatuses, undefined);

@@ -73,4 +73,6 @@ export interface Devices {
   autoattachSerialConsole?: boolean;
   autoattachMemBalloon?: boolean;
   autoattachGraphicsDevice?: boolean;
+  /** The launcher pod's guest-console-log container; on unless false (and never without a serial console). */
+  logSerialConsole?: boolean;
 }

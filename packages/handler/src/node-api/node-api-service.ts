@@ -5,12 +5,18 @@
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { node } from '@podvirt/proto';
 import type { Logger } from 'pino';
+import { GuestStreams } from '../guest-stream/guest-streams.js';
 import type { NodeOperations } from './node-operations.js';
 import { statusName, toStatusObject } from './node-api-status.js';
 
 export type NodeApiObserver = (method: string, code: string) => void;
 
-export function nodeApiService(ops: NodeOperations, log: Logger, observe?: NodeApiObserver): node.NodeServer {
+export function nodeApiService(
+  ops: NodeOperations,
+  log: Logger,
+  observe?: NodeApiObserver,
+  streams: GuestStreams = new GuestStreams({ resolver: ops, log, ...(observe === undefined ? {} : { observe }) }),
+): node.NodeServer {
   const unary = <Req, Res>(method: string, run: (req: Req, signal: AbortSignal) => Promise<Res> | Res) =>
     (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
       const abort = new AbortController();
@@ -43,5 +49,7 @@ export function nodeApiService(ops: NodeOperations, log: Logger, observe?: NodeA
     userList: unary('UserList', (req: node.VmiRef, signal) => ops.userList(req, signal)),
     filesystemList: unary('FilesystemList', (req: node.VmiRef, signal) => ops.filesystemList(req, signal)),
     list: unary('List', (req: node.ListRequest) => ops.list(req)),
+    console: streams.handler('console'),
+    vnc: streams.handler('vnc'),
   };
 }

@@ -12,6 +12,7 @@ import type { LauncherObservation, ObserveTarget } from '../launcher/launcher-re
 import { LauncherState } from '../launcher/launcher-state.js';
 import type { LauncherClient } from '../launcher/launcher-client.js';
 import type { LauncherConnection } from '../launcher/launcher-connection.js';
+import { guestSocketPath, type GuestStreamKind } from '../guest-stream/guest-socket.js';
 import { vmiKey } from '../vmi-key.js';
 import { vmiFacts, type VmiFacts } from './vmi-facts.js';
 import { checkNamespace, type VmiResolver } from './vmi-resolver.js';
@@ -91,6 +92,24 @@ export class NodeOperations {
 
   filesystemList(ref: node.VmiRef, signal: AbortSignal): Promise<cmd.GuestFilesystemList> {
     return this.#ask(ref, signal, (c) => c.getFilesystems(signal));
+  }
+
+  /** The host path of the VMI's serial console or VNC socket, once the VMI may be attached to. */
+  async guestSocket(ref: node.VmiRef | undefined, kind: GuestStreamKind, signal: AbortSignal): Promise<{ uid: string; key: string; path: string }> {
+    const vmi = await this.#o.resolver.resolve(ref, 'open.vmi', signal);
+    const devices = vmi.spec.domain.devices;
+    this.#refuseUnless(vmi, (f, what) => {
+      if (kind === 'console' && devices.autoattachSerialConsole === false) {
+        return `${what} has no serial console: spec.domain.devices.autoattachSerialConsole is false`;
+      }
+      if (kind === 'vnc' && devices.autoattachGraphicsDevice === false) {
+        return `${what} has no graphics device: spec.domain.devices.autoattachGraphicsDevice is false`;
+      }
+      return mustRun(f, what);
+    });
+    const uid = vmi.metadata.uid ?? '';
+    const connection = await this.#connection(vmi, signal);
+    return { uid, key: vmiKey(vmi), path: guestSocketPath(connection.client.socketPath, uid, kind) };
   }
 
   list(request: node.ListRequest): node.ListResponse {

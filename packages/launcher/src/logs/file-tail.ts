@@ -7,14 +7,16 @@ export interface FileTailOptions {
 }
 
 /**
- * Follows a log file that may not exist yet and may be truncated (a restarted qemu starts it
- * over), emitting whole lines. Polling keeps it simple and works on every filesystem; the
+ * Follows a log file that may not exist yet, may be truncated (a restarted qemu starts it
+ * over, copytruncate rotation) or replaced by a new file (rename rotation), emitting whole
+ * lines; a replaced file is read from its start. Polling keeps it simple and works on every filesystem; the
  * timer is unref'd and `close()` flushes what is left.
  */
 export class FileTail {
   readonly #o: FileTailOptions;
   readonly #timer: NodeJS.Timeout;
   #offset = 0;
+  #ino: number | undefined;
   #partial = '';
   #busy: Promise<void> = Promise.resolve();
 
@@ -31,8 +33,15 @@ export class FileTail {
   }
 
   async #read(): Promise<void> {
-    const size = await stat(this.#o.path).then((s) => s.size, () => undefined);
-    if (size === undefined) return;
+    const st = await stat(this.#o.path).then((s) => s, () => undefined);
+    if (st === undefined) return;
+    const size = st.size;
+    if (this.#ino !== undefined && st.ino !== this.#ino) {
+      if (this.#partial !== '') this.#o.onLine(this.#partial);
+      this.#offset = 0;
+      this.#partial = '';
+    }
+    this.#ino = st.ino;
     if (size < this.#offset) {
       this.#offset = 0;
       this.#partial = '';
