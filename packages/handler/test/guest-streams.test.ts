@@ -11,7 +11,7 @@ import { test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { node } from '@podvirt/proto';
 import { guestSocketPath } from '../src/guest-stream/guest-socket.js';
-import { eventually } from './eventually.js';
+import { eventually } from '@podvirt/test-support';
 import { makeVmi } from './fixtures.js';
 import { nodeApiHarness, type NodeApiHarness } from './node-api-harness.js';
 
