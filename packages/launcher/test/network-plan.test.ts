@@ -53,6 +53,7 @@ describe('pod network plan', () => {
     const ips = plan.steps.map((s) => (s.kind === 'ip' ? s.args.join(' ') : ''));
     assert.ok(ips.some((s) => /^link set eth0 name eth0-nic address 02:00:00:/.test(s)));
     assert.ok(ips.includes('addr flush dev eth0'));
+    assert.ok(ips.includes('link set eth0-nic type bridge_slave learning off'), 'the pod link never learns the guest MAC');
     assert.equal(plan.steps.some((s) => s.kind === 'nft'), false);
   });
 

@@ -136,6 +136,9 @@ function planBridge(input: PlanInput, ifaceIndex: number): NetworkPlan {
     { kind: 'ip', args: ['link', 'set', link.name, 'down'] },
     { kind: 'ip', args: ['link', 'set', link.name, 'name', nic, 'address', nicMac] },
     { kind: 'ip', args: ['link', 'set', nic, 'master', bridge, 'up'] },
+    // The guest's own frames can come back through the pod link (a hairpinning node bridge); were
+    // the in-pod bridge to learn the guest's MAC there, it would stop delivering to the tap.
+    { kind: 'ip', args: ['link', 'set', nic, 'type', 'bridge_slave', 'learning', 'off'] },
     { kind: 'ip', args: ['tuntap', 'add', 'dev', TAP, 'mode', 'tap'] },
     { kind: 'ip', args: ['link', 'set', TAP, 'mtu', String(link.mtu), 'master', bridge, 'up'] },
     { kind: 'ip', args: ['route', 'add', '255.255.255.255/32', 'dev', bridge] },
