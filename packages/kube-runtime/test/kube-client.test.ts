@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@podvirt/test-support';
 import { KubeApiError } from '../src/kube-api-error.js';
 import { KubeClient, MERGE_PATCH, type KubeClientOptions, type KubeWatchEvent } from '../src/kube-client.js';
 import type { KubeClientError } from '../src/kube-client-error.js';
@@ -20,14 +21,6 @@ async function setup(t: TestContext, config: Partial<KubeConfig> = {}, options: 
   const client = await KubeClient.create({ server: server.url, insecureSkipTlsVerify: false, ...config }, options);
   t.after(() => client.close());
   return { server, client };
-}
-
-async function eventually(what: string, probe: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 function watchHead(res: ServerResponse): void {
@@ -100,7 +93,7 @@ test('a request times out, aborts, and fails to connect with client error codes'
   setTimeout(() => ac.abort(), 20);
   await assert.rejects(pending, (err: KubeClientError) => err.code === 'KUBE_ERR_ABORTED' && err.cause === ac.signal.reason);
   await assert.rejects(client.request({ path: '/x', signal: AbortSignal.abort() }), { code: 'KUBE_ERR_ABORTED' });
-  await eventually('abandoned sockets closed', () => server.openConnections === 0);
+  await eventually(() => server.openConnections === 0, { what: 'abandoned sockets closed' });
 
   const closed = await TestServer.start();
   const url = closed.url;
@@ -183,7 +176,7 @@ test('watch: a dropped connection ends the iterable; a silent one ends after the
   for await (const e of client.watch({ path: '/w', idleTimeoutMs: 150 })) idle.push(e.object);
   assert.deepEqual(idle, [{ n: 2 }]);
   assert.ok(Date.now() - started >= 140);
-  await eventually('the silent connection closed', () => server.openConnections === 0);
+  await eventually(() => server.openConnections === 0, { what: 'the silent connection closed' });
 });
 
 test('watch: abort mid-watch throws KUBE_ERR_ABORTED and leaves no socket; so does leaving the loop', async (t) => {
@@ -204,17 +197,17 @@ test('watch: abort mid-watch throws KUBE_ERR_ABORTED and leaves no socket; so do
     { code: 'KUBE_ERR_ABORTED' },
   );
   assert.deepEqual(seen, [{ n: 1 }]);
-  await eventually('server side socket closed', () => server.openConnections === 0);
+  await eventually(() => server.openConnections === 0, { what: 'server side socket closed' });
 
   for await (const _e of client.watch({ path: '/w' })) break;
-  await eventually('socket closed after break', () => server.openConnections === 0);
+  await eventually(() => server.openConnections === 0, { what: 'socket closed after break' });
 
   const pending = client.watch({ path: '/w' });
   assert.equal((await pending.next()).done, false);
   const next = pending.next();
   await client.close();
   await assert.rejects(next, { code: 'KUBE_ERR_CLOSED' });
-  await eventually('socket closed by close()', () => server.openConnections === 0);
+  await eventually(() => server.openConnections === 0, { what: 'socket closed by close()' });
   await assert.rejects(client.request({ path: '/x' }), { code: 'KUBE_ERR_CLOSED' });
 });
 
