@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { StatusCause } from './errors.js';
 import { isObject, meta, str, type JsonObject } from './json.js';
+import { validateAnnotations, validateLabels } from './metadata-maps.js';
 
 const objectMetaFields = new Set([
   'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation',
@@ -42,10 +43,12 @@ export function validateObjectMeta(obj: JsonObject, rule: NameRule): StatusCause
   }
   for (const field of ['labels', 'annotations']) {
     const map = m[field];
-    if (map === undefined) continue;
+    if (map === undefined || map === null) continue;
     if (!isObject(map) || Object.values(map).some((v) => typeof v !== 'string')) {
       causes.push({ reason: 'FieldValueInvalid', message: 'Invalid value: must be a map of strings', field: `metadata.${field}` });
+      continue;
     }
+    causes.push(...(field === 'labels' ? validateLabels(map) : validateAnnotations(map)));
   }
   return causes;
 }

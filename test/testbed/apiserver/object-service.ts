@@ -8,6 +8,9 @@ import type { Registry } from './registry.js';
 import { applyStrategicMergePatch } from './strategic-merge-patch.js';
 import type { Store } from './store.js';
 
+// etcd's largest value (--max-request-bytes, 1.5 MiB): a bigger object is never stored.
+const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+
 export type PatchType = 'json' | 'merge' | 'strategic';
 
 export interface WriteOptions {
@@ -53,7 +56,9 @@ export class ObjectService {
     this.#settleNamespace(rt, m, namespace);
     if (rt.namespaced) this.#checkNamespaceOpen(rt, namespace, str(m['name']));
     if ((str(m['name']) ?? '') === '' && typeof m['generateName'] === 'string' && m['generateName'] !== '') {
-      m['name'] = `${m['generateName']}${generateNameSuffix()}`;
+      // As Kubernetes' SimpleNameGenerator: the base is cut to 58 characters, so that base and
+      // suffix fit a DNS label; a 253-character object's generated names stay valid.
+      m['name'] = `${m['generateName'].slice(0, 58)}${generateNameSuffix()}`;
     }
     for (const key of [...serverOwnedMeta, 'resourceVersion', 'managedFields']) delete m[key];
     m['uid'] = randomUUID();
@@ -194,6 +199,10 @@ export class ObjectService {
   #validate(rt: ResourceType, object: JsonObject, old: JsonObject | undefined): void {
     const causes = rt.strategy.validate(object, old);
     if (causes.length > 0) throw ApiError.invalid(this.ref(rt, str(meta(object)['name']) ?? ''), causes);
+    const size = Buffer.byteLength(JSON.stringify(object));
+    if (size > MAX_OBJECT_BYTES) {
+      throw new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: the object is ${size} bytes, the limit is ${MAX_OBJECT_BYTES}`);
+    }
   }
 
   /** The pods/binding subresource: assigns an unbound pod to a node, as the scheduler does. */

@@ -50,3 +50,26 @@ function operation(t: ResourceType, verb: string): JsonObject {
     'x-kubernetes-group-version-kind': { group: t.group, version: t.version, kind: t.kind },
   };
 }
+
+// What kubectl asks for; the API server answers with the same type spelt without the "@",
+// which Go's MIME parser rejects.
+const V2_PROTOBUF_ACCEPT = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+const V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+/**
+ * `/openapi/v2`: a Swagger 2.0 document with no definitions. kubectl's client-side validation
+ * downloads it (as protobuf) and skips kinds it does not describe, so `kubectl apply` goes on
+ * to discovery and reports an unknown kind as a real cluster does ("no matches for kind")
+ * instead of "failed to download openapi"; the server validates objects itself.
+ */
+export function openApiV2(accept: string): { contentType: string; body: Buffer } {
+  if (accept.includes(V2_PROTOBUF_ACCEPT) || accept.includes(V2_PROTOBUF)) {
+    // openapi_v2.Document: field 1 `swagger` = "2.0"; field 2 `info` = { 1 title, 2 version }.
+    const str = (field: number, text: string): Buffer => Buffer.concat([Buffer.from([(field << 3) | 2, Buffer.byteLength(text)]), Buffer.from(text)]);
+    const info = Buffer.concat([str(1, 'Kubernetes'), str(2, 'v1.32.0')]);
+    const body = Buffer.concat([str(1, '2.0'), Buffer.from([(2 << 3) | 2, info.length]), info]);
+    return { contentType: V2_PROTOBUF, body };
+  }
+  const doc = { swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: {}, definitions: {} };
+  return { contentType: 'application/json', body: Buffer.from(JSON.stringify(doc)) };
+}

@@ -3,7 +3,8 @@ import { parse as parseYaml } from 'yaml';
 import { ApiError } from './errors.js';
 import type { JsonValue } from './json.js';
 
-const maxBodyBytes = 8 * 1024 * 1024;
+// kube-apiserver's limit on a JSON or YAML request body (--max-request-body-bytes).
+const maxBodyBytes = 3 * 1024 * 1024;
 
 /** Reads a JSON (or YAML) request body; an empty body is `undefined`. */
 export async function readBody(req: IncomingMessage): Promise<JsonValue | undefined> {
@@ -12,7 +13,7 @@ export async function readBody(req: IncomingMessage): Promise<JsonValue | undefi
   for await (const chunk of req) {
     const buf = chunk as Buffer;
     size += buf.length;
-    if (size > maxBodyBytes) throw new ApiError(413, 'RequestEntityTooLarge', 'the request body is too large');
+    if (size > maxBodyBytes) throw new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${maxBodyBytes}`);
     chunks.push(buf);
   }
   const text = Buffer.concat(chunks).toString('utf8');

@@ -6,7 +6,7 @@ import { type ObjectDeleter, parseDeleteOptions } from './object-deleter.js';
 import { objectFilter } from './object-filter.js';
 import { listObjects, type ListQuery } from './object-lister.js';
 import type { ObjectService, PatchType } from './object-service.js';
-import type { OpenApiV3 } from './openapi.js';
+import { openApiV2, type OpenApiV3 } from './openapi.js';
 import { proxyPodLog } from './pod-log-proxy.js';
 import { readBody } from './request-body.js';
 import type { ResourceType } from './resource-type.js';
@@ -49,6 +49,12 @@ export class RequestHandler {
         return;
       }
       if (req.method !== 'GET') throw ApiError.methodNotAllowed();
+      if (r.type === 'openapi-v2') {
+        const doc = openApiV2(req.headers.accept ?? '');
+        res.writeHead(200, { 'Content-Type': doc.contentType, 'Content-Length': doc.body.length });
+        res.end(doc.body);
+        return;
+      }
       const body = this.#discovery(r);
       if (body === undefined) throw ApiError.resourceNotFound(url.pathname);
       send(res, 200, body);

@@ -7,6 +7,7 @@ export type Route =
   | { type: 'groups' }
   | { type: 'group'; group: string }
   | { type: 'resources'; group: string; version: string }
+  | { type: 'openapi-v2' }
   | { type: 'openapi-v3-root' }
   | { type: 'openapi-v3-group'; group: string; version: string }
   | {
@@ -25,6 +26,7 @@ export type Route =
 export function route(registry: Registry, path: string): Route {
   const parts = path.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
   if (parts.length === 1 && parts[0] === 'version') return { type: 'version' };
+  if (parts.length === 2 && parts[0] === 'openapi' && parts[1] === 'v2') return { type: 'openapi-v2' };
   if (parts[0] === 'openapi' && parts[1] === 'v3') {
     if (parts.length === 2) return { type: 'openapi-v3-root' };
     if (parts[2] === 'api' && parts.length === 4) return { type: 'openapi-v3-group', group: '', version: parts[3] ?? '' };
