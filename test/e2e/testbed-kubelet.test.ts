@@ -124,5 +124,25 @@ describe('testbed scheduler and kubelet', () => {
     });
     assert.match(events[0]?.message ?? '', /0\/1 nodes are available: 1 node\(s\) didn't match Pod's node affinity\/selector/);
     assert.equal((await pod('nowhere')).spec?.nodeName, undefined);
+    const scheduled = await waitFor('PodScheduled=False', async () => (await pod('nowhere')).status?.conditions?.find((c) => c.type === 'PodScheduled'));
+    assert.equal(`${scheduled.status}/${scheduled.reason}`, 'False/Unschedulable');
+    assert.equal(scheduled.message, events[0]?.message);
+  });
+
+  test('an image the kubelet cannot pull: ErrImagePull, then ImagePullBackOff naming the image, with Failed and BackOff Events', async () => {
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'noimage' }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none:1' }] } } });
+    const waiting = (reason: string) => waitFor(reason, async () => {
+      const w = (await pod('noimage')).status?.containerStatuses?.[0]?.state?.waiting;
+      return w?.reason === reason ? w : undefined;
+    });
+    assert.match((await waiting('ErrImagePull')).message ?? '', /failed to pull and unpack image "registry\.invalid\/none:1"/);
+    assert.equal((await waiting('ImagePullBackOff')).message, 'Back-off pulling image "registry.invalid/none:1"');
+    const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=noimage' });
+    const seen = list.items.map((e) => `${e.type}/${e.reason}: ${e.message ?? ''}`);
+    for (const expected of ['Normal/Pulling: Pulling image "registry.invalid/none:1"', 'Warning/Failed: Error: ErrImagePull', 'Normal/BackOff: Back-off pulling image "registry.invalid/none:1"', 'Warning/Failed: Error: ImagePullBackOff']) {
+      assert.ok(seen.includes(expected), `${expected} in\n${seen.join('\n')}`);
+    }
+    assert.equal((await pod('noimage')).status?.phase, 'Pending');
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'noimage', gracePeriodSeconds: 0 });
   });
 });

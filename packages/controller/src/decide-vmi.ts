@@ -10,7 +10,7 @@
 // finish before the handler has written the final phase, so a finished pod of a Running VMI
 // is given a grace window instead of being failed at once.
 
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import {
   checkVmi,
   ConditionStatus,
@@ -28,6 +28,7 @@ import {
 } from '@podvirt/api';
 import { ClaimReason, type ClaimCheck } from './claim-check.js';
 import { computeImage, computeTermination, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
+import { imagePullProblem, unschedulable } from './pod-start-problem.js';
 import { withReadyCondition } from './ready-condition.js';
 import { rfc3339 } from './rfc3339.js';
 import { statusEqual } from './status-equal.js';
@@ -54,6 +55,14 @@ export const DEFAULT_POD_DOWN_GRACE_MS = 30_000;
 
 /** Reason of the Synchronized=False condition when no pod can be created. */
 export const FAILED_CREATE_REASON = 'FailedCreate';
+
+/** The VMI condition copied from the pod while no node takes it (type as the pod spells it). */
+const POD_SCHEDULED = 'PodScheduled';
+
+/** The Event reason when no node can take the launcher pod, as the scheduler records it on the pod. */
+const FAILED_SCHEDULING_REASON = 'FailedScheduling';
+
+const IMAGE_PULL_REASONS: ReadonlySet<string> = new Set(['ErrImagePull', 'ImagePullBackOff']);
 
 interface Step {
   phase: string;
@@ -138,11 +147,11 @@ interface SyncError {
   readonly message: string;
 }
 
-function synchronizedCondition(conditions: VmiCondition[], error: SyncError | undefined, now: Date): VmiCondition[] {
+function synchronizedCondition(conditions: VmiCondition[], problem: SyncError | undefined, now: Date): VmiCondition[] {
   const others = conditions.filter((c) => c.type !== VmiConditionType.Synchronized);
-  if (error === undefined) return others;
+  if (problem === undefined) return others;
   const previous = conditions.find((c) => c.type === VmiConditionType.Synchronized);
-  if (previous?.status === ConditionStatus.False && previous.reason === error.reason && previous.message === error.message) {
+  if (previous?.status === ConditionStatus.False && previous.reason === problem.reason && previous.message === problem.message) {
     return [...others, previous];
   }
   const condition: VmiCondition = {
@@ -150,10 +159,34 @@ function synchronizedCondition(conditions: VmiCondition[], error: SyncError | un
     status: ConditionStatus.False,
     lastProbeTime: null,
     lastTransitionTime: rfc3339(now),
-    reason: error.reason,
-    message: error.message,
+    reason: problem.reason,
+    message: problem.message,
   };
   return [...others, condition];
+}
+
+/** The pod's PodScheduled=False, copied as KubeVirt does while the VMI is Scheduling; removed once it is gone. */
+function podScheduledCondition(conditions: VmiCondition[], podCondition: V1PodCondition | undefined, now: Date): VmiCondition[] {
+  const others = conditions.filter((c) => c.type !== POD_SCHEDULED);
+  if (podCondition === undefined) return others;
+  const previous = conditions.find((c) => c.type === POD_SCHEDULED);
+  if (previous !== undefined && previous.reason === podCondition.reason && previous.message === podCondition.message) return [...others, previous];
+  const condition = {
+    type: POD_SCHEDULED,
+    status: ConditionStatus.False,
+    lastProbeTime: null,
+    lastTransitionTime: podCondition.lastTransitionTime === undefined ? rfc3339(now) : rfc3339(new Date(podCondition.lastTransitionTime)),
+    ...(podCondition.reason === undefined ? {} : { reason: podCondition.reason }),
+    ...(podCondition.message === undefined ? {} : { message: podCondition.message }),
+  } as VmiCondition;
+  return [...others, condition];
+}
+
+/** Why the controller cannot make progress, for Synchronized=False: no pod could be created (or a claim holds it), or its image cannot be pulled. */
+function syncProblem(phase: string, pod: V1Pod | undefined, pending: SyncError | undefined): SyncError | undefined {
+  if (phase === VmiPhase.Pending) return pending;
+  if (phase === VmiPhase.Scheduling && pod !== undefined) return imagePullProblem(pod);
+  return undefined;
 }
 
 function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, syncError: SyncError | undefined): VmiStatus {
@@ -171,12 +204,16 @@ function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, s
     if (Object.keys(active).length > 0) status.activePods = active;
     else delete status.activePods;
   }
-  const conditions = withReadyCondition(current.conditions, phase, pod, input.now);
-  const keepSyncError = phase === VmiPhase.Pending ? syncError : undefined;
+  let conditions = withReadyCondition(current.conditions, phase, pod, input.now);
   // What the controller learned of the claims, while it owns the status (up to Scheduled).
   const claimed = input.claims?.volumeStatus ?? [];
   if ((phase === VmiPhase.Pending || phase === VmiPhase.Scheduling) && claimed.length > 0) status.volumeStatus = claimed;
-  status.conditions = controllerOwnsStatus(current.phase ?? VmiPhase.Unset) ? synchronizedCondition(conditions, keepSyncError, input.now) : conditions;
+  if (controllerOwnsStatus(current.phase ?? VmiPhase.Unset)) {
+    const unplaced = phase === VmiPhase.Scheduling && pod !== undefined ? unschedulable(pod) : undefined;
+    conditions = podScheduledCondition(conditions, unplaced, input.now);
+    conditions = synchronizedCondition(conditions, syncProblem(phase, pod, syncError), input.now);
+  }
+  status.conditions = conditions;
   return status;
 }
 
@@ -188,6 +225,22 @@ function podsReleased(pods: readonly V1Pod[]): boolean {
 function invalidSpec(vmi: VirtualMachineInstance): string | undefined {
   const errors = checkVmi(vmi);
   return errors.length > 0 ? `invalid VirtualMachineInstance: ${formatFieldErrors(errors)}` : undefined;
+}
+
+/** A Warning Event when the pod's reason for not starting appears or changes (not on every resync). */
+function startProblemEvents(before: readonly VmiCondition[], after: readonly VmiCondition[]): DecisionEvent[] {
+  const events: DecisionEvent[] = [];
+  for (const type of [POD_SCHEDULED, VmiConditionType.Synchronized] as const) {
+    const now = after.find((c) => c.type === type);
+    if (now?.reason === undefined) continue;
+    // The claim reasons of a Pending VMI have their own Events; only the pod's are recorded here.
+    if (type === VmiConditionType.Synchronized && !IMAGE_PULL_REASONS.has(now.reason)) continue;
+    const was = before.find((c) => c.type === type);
+    if (was?.reason === now.reason && was.message === now.message) continue;
+    const reason = type === POD_SCHEDULED ? FAILED_SCHEDULING_REASON : now.reason;
+    events.push({ type: EventType.Warning, reason, message: now.message ?? now.reason });
+  }
+  return events;
 }
 
 export function decideVmi(input: DecideInput): VmiDecision {
@@ -216,6 +269,7 @@ export function decideVmi(input: DecideInput): VmiDecision {
     const type = waiting.reason === ClaimReason.PvcInUse ? EventType.Warning : EventType.Normal;
     events.push({ type, reason: waiting.reason, message: waiting.message });
   }
+  if (!deleting) events.push(...startProblemEvents(vmi.status?.conditions ?? [], status.conditions ?? []));
   const nodeName = step.phase === VmiPhase.Scheduled ? status.nodeName : undefined;
   // The handler is done with a final VMI, and never saw one that did not reach a node.
   const handlerDone = isFinalPhase(step.phase) || step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset || step.phase === VmiPhase.Scheduling;

@@ -2,6 +2,7 @@
 
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { EventType, VirtualMachineInstance } from '@podvirt/api';
+import { eventNamePrefix } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { EventRecorder } from './cluster-roles.js';
 
@@ -25,7 +26,8 @@ export class KubeEventRecorder implements EventRecorder {
       await this.#api.createNamespacedEvent({
         namespace,
         body: {
-          metadata: { generateName: `${vmi.metadata.name ?? 'vmi'}.`, namespace },
+          // The API server appends 5 characters to generateName; a 253-character VMI name must still fit.
+          metadata: { generateName: eventNamePrefix(vmi.metadata.name ?? 'vmi', 5), namespace },
           involvedObject: {
             apiVersion: vmi.apiVersion,
             kind: vmi.kind,

@@ -264,3 +264,52 @@ describe('decideVmi', () => {
     assert.deepEqual(d.status.activePods, { 'u-old': 'n1', 'u-new': 'n2' });
   });
 });
+
+describe('why a Scheduling VMI does not start (copied from its pod, as KubeVirt does)', () => {
+  const pending = (status: Partial<NonNullable<V1Pod['status']>>): V1Pod => {
+    const pod = launcherPod();
+    return { ...pod, status: { ...pod.status, ...status } };
+  };
+  const unschedulable = pending({
+    phase: 'Pending',
+    conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.", lastTransitionTime: new Date('2025-01-01T00:04:00Z') }],
+  });
+  const pullFailed = (reason: string, message: string): V1Pod => pending({
+    phase: 'Pending',
+    initContainerStatuses: [{ name: 'volumedata', image: 'nowhere/disk:1', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message } } }],
+  });
+
+  test('PodScheduled=False Unschedulable becomes the VMI condition and one FailedScheduling Warning', () => {
+    const vmi = vmiFixture({ status: { phase: 'Scheduling' } });
+    const d = decideVmi({ vmi, pods: [unschedulable], now });
+    assert.equal(d.status.phase, 'Scheduling');
+    const c = d.status.conditions?.find((x) => x.type === 'PodScheduled');
+    assert.deepEqual(c, { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:04:00Z', reason: 'Unschedulable', message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector." });
+    assert.deepEqual(d.events, [{ type: 'Warning', reason: 'FailedScheduling', message: c?.message }]);
+    const again = decideVmi({ vmi: { ...vmi, status: d.status }, pods: [unschedulable], now: new Date(now.getTime() + 60_000) });
+    assert.deepEqual(again.events, [], 'no repeat while nothing changed');
+    assert.equal(again.statusChanged, false);
+    const bound = decideVmi({ vmi: { ...vmi, status: d.status }, pods: [launcherPod({ node: 'node01', phase: 'Running', ready: false })], now });
+    assert.equal(bound.status.conditions?.find((x) => x.type === 'PodScheduled'), undefined, 'removed once a node took the pod');
+  });
+
+  test('an image that cannot be pulled is Synchronized=False ErrImagePull, then ImagePullBackOff, each once as a Warning', () => {
+    const vmi = vmiFixture({ status: { phase: 'Scheduling' } });
+    const err = decideVmi({ vmi, pods: [pullFailed('ErrImagePull', 'failed to pull and unpack image "nowhere/disk:1": not found')], now });
+    const sync = err.status.conditions?.find((x) => x.type === 'Synchronized');
+    assert.equal(`${sync?.status}/${sync?.reason}`, 'False/ErrImagePull');
+    assert.match(sync?.message ?? '', /nowhere\/disk:1/);
+    assert.deepEqual(err.events.map((e) => `${e.type}/${e.reason}`), ['Warning/ErrImagePull']);
+    const backoff = decideVmi({ vmi: { ...vmi, status: err.status }, pods: [pullFailed('ImagePullBackOff', 'Back-off pulling image "nowhere/disk:1"')], now });
+    assert.equal(backoff.status.conditions?.find((x) => x.type === 'Synchronized')?.reason, 'ImagePullBackOff');
+    assert.deepEqual(backoff.events.map((e) => `${e.reason}: ${e.message}`), ['ImagePullBackOff: Back-off pulling image "nowhere/disk:1"']);
+    assert.equal(backoff.createPod, false, 'the pod exists: nothing is created again');
+    const pulled = decideVmi({ vmi: { ...vmi, status: backoff.status }, pods: [launcherPod({ node: 'node01', phase: 'Running', ready: false })], now });
+    assert.equal(pulled.status.conditions?.find((x) => x.type === 'Synchronized'), undefined);
+  });
+
+  test('a VMI being deleted records no start-problem Events', () => {
+    const d = decideVmi({ vmi: vmiFixture({ metadata: deleting, status: { phase: 'Scheduling' } }), pods: [unschedulable], now });
+    assert.deepEqual(d.events, []);
+  });
+});

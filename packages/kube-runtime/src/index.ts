@@ -9,3 +9,4 @@ export { isKubeClientError, KubeClientError, type KubeClientErrorCode } from './
 export { inClusterConfig, kubeconfigFromDocument, parseKubeconfig, SERVICE_ACCOUNT_DIR, type KubeConfig, type KubeconfigOptions, type PemSource } from './kube-config.js';
 export { loadKubeConfig, readKubeconfigFile, type KubeConfigSources } from './load-kube-config.js';
 export { WorkQueue } from './work-queue.js';
+export { eventName, eventNamePrefix } from './event-name.js';

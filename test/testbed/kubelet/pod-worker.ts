@@ -9,7 +9,7 @@ import type { EventRecorder } from '../scheduler/event-recorder.js';
 import { ContainerLogWriter } from './container-log.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerBinds, containerEnv } from './container-spec.js';
-import { containerArgv, type ImageMap } from './image-map.js';
+import { containerArgv, type ImageCommand, type ImageMap } from './image-map.js';
 import { computePodStatus, podStatusPatch, type ContainerRecord, type PodSandboxState } from './pod-status.js';
 import { podPaths, type PodPaths } from './pod-paths.js';
 import { setUpVolumes, VolumeSetupError, type VolumeSources } from './pod-volumes.js';
@@ -31,6 +31,8 @@ export interface PodWorkerDeps {
 
 /** Longest wait between two attempts at a sandbox that CNI refused. */
 const sandboxRetryCapMs = 30_000;
+// The kubelet's image pull back-off tops out at 5 minutes.
+const imagePullBackoffCapMs = 300_000;
 
 interface Running {
   container: Container;
@@ -254,13 +256,8 @@ export class PodWorker {
   /** Starts a container; resolves with a promise of its exit code once it runs (undefined when it cannot). */
   async #startContainer(spec: V1Container, record = this.records.get(spec.name)): Promise<{ code: Promise<number> } | undefined> {
     if (record === undefined || this.#stopping !== undefined) return undefined;
-    const image = this.deps.imageMap(spec.image ?? '');
-    if (image === undefined) {
-      record.current = { state: 'waiting', reason: 'ErrImagePull', message: `image "${spec.image ?? ''}" is not in the testbed's image map` };
-      void this.#event('Warning', 'Failed', `Failed to pull image "${spec.image ?? ''}": not in the testbed's image map`);
-      this.#syncStatus();
-      return undefined;
-    }
+    const image = await this.#pullImage(spec, record);
+    if (image === undefined) return undefined;
     try {
       await mkdir(dirname(this.paths.log(spec.name)), { recursive: true });
       const logs = new ContainerLogWriter(this.paths.log(spec.name));
@@ -312,6 +309,32 @@ export class PodWorker {
     const limitBytes = Number(toBytes(parseQuantity(String(limit))));
     const cgroupName = `${this.#pod.metadata?.uid ?? 'pod'}-${spec.name}-${record.restartCount}`;
     return { memory: { cgroupName, limitBytes } };
+  }
+
+  /**
+   * "Pulls" the container's image: found in the image map, or the kubelet's pull failure as a
+   * real one reports it — ErrImagePull with the image named, then ImagePullBackOff while it
+   * waits (doubling up to 5 minutes) before trying again, with the Pulling/Failed/BackOff
+   * Events. Undefined once the pod is stopping.
+   */
+  async #pullImage(spec: V1Container, record: ContainerRecord): Promise<ImageCommand | undefined> {
+    const name = spec.image ?? '';
+    for (let delay = this.deps.restartDelayMs; ; delay = Math.min(delay * 2, imagePullBackoffCapMs)) {
+      const image = this.deps.imageMap(name);
+      if (image !== undefined) return image;
+      void this.#event('Normal', 'Pulling', `Pulling image "${name}"`);
+      const why = `failed to pull and unpack image "${name}": failed to resolve reference "${name}": not found in the testbed's image map`;
+      record.current = { state: 'waiting', reason: 'ErrImagePull', message: why };
+      void this.#event('Warning', 'Failed', `Failed to pull image "${name}": ${why}`);
+      void this.#event('Warning', 'Failed', 'Error: ErrImagePull');
+      this.#syncStatus();
+      if (!(await this.#sleep(this.deps.restartDelayMs))) return undefined;
+      record.current = { state: 'waiting', reason: 'ImagePullBackOff', message: `Back-off pulling image "${name}"` };
+      void this.#event('Normal', 'BackOff', `Back-off pulling image "${name}"`);
+      void this.#event('Warning', 'Failed', 'Error: ImagePullBackOff');
+      this.#syncStatus();
+      if (!(await this.#sleep(delay))) return undefined;
+    }
   }
 
   #maybeRestart(spec: V1Container, code: number): void {

@@ -1,4 +1,4 @@
-import { CoreV1Api, ListWatch, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, ListWatch, PatchStrategy, setHeaderOptions, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventRecorder } from './event-recorder.js';
 import { pickNode } from './pick-node.js';
@@ -101,6 +101,7 @@ export class Scheduler {
         waiting = true;
         if (!this.#failed.has(key)) {
           this.#failed.add(key);
+          await this.#markUnschedulable(pod, placement.reason);
           await this.#record(pod, 'Warning', 'FailedScheduling', placement.reason);
         }
         continue;
@@ -127,6 +128,19 @@ export class Scheduler {
     this.#failed.delete(key);
     this.#log.info({ pod: key, node }, 'bound pod');
     await this.#record(pod, 'Normal', 'Scheduled', `Successfully assigned ${key} to ${node}`);
+  }
+
+  /** What the real scheduler writes on a pod no node can take, and what `kubectl describe pod` shows. */
+  async #markUnschedulable(pod: V1Pod, message: string): Promise<void> {
+    const condition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: new Date().toISOString() };
+    try {
+      await this.#core.patchNamespacedPodStatus(
+        { namespace: pod.metadata?.namespace ?? 'default', name: pod.metadata?.name ?? '', body: { status: { conditions: [condition] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+    } catch (err) {
+      this.#log.debug({ err }, 'marking the pod unschedulable failed (deleted meanwhile?)');
+    }
   }
 
   async #record(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {

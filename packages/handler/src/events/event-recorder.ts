@@ -5,6 +5,7 @@
 
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { VMI_API_VERSION, VMI_KIND } from '@podvirt/api';
+import { eventName } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { isHandlerError } from '../handler-error.js';
 import type { CoreEvent, EventApi, ObjectReference } from '../kube/event-api.js';
@@ -98,13 +99,13 @@ export class EventRecorder {
   }
 
   #event(ref: ObjectReference, type: string, reason: string, message: string, now: string): CoreEvent {
-    // client-go names events <object>.<unix nanoseconds in hex>; a sequence keeps two events
-    // of the same millisecond apart.
+    // client-go names events <object>.<unix nanoseconds in hex> (the object's name cut to fit);
+    // a sequence keeps two events of the same millisecond apart.
     const nanos = BigInt(this.#o.now()) * 1_000_000n + (this.#sequence++ % 1_000_000n);
     return {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: `${ref.name}.${nanos.toString(16)}`, namespace: ref.namespace },
+      metadata: { name: eventName(ref.name, nanos.toString(16)), namespace: ref.namespace },
       involvedObject: ref,
       reason,
       message,

@@ -1,0 +1,86 @@
+// Why a VMI does not start, where `kubectl describe vmi` shows it: a launcher pod no node can
+// take (nodeSelector to nowhere) gives the VMI PodScheduled=False Unschedulable and a
+// FailedScheduling Warning; an image the kubelet cannot pull gives Synchronized=False
+// ErrImagePull, then ImagePullBackOff, naming the image, with the pod's Failed/BackOff Events.
+// A VMI with a 253-character name gets its Events, and exactly one pod is ever created for it.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { RequestRecord } from '../testbed/apiserver/index.js';
+import { stackLeftovers } from '../testbed/index.js';
+import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+
+describe('why a VMI does not start', () => {
+  let suite: VmiSuite;
+  const requests: RequestRecord[] = [];
+  before(async () => {
+    suite = await VmiSuite.start({ onRequest: (r) => requests.push(r) });
+  });
+  after(async () => {
+    await suite.close();
+    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+  });
+
+  const condition = async (name: string, type: string, reason: string) =>
+    suite.eventually(`${name} ${type} ${reason}`, async () =>
+      (await suite.vmi(name))?.status?.conditions?.find((c) => c.type === type && c.reason === reason));
+
+  test('no node can take the pod: PodScheduled=False Unschedulable and a FailedScheduling Warning on the VMI', async () => {
+    const vmi = guestVmi(suite.guest, 'vm-nowhere') as { spec: Record<string, unknown> };
+    vmi.spec['nodeSelector'] = { 'kubernetes.io/hostname': 'no-such-node' };
+    await suite.apply(vmi as unknown as Record<string, unknown>);
+    const c = await condition('vm-nowhere', 'PodScheduled', 'Unschedulable');
+    assert.equal(c.status, 'False');
+    assert.match(c.message ?? '', /^0\/1 nodes are available: 1 node\(s\) didn't match Pod's node affinity\/selector/);
+    assert.equal((await suite.vmi('vm-nowhere'))?.status?.phase, 'Scheduling');
+    const events = await suite.eventually('FailedScheduling on the VMI', async () => {
+      const e = (await suite.events('vm-nowhere')).filter((x) => x.reason === 'FailedScheduling');
+      return e.length > 0 ? e : undefined;
+    });
+    assert.equal(events[0]?.type, 'Warning');
+    const described = await suite.kubectl(['describe', 'vmi', 'vm-nowhere']);
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stdout, /Unschedulable/);
+    assert.match(described.stdout, /FailedScheduling/);
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-nowhere'])).code, 0);
+  });
+
+  test('an image that cannot be pulled: ErrImagePull, then ImagePullBackOff, naming the image, on the VMI and its pod', async () => {
+    const vmi = guestVmi(suite.guest, 'vm-noimage') as { spec: { volumes: { containerDisk?: { image: string } }[] } };
+    const volume = vmi.spec.volumes[0];
+    if (volume?.containerDisk !== undefined) volume.containerDisk.image = 'registry.invalid/no-such-disk:1';
+    await suite.apply(vmi as unknown as Record<string, unknown>);
+    const pulled = await condition('vm-noimage', 'Synchronized', 'ErrImagePull');
+    assert.equal(pulled.status, 'False');
+    assert.match(pulled.message ?? '', /registry\.invalid\/no-such-disk:1/);
+    const backoff = await condition('vm-noimage', 'Synchronized', 'ImagePullBackOff');
+    assert.equal(backoff.message, 'Back-off pulling image "registry.invalid/no-such-disk:1"');
+    const reasons = (await suite.events('vm-noimage')).map((e) => `${e.type}/${e.reason}`);
+    assert.ok(reasons.includes('Warning/ErrImagePull') && reasons.includes('Warning/ImagePullBackOff'), reasons.join(','));
+    const [pod] = await suite.podsOf((await suite.vmi('vm-noimage')) ?? assert.fail('VMI vanished'));
+    const podEvents = (await suite.core.listNamespacedEvent({ namespace: NS })).items
+      .filter((e) => e.involvedObject.kind === 'Pod' && e.involvedObject.name === pod?.metadata?.name)
+      .map((e) => `${e.reason}: ${e.message ?? ''}`);
+    assert.ok(podEvents.some((e) => /^Failed: Failed to pull image "registry\.invalid\/no-such-disk:1"/.test(e)), podEvents.join('\n'));
+    assert.ok(podEvents.includes('BackOff: Back-off pulling image "registry.invalid/no-such-disk:1"'), podEvents.join('\n'));
+    assert.equal((await suite.vmi('vm-noimage'))?.status?.phase, 'Scheduling');
+    const described = await suite.kubectl(['describe', 'vmi', 'vm-noimage']);
+    assert.match(described.stdout, /ImagePullBackOff/);
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-noimage'])).code, 0);
+  });
+
+  test('a VMI whose name is 253 characters gets its pod once and its Events', async () => {
+    const name = `${'a'.repeat(120)}.${'b'.repeat(120)}.${'c'.repeat(11)}`;
+    assert.equal(name.length, 253);
+    await suite.apply(guestVmi(suite.guest, name));
+    const scheduled = await suite.waitForPhase(name, 'Scheduled');
+    const reasons = (await suite.events(name)).map((e) => e.reason);
+    assert.ok(reasons.includes('SuccessfulCreate'), `Event SuccessfulCreate in ${reasons.join(',')}`);
+    const pods = await suite.podsOf(scheduled);
+    assert.equal(pods.length, 1);
+    assert.ok((pods[0]?.metadata?.name ?? '').length <= 63);
+    const creates = requests.filter((r) => r.verb === 'create' && r.resource === 'pods' && r.user.includes('controller') && r.namespace === NS);
+    assert.equal(creates.length, 3, 'one launcher pod for each of the three VMIs of this suite, never a retry loop');
+    assert.equal((await suite.kubectl(['delete', 'vmi', name, '--wait=false'])).code, 0);
+    await suite.waitForGone(name);
+  });
+});
