@@ -142,18 +142,22 @@ function controllerOwnsStatus(phase: string): boolean {
   return phase === VmiPhase.Unset || phase === VmiPhase.Pending || phase === VmiPhase.Scheduling;
 }
 
+/** `sticky`: a message that changes on every attempt does not rewrite a condition of the same reason. */
 interface SyncError {
   readonly reason: string;
   readonly message: string;
+  readonly sticky?: boolean;
 }
 
 function synchronizedCondition(conditions: VmiCondition[], problem: SyncError | undefined, now: Date): VmiCondition[] {
   const others = conditions.filter((c) => c.type !== VmiConditionType.Synchronized);
   if (problem === undefined) return others;
   const previous = conditions.find((c) => c.type === VmiConditionType.Synchronized);
-  if (previous?.status === ConditionStatus.False && previous.reason === problem.reason && previous.message === problem.message) {
-    return [...others, previous];
-  }
+  const same = previous?.status === ConditionStatus.False && previous.reason === problem.reason;
+  // A failed pod create names the pod the API server generated, different on every attempt;
+  // rewriting the condition each time would wake the VMI's watch and retry at once, past the
+  // queue's backoff (a create storm). As KubeVirt's CheckFailure, the same reason keeps it.
+  if (same && (previous.message === problem.message || problem.sticky === true)) return [...others, previous];
   const condition: VmiCondition = {
     type: VmiConditionType.Synchronized,
     status: ConditionStatus.False,
@@ -254,7 +258,8 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const invalid = wantsPod ? invalidSpec(vmi) : undefined;
   const waiting = wantsPod && invalid === undefined ? input.claims?.blocked : undefined;
   const createError = invalid ?? (wantsPod ? input.createError : undefined);
-  const syncError = createError !== undefined ? { reason: FAILED_CREATE_REASON, message: createError } : waiting;
+  // A pod-create API error (not an invalid spec) names a generated pod, new on each attempt.
+  const syncError = createError !== undefined ? { reason: FAILED_CREATE_REASON, message: createError, sticky: invalid === undefined } : waiting;
   const status = desiredStatus(input, step, pod, syncError);
   // Failing a VMI that is being deleted anyway is bookkeeping, not news.
   const events = deleting ? [] : [...step.events];

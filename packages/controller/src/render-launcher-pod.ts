@@ -140,8 +140,17 @@ function podLabels(vmi: VirtualMachineInstance, id: { name: string; uid: string 
     ...Object.fromEntries(inherited),
     [APP_LABEL]: LAUNCHER_APP_LABEL_VALUE,
     [CREATED_BY_LABEL]: id.uid,
-    [VM_NAME_LABEL]: id.name,
+    [VM_NAME_LABEL]: vmNameLabelValue(id.name),
   };
+}
+
+/**
+ * KubeVirt's value for vm.kubevirt.io/name: the name's first DNS label, cut to 63 characters
+ * (a label value's limit), so a VMI name of up to 253 characters still gives a valid pod.
+ */
+export function vmNameLabelValue(name: string): string {
+  const first = name.split('.')[0] ?? '';
+  return first.length > 63 ? first.slice(0, 63).replace(/[-_.]+$/, '') : first;
 }
 
 function initContainers(vmi: VirtualMachineInstance, image: string, uid: string): { initContainers?: V1Container[] } {

@@ -313,3 +313,11 @@ describe('why a Scheduling VMI does not start (copied from its pod, as KubeVirt 
     assert.deepEqual(d.events, []);
   });
 });
+
+test('a pod create that keeps failing with a new generated pod name does not rewrite the status (no create storm)', () => {
+  const vmi = vmiFixture({ status: { phase: 'Pending' } });
+  const first = decideVmi({ vmi, pods: [], now, createError: 'Error creating pod: Pod "virt-launcher-x-abcde" is invalid: metadata.labels: too long' });
+  assert.equal(first.statusChanged, true);
+  const second = decideVmi({ vmi: { ...vmi, status: first.status }, pods: [], now, createError: 'Error creating pod: Pod "virt-launcher-x-fghjk" is invalid: metadata.labels: too long' });
+  assert.equal(second.statusChanged, false, 'the same reason keeps the condition, as KubeVirt does');
+});

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/launcher-layout.js';
 import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/memory-overhead.js';
-import { renderLauncherPod, type LauncherPodConfig } from '../src/render-launcher-pod.js';
+import { renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render-launcher-pod.js';
 import { vmiFixture } from './fixtures.js';
 
 const config: LauncherPodConfig = { image: 'podvirt/launcher:0.1.0', allowEmulation: false, random: () => 0.5 };
@@ -206,4 +206,11 @@ describe('renderLauncherPod', () => {
     assert.ok(!names(renderLauncherPod(withSpec((v) => { v.spec.domain.devices.autoattachSerialConsole = false; }), config)).includes('guest-console-log'));
     assert.ok(names(renderLauncherPod(withSpec((v) => { v.spec.domain.devices.logSerialConsole = true; }), config)).includes('guest-console-log'));
   });
+});
+
+test('vm.kubevirt.io/name is the first DNS label of the VMI name, at most 63 characters', () => {
+  assert.equal(vmNameLabelValue('testvmi'), 'testvmi');
+  assert.equal(vmNameLabelValue('web.prod'), 'web');
+  assert.equal(vmNameLabelValue(`${'a'.repeat(120)}.${'b'.repeat(120)}`), 'a'.repeat(63));
+  assert.equal(vmNameLabelValue(`${'a'.repeat(62)}-b`), `${'a'.repeat(62)}`);
 });
