@@ -59,7 +59,7 @@ const EXAMPLES: [string, Json, string | undefined][] = [
   }), 'metadata.annotations[hooks.kubevirt.io/hookSidecars]'],
   ['vmi-masquerade.yaml', vmi('vmi-masquerade', { ...small({ disks: [virtio('containerdisk')], ...podNetwork('masquerade') }, [containerDisk()]), networks }), undefined],
   ['vmi-fedora.yaml', vmi('vmi-fedora', { ...small({ disks: [virtio('containerdisk'), virtio('cloudinitdisk')], ...podNetwork('masquerade'), rng: {} }, [containerDisk(), cloudInit], { memory: { guest: '1024M' } }), networks }), undefined],
-  ['vmi-pvc.yaml', vmi('vmi-pvc', small({ disks: [virtio('pvcdisk')] }, [{ name: 'pvcdisk', persistentVolumeClaim: { claimName: 'disk-alpine' } }])), 'spec.volumes[0].persistentVolumeClaim'],
+  ['vmi-pvc.yaml', vmi('vmi-pvc', small({ disks: [virtio('pvcdisk')] }, [{ name: 'pvcdisk', persistentVolumeClaim: { claimName: 'disk-alpine' } }])), undefined],
   ['vmi-gpu.yaml', vmi('vmi-gpu', small({ disks: [virtio('containerdisk')], gpus: [{ deviceName: 'nvidia.com/GP102GL_Tesla_P40', name: 'gpu1' }] }, [containerDisk()])), 'spec.domain.devices.gpus[0]'],
   ['vmi-usb.yaml', vmi('vmi-usb', small({ disks: [virtio('containerdisk')], hostDevices: [{ deviceName: 'kubevirt.io/storage', name: 'usb-storage' }] }, [containerDisk()])), 'spec.domain.devices.hostDevices[0]'],
   ['vmi-alpine-efi.yaml', vmi('vmi-alpine-efi', small({ disks: [virtio('containerdisk')] }, [containerDisk()], { firmware: { bootloader: { efi: { secureBoot: false } } } })), 'spec.domain.firmware.bootloader'],
@@ -70,6 +70,8 @@ const EXAMPLES: [string, Json, string | undefined][] = [
 const CTX = context({
   containerDisks: new Map(['containerdisk'].map((name) => [name, { path: `/var/run/kubevirt/container-disks/${name}/disk.img`, format: 'raw' as const }])),
   hostDisks: new Map([['h', '/proc/42/fd/7']]),
+  // The pod mounts vmi-pvc.yaml's filesystem claim at <private>/vmi-disks/pvcdisk/.
+  volumeModes: new Map([['pvcdisk', 'filesystem' as const]]),
   // What the pod network set-up would have wired for the `default` interface.
   interfaces: new Map([['default', { ifaceName: 'default', binding: 'masquerade' as const, tap: 'tap0', mac: '52:54:00:00:00:01', mtu: 1500, guestIP: '10.0.2.2', reportedIPs: [], podInterfaceName: 'eth0' }]]),
 });
