@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
+import { eventually } from '@podvirt/test-support';
 import { waitForEnd } from '../src/domain/wait-for-end.js';
 import { harness, vmiRequest, watchUntil } from './harness.js';
 
@@ -14,8 +15,7 @@ test('graceful shutdown: marked on the domain, guest powers off, domain is gone'
   const marked = (await h.cmd.getDomain({})).domain;
   assert.equal(marked?.gracefulShutdown?.started, true);
   assert.equal(marked?.gracefulShutdown?.gracePeriodSeconds, 30);
-  await new Promise((r) => setTimeout(r, 250));
-  assert.ok(h.fake().calls.filter((c) => c === 'shutdown').length >= 2, 'the request is re-sent while the guest is up');
+  await eventually(() => h.fake().calls.filter((c) => c === 'shutdown').length >= 2, { what: 'the request re-sent while the guest is up' });
   h.fake().acpiObeyed = true;
   const gone = await h.manager.tracker.gone;
   assert.equal(`${gone?.state}/${gone?.reason}/${gone?.deleted}`, 'Shutoff/Shutdown/true');
@@ -26,12 +26,12 @@ test('a guest that ignores the power button is destroyed at the grace deadline',
   const h = await harness(t, { gracePeriodMs: 400 });
   await h.cmd.sync(vmiRequest(h.vmi));
   h.fake().acpiObeyed = false;
-  const started = Date.now();
   await h.cmd.shutdown(vmiRequest(h.vmi));
   const gone = await h.manager.tracker.gone;
-  const took = Date.now() - started;
   assert.equal(`${gone?.state}/${gone?.reason}`, 'Shutoff/Destroyed');
-  assert.ok(took >= 380 && took < 2_000, `destroyed after ${took} ms`);
+  // The power button first, the destroy only once the guest has ignored it.
+  const calls = h.fake().calls;
+  assert.ok(calls.indexOf('shutdown') >= 0 && calls.indexOf('shutdown') < calls.indexOf('destroy'), calls.join(', '));
   assert.equal(h.fake().calls.filter((c) => c === 'destroy').length, 1);
 });
 
@@ -50,10 +50,10 @@ test('the libvirt daemon dies: reconnect, state re-read, events flow again, noth
   await h.cmd.sync(vmiRequest(h.vmi));
   const first = h.fake();
   first.kill();
-  while (h.fakes.length < 2) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => h.fakes.length >= 2, { what: 'a second libvirt connection' });
   assert.notEqual(h.fake(), first);
   const resumed = watchUntil(h.client, (evs) => evs.some((e) => e.event?.$case === 'domain' && e.event.value.state === 'Paused'));
-  while (h.hub.size < 1) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => h.hub.size >= 1, { what: 'a watcher subscribed' });
   h.fake().setState('PAUSED', 'IOERROR', ['SUSPENDED', 'IOERROR']);
   const last = (await resumed).at(-1);
   assert.equal(last?.event?.$case === 'domain' && last.event.value.reason, 'IOError');
