@@ -8,49 +8,20 @@
 // Asserts nothing about time.
 //
 //   node test/dist/bench/handler-real.js [vmis] [iterations]      (default 10 VMIs, 50 iterations)
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
-import { LibvirtClient } from '@podvirt/libvirt';
 import { node, promiseClient } from '@podvirt/proto';
 import { metricsPort, nodeApiSocket, scrape } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
-import { guestXml } from '../integration/libvirt-fixture.js';
-import { guestImage, startLibvirtDaemon, waitForConsoleText } from '../testbed/index.js';
 import { pct, sample, WARMUP } from './latency-sample.js';
+import { rawSuspendResume } from './libvirt-floor.js';
 
 const fmt = (ms: number): string => `${ms.toFixed(2)} ms`;
 
 async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
-}
-
-/** suspend+resume straight through @podvirt/libvirt on a daemon of its own: the floor. */
-async function rawSuspendResume(iterations: number): Promise<number[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'pvb-raw-'));
-  const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
-  let client: LibvirtClient | undefined;
-  try {
-    client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
-    const c = client;
-    const { xml, serialLog } = await guestXml(dir, 'pause-bench');
-    const dom = await c.domainCreate(await c.domainDefineXml(xml));
-    await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
-    const samples = await sample(iterations, async () => {
-      await c.domainSuspend(dom);
-      await c.domainResume(dom);
-    });
-    await c.domainDestroy(dom);
-    await c.domainUndefine(dom);
-    return samples;
-  } finally {
-    await client?.close();
-    await daemon.close();
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 

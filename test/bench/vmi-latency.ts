@@ -7,18 +7,11 @@
 // and qemu killed → Failed. Prints P50/P95; asserts nothing.
 //
 //   node test/dist/bench/vmi-latency.js [batch sizes…]      (default: 1 10 20)
-import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { decodeVmi, type VirtualMachineInstance } from '@podvirt/api';
-import { convertVmi } from '@podvirt/launcher';
-import { LibvirtClient, type DomainRef } from '@podvirt/libvirt';
+import type { VirtualMachineInstance } from '@podvirt/api';
 import { guestVmi, VmiSuite } from '../e2e/vmi-stack.js';
-import { guestImage, startLibvirtDaemon, waitForConsoleText, type GuestImage } from '../testbed/index.js';
+import { guestImage } from '../testbed/index.js';
+import { floor } from './libvirt-floor.js';
 
-const run = promisify(execFile);
 const RUNNING_TIMEOUT_MS = 600_000;
 
 const pct = (values: readonly number[], p: number): number => {
@@ -27,64 +20,6 @@ const pct = (values: readonly number[], p: number): number => {
 };
 const row = (label: string, values: readonly number[]): string =>
   `  ${label.padEnd(34)} P50 ${(pct(values, 50) / 1000).toFixed(2).padStart(7)} s   P95 ${(pct(values, 95) / 1000).toFixed(2).padStart(7)} s   (n=${values.length})`;
-
-/** The floor: N copies of the launcher's domain XML for the guest, defined and started at once on one daemon. */
-async function floor(guest: GuestImage, count: number): Promise<{ running: number[]; ready: number[] }> {
-  const dir = await mkdtemp(join(tmpdir(), 'podvirt-floor-'));
-  const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
-  const client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
-  const domains: DomainRef[] = [];
-  try {
-    const prepared = await Promise.all(Array.from({ length: count }, async (_, i) => {
-      const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-      const vmi = guestVmi(guest, `floor-${i}`) as { metadata: Record<string, unknown> };
-      vmi.metadata['uid'] = uid;
-      const vmDir = join(dir, `vm-${i}`);
-      await mkdir(join(vmDir, 'private', uid), { recursive: true });
-      const disk = join(vmDir, 'disk.img');
-      await copyFile(guest.dataDisk, disk);
-      const converted = convertVmi(decodeVmi(vmi), {
-        domainType: 'qemu',
-        privateDir: join(vmDir, 'private'),
-        ephemeralDiskDir: join(vmDir, 'ephemeral'),
-        libvirtRunDir: join(vmDir, 'run'),
-        containerDisks: new Map([['data', { path: disk, format: 'raw' as const }]]),
-        kernelBoot: { kernel: guest.kernel, initrd: guest.initrd },
-        hostDiskPrefixes: [],
-        hostDisks: new Map(),
-        vmiDisksDir: join(vmDir, 'private', 'vmi-disks'),
-        devDir: '/dev',
-        volumeModes: new Map(),
-        diskIo: new Map(),
-        emulator: '/usr/bin/qemu-system-x86_64',
-      });
-      // The launcher's prepare step for a containerDisk: a qcow2 overlay over the image.
-      for (const step of converted.prepare) {
-        if (step.kind !== 'overlay') continue;
-        await mkdir(join(step.path, '..'), { recursive: true });
-        await run('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', step.backingFormat, '-b', step.backingFile, step.path]);
-      }
-      return { xml: converted.xml, serialLog: join(vmDir, 'private', uid, 'virt-serial0-log') };
-    }));
-    const t0 = Date.now();
-    const results = await Promise.all(prepared.map(async ({ xml, serialLog }) => {
-      const dom = await client.domainCreate(await client.domainDefineXml(xml));
-      domains.push(dom);
-      const running = Date.now() - t0;
-      await waitForConsoleText(serialLog, guest.readyMarker, { timeoutMs: RUNNING_TIMEOUT_MS });
-      return { running, ready: Date.now() - t0 };
-    }));
-    return { running: results.map((r) => r.running), ready: results.map((r) => r.ready) };
-  } finally {
-    for (const dom of domains) {
-      await client.domainDestroy(dom).catch(() => undefined);
-      await client.domainUndefine(dom).catch(() => undefined);
-    }
-    await client.close();
-    await daemon.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 interface BatchFigures {
   controller: number[];

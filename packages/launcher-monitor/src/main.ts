@@ -30,7 +30,8 @@ async function main(): Promise<number> {
     });
     // Before the launcher starts, so that even its first double-forked helper lands here.
     binding.setChildSubreaper();
-    log.info({ pid: process.pid, subreaper: binding.isChildSubreaper() }, 'monitor started');
+    // startedAt: when this process was exec'd, for the start-up stage benchmark (test/bench).
+    log.info({ pid: process.pid, subreaper: binding.isChildSubreaper(), startedAt: Math.round(performance.timeOrigin) }, 'monitor started');
   } catch (err) {
     log.error({ err, code: err instanceof MonitorError ? err.code : undefined }, 'monitor cannot start');
     return 1;

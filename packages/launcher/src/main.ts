@@ -8,6 +8,8 @@ import { runLauncher } from './launcher.js';
 const log = pino({ base: { component: 'virt-launcher' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
 
 async function main(): Promise<number> {
+  // startedAt: when this process was exec'd, for the start-up stage benchmark (test/bench).
+  log.info({ startedAt: Math.round(performance.timeOrigin) }, 'launcher starting');
   const flags = parseFlags(process.argv.slice(2), process.env);
   const raw = process.env['STANDALONE_VMI'];
   // YAML is a superset of JSON, so one parser takes both spellings.

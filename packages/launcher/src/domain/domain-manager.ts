@@ -89,6 +89,7 @@ export class DomainManager {
 
   /** Define when missing, start when never started, resume when paused by anything but the user. */
   sync(vmi: DefaultedVmi, o: CallOptions = {}): Promise<cmd.Domain> {
+    const syncStartedAt = Date.now();
     this.#check(vmi);
     return this.#exclusive(async () => {
       const converted = await this.#o.convert(vmi, o);
@@ -97,7 +98,7 @@ export class DomainManager {
       if (status === undefined) {
         await this.#o.prepare(converted.prepare, o);
         await this.#o.conn.define(converted.xml, o);
-        this.#o.log.info({ domain: this.#name }, 'domain defined');
+        this.#o.log.info({ domain: this.#name, syncStartedAt }, 'domain defined');
         status = await this.#status(o);
       }
       const neverRan = this.tracker.snapshot()?.deleted !== true;

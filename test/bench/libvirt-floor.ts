@@ -1,0 +1,102 @@
+// The floors podvirt's start-up and operation latencies are measured against, in the same run:
+// the launcher's own domain XML for the test guest defined and started straight through
+// @podvirt/libvirt on one daemon, and suspend+resume of a booted guest the same way.
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { decodeVmi } from '@podvirt/api';
+import { convertVmi } from '@podvirt/launcher';
+import { LibvirtClient, type DomainRef } from '@podvirt/libvirt';
+import { guestVmi } from '../e2e/vmi-stack.js';
+import { guestXml } from '../integration/libvirt-fixture.js';
+import { guestImage, startLibvirtDaemon, waitForConsoleText, type GuestImage } from '../testbed/index.js';
+import { sample } from './latency-sample.js';
+
+const run = promisify(execFile);
+const RUNNING_TIMEOUT_MS = 600_000;
+
+/** The floor: N copies of the launcher's domain XML for the guest, defined and started at once on one daemon. */
+export async function floor(guest: GuestImage, count: number): Promise<{ running: number[]; ready: number[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-floor-'));
+  const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
+  const client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
+  const domains: DomainRef[] = [];
+  try {
+    const prepared = await Promise.all(Array.from({ length: count }, async (_, i) => {
+      const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      const vmi = guestVmi(guest, `floor-${i}`) as { metadata: Record<string, unknown> };
+      vmi.metadata['uid'] = uid;
+      const vmDir = join(dir, `vm-${i}`);
+      await mkdir(join(vmDir, 'private', uid), { recursive: true });
+      const disk = join(vmDir, 'disk.img');
+      await copyFile(guest.dataDisk, disk);
+      const converted = convertVmi(decodeVmi(vmi), {
+        domainType: 'qemu',
+        privateDir: join(vmDir, 'private'),
+        ephemeralDiskDir: join(vmDir, 'ephemeral'),
+        libvirtRunDir: join(vmDir, 'run'),
+        containerDisks: new Map([['data', { path: disk, format: 'raw' as const }]]),
+        kernelBoot: { kernel: guest.kernel, initrd: guest.initrd },
+        hostDiskPrefixes: [],
+        hostDisks: new Map(),
+        vmiDisksDir: join(vmDir, 'private', 'vmi-disks'),
+        devDir: '/dev',
+        volumeModes: new Map(),
+        diskIo: new Map(),
+        emulator: '/usr/bin/qemu-system-x86_64',
+      });
+      // The launcher's prepare step for a containerDisk: a qcow2 overlay over the image.
+      for (const step of converted.prepare) {
+        if (step.kind !== 'overlay') continue;
+        await mkdir(join(step.path, '..'), { recursive: true });
+        await run('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', step.backingFormat, '-b', step.backingFile, step.path]);
+      }
+      return { xml: converted.xml, serialLog: join(vmDir, 'private', uid, 'virt-serial0-log') };
+    }));
+    const t0 = Date.now();
+    const results = await Promise.all(prepared.map(async ({ xml, serialLog }) => {
+      const dom = await client.domainCreate(await client.domainDefineXml(xml));
+      domains.push(dom);
+      const running = Date.now() - t0;
+      await waitForConsoleText(serialLog, guest.readyMarker, { timeoutMs: RUNNING_TIMEOUT_MS });
+      return { running, ready: Date.now() - t0 };
+    }));
+    return { running: results.map((r) => r.running), ready: results.map((r) => r.ready) };
+  } finally {
+    for (const dom of domains) {
+      await client.domainDestroy(dom).catch(() => undefined);
+      await client.domainUndefine(dom).catch(() => undefined);
+    }
+    await client.close();
+    await daemon.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** suspend+resume straight through @podvirt/libvirt on a daemon of its own: the floor. */
+export async function rawSuspendResume(iterations: number): Promise<number[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'pvb-raw-'));
+  const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
+  let client: LibvirtClient | undefined;
+  try {
+    client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
+    const c = client;
+    const { xml, serialLog } = await guestXml(dir, 'pause-bench');
+    const dom = await c.domainCreate(await c.domainDefineXml(xml));
+    await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
+    const samples = await sample(iterations, async () => {
+      await c.domainSuspend(dom);
+      await c.domainResume(dom);
+    });
+    await c.domainDestroy(dom);
+    await c.domainUndefine(dom);
+    return samples;
+  } finally {
+    await client?.close();
+    await daemon.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+

@@ -1,0 +1,173 @@
+// Where a VMI's start spends its time, from the processes' own timestamps, against floors
+// measured in the same run. For one VMI at a time (several samples, median per stage):
+//
+//   pod created (Scheduling) → monitor exec → monitor main → launcher exec → launcher main →
+//   libvirt daemon up → launcher socket ready → Scheduled → Sync → domain defined →
+//   domain started → Running
+//
+// exec times are each process's own `performance.timeOrigin` (logged as `startedAt`), the
+// others the `time` of the launcher pod's log lines; the phases are when a watch first saw
+// them. Then: the same for N VMIs created at once (create → Running), and pause+unpause through
+// the handler's node API. Floors: the launcher's domain XML defined and started straight
+// through @podvirt/libvirt (one domain, and N at once), and raw suspend+resume. Prints the
+// table and the ratios; asserts nothing.
+//
+//   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
+//   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations)
+import * as grpc from '@grpc/grpc-js';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { node, promiseClient } from '@podvirt/proto';
+import { nodeApiSocket } from '../e2e/handler-node.js';
+import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
+import { guestImage } from '../testbed/index.js';
+import { pct, sample, WARMUP } from './latency-sample.js';
+import { floor, rawSuspendResume } from './libvirt-floor.js';
+
+const TIMEOUT_MS = 600_000;
+
+interface Stage {
+  readonly label: string;
+  /** The time of this stage in a launcher pod's log lines (ms since the epoch). */
+  readonly at: (lines: readonly LogLine[], phases: (phase: string) => number) => number;
+}
+
+type LogLine = Record<string, unknown> & { msg?: string; time?: string | number };
+
+const timeOf = (line: LogLine | undefined, field?: string): number => {
+  if (line === undefined) return Number.NaN;
+  const value = field === undefined ? line.time : line[field];
+  return typeof value === 'number' ? value : typeof value === 'string' ? new Date(value).getTime() : Number.NaN;
+};
+const line = (lines: readonly LogLine[], msg: string): LogLine | undefined => lines.find((l) => l.msg === msg);
+
+const STAGES: readonly Stage[] = [
+  { label: 'pod created (Scheduling seen)', at: (_, phase) => phase('Scheduling') },
+  { label: 'monitor exec', at: (l) => timeOf(line(l, 'monitor started'), 'startedAt') },
+  { label: 'monitor main', at: (l) => timeOf(line(l, 'monitor started')) },
+  { label: 'launcher exec', at: (l) => timeOf(line(l, 'launcher starting'), 'startedAt') },
+  { label: 'launcher main', at: (l) => timeOf(line(l, 'launcher starting')) },
+  { label: 'libvirt daemon up', at: (l) => timeOf(line(l, 'libvirt daemon started')) },
+  { label: 'launcher socket ready', at: (l) => timeOf(line(l, 'launcher ready')) },
+  { label: 'Scheduled seen', at: (_, phase) => phase('Scheduled') },
+  { label: 'Sync received', at: (l) => timeOf(line(l, 'domain defined'), 'syncStartedAt') },
+  { label: 'domain defined', at: (l) => timeOf(line(l, 'domain defined')) },
+  { label: 'domain started', at: (l) => timeOf(line(l, 'domain started')) },
+  { label: 'Running seen', at: (_, phase) => phase('Running') },
+];
+
+const median = (values: readonly number[]): number => pct([...values].sort((a, b) => a - b), 50);
+const ms = (v: number): string => (Number.isFinite(v) ? `${Math.round(v)}`.padStart(6) : '     ?');
+
+async function launcherLog(suite: VmiSuite, vmi: VirtualMachineInstance): Promise<LogLine[]> {
+  const [pod] = await suite.podsOf(vmi);
+  const out = await suite.kubectl(['logs', '-n', NS, pod?.metadata?.name ?? '', '-c', 'compute']);
+  if (out.code !== 0) throw new Error(`kubectl logs failed: ${out.stderr}`);
+  return out.stdout.split('\n').flatMap((text) => {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return typeof parsed === 'object' && parsed !== null ? [parsed as LogLine] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** One VMI created, run to Running, its stage times (ms after the pod was created), deleted. */
+async function oneStart(suite: VmiSuite, name: string): Promise<number[]> {
+  await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
+  const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
+  // 'domain started' is logged right after the call returns; the Running write follows it.
+  const lines = await suite.eventually('launcher log complete', async () => {
+    const l = await launcherLog(suite, vmi);
+    return line(l, 'domain started') === undefined ? undefined : l;
+  }, 30_000);
+  const phase = (p: string): number => suite.firstSeen(name, p) ?? Number.NaN;
+  const times = STAGES.map((s) => s.at(lines, phase));
+  const base = times[0] ?? Number.NaN;
+  await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+  await suite.waitForGone(name, TIMEOUT_MS);
+  await suite.waitForPodsGone(vmi, TIMEOUT_MS);
+  return times.map((t) => t - base);
+}
+
+async function concurrent(suite: VmiSuite, count: number): Promise<number[]> {
+  const names = Array.from({ length: count }, (_, i) => `stage-many-${i}`);
+  const created = new Map<string, number>();
+  await Promise.all(names.map(async (name) => {
+    created.set(name, Date.now());
+    await suite.custom.createNamespacedCustomObject({
+      group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances', body: guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }),
+    });
+  }));
+  const running = await Promise.all(names.map((name) => suite.waitForPhase(name, 'Running', TIMEOUT_MS)));
+  const totals = names.map((name) => (suite.firstSeen(name, 'Running') ?? Number.NaN) - (created.get(name) ?? Number.NaN));
+  await suite.kubectl(['delete', 'vmi', ...names, '--wait=false']);
+  for (const name of names) await suite.waitForGone(name, TIMEOUT_MS);
+  for (const vmi of running) await suite.waitForPodsGone(vmi, TIMEOUT_MS);
+  return totals;
+}
+
+async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<number[]> {
+  const name = 'stage-pause';
+  await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
+  const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
+  await suite.waitForGuestReady(vmi);
+  const client = new node.NodeClient(`unix:${nodeApiSocket(suite.stack)}`, grpc.credentials.createInsecure());
+  const api = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
+  try {
+    return await sample(iterations, async () => {
+      await api.pause({ namespace: NS, name });
+      await api.unpause({ namespace: NS, name });
+    });
+  } finally {
+    client.close();
+    await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+    await suite.waitForGone(name, TIMEOUT_MS);
+    await suite.waitForPodsGone(vmi, TIMEOUT_MS);
+  }
+}
+
+async function main(): Promise<void> {
+  const [samples = 5, many = 20, iterations = 30] = process.argv.slice(2).map(Number);
+  const guest = guestImage();
+  const floorOne: number[] = [];
+  for (let i = 0; i < samples; i++) floorOne.push(...(await floor(guest, 1)).running);
+  const floorMany = (await floor(guest, many)).running;
+  const raw = await rawSuspendResume(iterations);
+
+  const suite = await VmiSuite.start();
+  try {
+    // A first start warms the page cache and the node's caches; it is not counted.
+    await oneStart(suite, 'stage-warm');
+    const runs: number[][] = [];
+    for (let i = 0; i < samples; i++) runs.push(await oneStart(suite, `stage-${i}`));
+    const totals = await concurrent(suite, many);
+    const viaApi = await pauseUnpause(suite, iterations);
+
+    console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
+    console.log(`  ${'stage'.padEnd(32)}     at   step`);
+    let previous = 0;
+    STAGES.forEach((stage, i) => {
+      const at = median(runs.map((r) => r[i] ?? Number.NaN));
+      console.log(`  ${stage.label.padEnd(32)} ${ms(at)} ${i === 0 ? '' : ms(at - previous)}`);
+      previous = at;
+    });
+    const scheduledToRunning = median(runs.map((r) => (r[STAGES.length - 1] ?? Number.NaN) - (r[7] ?? Number.NaN)));
+    const podToRunning = median(runs.map((r) => r[STAGES.length - 1] ?? Number.NaN));
+    const f1 = median(floorOne);
+    console.log(`\n  floor: define+start of one domain through @podvirt/libvirt   ${ms(f1)} ms (median of ${samples})`);
+    console.log(`  Scheduled → Running                    ${ms(scheduledToRunning)} ms   ×${(scheduledToRunning / f1).toFixed(2)} the floor (aim ≤ 1.5)`);
+    console.log(`  pod created → Running                  ${ms(podToRunning)} ms   ×${(podToRunning / f1).toFixed(2)} the floor`);
+    const p50 = median(totals);
+    const f20 = median(floorMany);
+    console.log(`\n${many} VMIs created at once: create → Running P50 ${ms(p50)} ms, P95 ${ms(pct([...totals].sort((a, b) => a - b), 95))} ms`);
+    console.log(`  floor: ${many} domains defined+started at once, P50 ${ms(f20)} ms   ratio ×${(p50 / f20).toFixed(2)} (aim ≤ 2.5)`);
+    const rp = pct(raw, 50);
+    const ap = pct(viaApi, 50);
+    console.log(`\npause+unpause, ${iterations} iterations after ${WARMUP} warm-up: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);
+  } finally {
+    await suite.close();
+  }
+}
+
+await main();
