@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { ControllerApp, LAUNCHER_MONITOR_COMMAND } from '@podvirt/controller';
+import { KubeClient, readKubeconfigFile } from '@podvirt/kube-runtime';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { pino } from 'pino';
 import { startTestApiServer, waitFor, type TestApiServer } from './testbed-helpers.js';
@@ -28,6 +29,7 @@ function vmiManifest(name: string): VirtualMachineInstance {
 describe('podvirt-controller end to end (testbed API server)', () => {
   let tb: TestApiServer;
   let app: ControllerApp;
+  let client: KubeClient;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
 
@@ -36,8 +38,9 @@ describe('podvirt-controller end to end (testbed API server)', () => {
     core = tb.kubeConfig.makeApiClient(CoreV1Api);
     custom = tb.kubeConfig.makeApiClient(CustomObjectsApi);
     await core.createNode({ body: { metadata: { name: 'node01', labels: { 'kubevirt.io/schedulable': 'true' } } } });
+    client = await KubeClient.create(await readKubeconfigFile(tb.kubeconfigPath));
     app = await ControllerApp.start({
-      kubeConfig: tb.kubeConfig,
+      client,
       log: pino({ level: 'silent' }),
       launcherImage: 'podvirt/launcher:e2e',
       allowEmulation: true,
@@ -47,6 +50,7 @@ describe('podvirt-controller end to end (testbed API server)', () => {
   });
   after(async () => {
     await app.close();
+    await client.close();
     await tb.close();
   });
 
@@ -99,7 +103,9 @@ describe('podvirt-controller end to end (testbed API server)', () => {
       { name: podName, namespace: NS, body: { status: { phase: 'Running', qosClass: 'Burstable', conditions: [{ type: 'Ready', status: 'True' }] } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const scheduled = await waitFor('Scheduled', vmiInPhase('vm-a', 'Scheduled'));
+    // The status write comes first and the node label right after it (sync-vmi.ts): wait for both.
+    const scheduled = await waitFor('Scheduled and labelled', () =>
+      getVmi('vm-a').then((v) => (v?.status?.phase === 'Scheduled' && v.metadata.labels?.['kubevirt.io/nodeName'] !== undefined ? v : undefined)));
     assert.equal(scheduled.status?.nodeName, 'node01');
     assert.equal(scheduled.metadata.labels?.['kubevirt.io/nodeName'], 'node01');
     assert.deepEqual(scheduled.status?.activePods, { [pod.metadata?.uid ?? '']: 'node01' });

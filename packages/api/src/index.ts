@@ -54,3 +54,4 @@ export type * from './types/status.js';
 export type * from './types/vmi.js';
 export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
+export { vmiReference, type VmiReference } from './vmi-reference.js';

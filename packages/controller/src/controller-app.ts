@@ -2,10 +2,10 @@
 // leader election, wired together with one lifetime. main.ts and the end-to-end tests both
 // start it through here.
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import { vmiReference, type VirtualMachineInstance } from '@podvirt/api';
+import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './cluster-informers.js';
-import { KubeEventRecorder } from './kube-event-recorder.js';
 import { KubeLeaseClient } from './kube-lease-client.js';
 import { KubePodClient } from './kube-pod-client.js';
 import { KubeVmiClient } from './kube-vmi-client.js';
@@ -20,7 +20,7 @@ export interface LeaderElectionConfig {
 }
 
 export interface ControllerAppOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   readonly log: Logger;
   readonly launcherImage: string;
   readonly allowEmulation: boolean;
@@ -36,28 +36,40 @@ export interface ControllerAppOptions {
 }
 
 export const DEFAULT_LEASE_NAME = 'podvirt-controller';
+/** The component the controller's Events name as their source. */
+export const EVENT_SOURCE_COMPONENT = 'podvirt-controller';
 
 export class ControllerApp {
   readonly #informers: ClusterInformers;
+  readonly #events: EventRecorder<VirtualMachineInstance>;
   readonly #lifetime: AbortController;
   /** Why the controller stopped: closed, or leadership lost (the process should exit). */
   readonly done: Promise<LeadershipEnd>;
   #closing: Promise<void> | undefined;
 
-  private constructor(informers: ClusterInformers, lifetime: AbortController, done: Promise<LeadershipEnd>) {
+  private constructor(informers: ClusterInformers, events: EventRecorder<VirtualMachineInstance>, lifetime: AbortController, done: Promise<LeadershipEnd>) {
     this.#informers = informers;
+    this.#events = events;
     this.#lifetime = lifetime;
     this.done = done;
   }
 
   /** Resolves once the caches are filled and reconciling (or competing for the Lease) began. */
   static async start(options: ControllerAppOptions): Promise<ControllerApp> {
-    const { kubeConfig, log } = options;
+    const { client, log } = options;
     const lifetime = new AbortController();
     const instance = options.instance ?? options.leaderElection?.identity ?? 'podvirt-controller';
     const expectations = new PodExpectations();
+    const events = new EventRecorder<VirtualMachineInstance>({
+      sink: new KubeEventSink(client),
+      reference: vmiReference,
+      component: EVENT_SOURCE_COMPONENT,
+      instance,
+      log: log.child({ subcomponent: 'events' }),
+      now: Date.now,
+    });
     const informers = new ClusterInformers({
-      kubeConfig,
+      client,
       log,
       namespace: options.namespace,
       // Events flow only after informers.start(), by which time the controller exists.
@@ -73,9 +85,9 @@ export class ControllerApp {
         vmis: informers,
         pods: informers,
         claims: informers,
-        vmiClient: new KubeVmiClient(kubeConfig),
-        podClient: new KubePodClient(kubeConfig),
-        events: new KubeEventRecorder(kubeConfig, log, instance),
+        vmiClient: new KubeVmiClient(client),
+        podClient: new KubePodClient(client),
+        events,
         expectations,
         podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
         now: () => new Date(),
@@ -87,26 +99,28 @@ export class ControllerApp {
       await informers.start(lifetime.signal);
     } catch (err) {
       await informers.close();
+      await events.close();
       throw err;
     }
     log.info({ namespace: options.namespace ?? '(all)' }, 'caches synced');
     const election = options.leaderElection;
     const done: Promise<LeadershipEnd> = election
       ? new LeaderElector({
-          client: new KubeLeaseClient(kubeConfig, election.namespace, election.name),
+          client: new KubeLeaseClient(client, election.namespace, election.name),
           identity: election.identity,
           log,
         }).run(lifetime.signal, (leading) => controller.run(leading))
       : controller.run(lifetime.signal).then(() => 'stopped' as const);
-    return new ControllerApp(informers, lifetime, done);
+    return new ControllerApp(informers, events, lifetime, done);
   }
 
-  /** Stops reconciling (releasing the Lease), then the informers. Idempotent. */
+  /** Stops reconciling (releasing the Lease), then the informers, then flushes pending Events. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#lifetime.abort();
       await this.done;
       await this.#informers.close();
+      await this.#events.close();
     })();
     return this.#closing;
   }

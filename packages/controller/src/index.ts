@@ -1,6 +1,6 @@
 export type { EventRecorder, MetadataPatch, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
 export { ClusterInformers, LAUNCHER_POD_SELECTOR, type ClusterInformersOptions, type PodChange } from './cluster-informers.js';
-export { ControllerApp, DEFAULT_LEASE_NAME, type ControllerAppOptions, type LeaderElectionConfig } from './controller-app.js';
+export { ControllerApp, DEFAULT_LEASE_NAME, EVENT_SOURCE_COMPONENT, type ControllerAppOptions, type LeaderElectionConfig } from './controller-app.js';
 export { ControllerError, isConflict, isNotFound, type ControllerErrorCode } from './controller-error.js';
 export { DEFAULT_WORKERS, parseControllerFlags, type ControllerFlags } from './controller-flags.js';
 export { DEFAULT_POD_DOWN_GRACE_MS, FAILED_CREATE_REASON, decideVmi, type DecideInput } from './decide-vmi.js';

@@ -1,20 +1,35 @@
 // LeaseClient over coordination.k8s.io/v1.
 
-import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { KubeClient } from '@podvirt/kube-runtime';
 import { apiFailure } from './api-failure.js';
 import { isNotFound } from './controller-error.js';
 import type { LeaseClient, LeaseRecord } from './lease-client.js';
 
-function asDate(value: unknown): Date | undefined {
-  if (value instanceof Date) return value;
-  if (typeof value === 'string') {
-    const date = new Date(value);
-    return Number.isNaN(date.getTime()) ? undefined : date;
-  }
-  return undefined;
+interface LeaseObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }
 
-function toRecord(lease: V1Lease): LeaseRecord {
+function asDate(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** metav1.MicroTime: RFC 3339 with six fractional digits, the form the API server expects. */
+function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+function toRecord(lease: LeaseObject): LeaseRecord {
   const spec = lease.spec ?? {};
   return {
     holderIdentity: spec.holderIdentity,
@@ -27,50 +42,60 @@ function toRecord(lease: V1Lease): LeaseRecord {
 }
 
 export class KubeLeaseClient implements LeaseClient {
-  readonly #api: CoordinationV1Api;
+  readonly #client: KubeClient;
+  readonly #namespace: string;
+  readonly #name: string;
 
-  constructor(
-    kubeConfig: KubeConfig,
-    private readonly namespace: string,
-    private readonly name: string,
-  ) {
-    this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
+  constructor(client: KubeClient, namespace: string, name: string) {
+    this.#client = client;
+    this.#namespace = namespace;
+    this.#name = name;
   }
 
-  #body(record: LeaseRecord): V1Lease {
-    const { resourceVersion, ...spec } = record;
-    const clean = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined));
+  get #collection(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#namespace)}/leases`;
+  }
+
+  #body(record: LeaseRecord): LeaseObject {
+    const { resourceVersion, acquireTime, renewTime, ...rest } = record;
+    const spec = Object.fromEntries(Object.entries({
+      ...rest,
+      acquireTime: acquireTime === undefined ? undefined : microTime(acquireTime),
+      renewTime: renewTime === undefined ? undefined : microTime(renewTime),
+    }).filter(([, v]) => v !== undefined));
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: this.name, namespace: this.namespace, ...(resourceVersion === undefined ? {} : { resourceVersion }) },
-      spec: clean,
+      metadata: { name: this.#name, namespace: this.#namespace, ...(resourceVersion === undefined ? {} : { resourceVersion }) },
+      spec,
     };
   }
 
-  async get(): Promise<LeaseRecord | undefined> {
+  async get(signal?: AbortSignal): Promise<LeaseRecord | undefined> {
     try {
-      return toRecord(await this.#api.readNamespacedLease({ name: this.name, namespace: this.namespace }));
+      return toRecord(await this.#client.request<LeaseObject>({ path: `${this.#collection}/${encodeURIComponent(this.#name)}`, ...(signal === undefined ? {} : { signal }) }));
     } catch (err) {
-      const failure = apiFailure(err, `read lease ${this.namespace}/${this.name}`);
+      const failure = apiFailure(err, `read lease ${this.#namespace}/${this.#name}`);
       if (isNotFound(failure)) return undefined;
       throw failure;
     }
   }
 
-  async create(record: LeaseRecord): Promise<LeaseRecord> {
+  async create(record: LeaseRecord, signal?: AbortSignal): Promise<LeaseRecord> {
     try {
-      return toRecord(await this.#api.createNamespacedLease({ namespace: this.namespace, body: this.#body(record) }));
+      return toRecord(await this.#client.request<LeaseObject>({ method: 'POST', path: this.#collection, body: this.#body(record), ...(signal === undefined ? {} : { signal }) }));
     } catch (err) {
-      throw apiFailure(err, `create lease ${this.namespace}/${this.name}`);
+      throw apiFailure(err, `create lease ${this.#namespace}/${this.#name}`);
     }
   }
 
-  async update(record: LeaseRecord): Promise<LeaseRecord> {
+  async update(record: LeaseRecord, signal?: AbortSignal): Promise<LeaseRecord> {
     try {
-      return toRecord(await this.#api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body: this.#body(record) }));
+      return toRecord(await this.#client.request<LeaseObject>({
+        method: 'PUT', path: `${this.#collection}/${encodeURIComponent(this.#name)}`, body: this.#body(record), ...(signal === undefined ? {} : { signal }),
+      }));
     } catch (err) {
-      throw apiFailure(err, `update lease ${this.namespace}/${this.name}`);
+      throw apiFailure(err, `update lease ${this.#namespace}/${this.#name}`);
     }
   }
 }

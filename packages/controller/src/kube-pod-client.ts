@@ -1,28 +1,33 @@
 // PodClient over the core v1 API.
 
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { KubeClient } from '@podvirt/kube-runtime';
 import { apiFailure } from './api-failure.js';
 import type { PodClient } from './cluster-roles.js';
 
-export class KubePodClient implements PodClient {
-  readonly #api: CoreV1Api;
+function podsPath(namespace: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+}
 
-  constructor(kubeConfig: KubeConfig) {
-    this.#api = kubeConfig.makeApiClient(CoreV1Api);
+export class KubePodClient implements PodClient {
+  readonly #client: KubeClient;
+
+  constructor(client: KubeClient) {
+    this.#client = client;
   }
 
-  async create(namespace: string, pod: V1Pod): Promise<V1Pod> {
+  async create(namespace: string, pod: V1Pod, signal?: AbortSignal): Promise<V1Pod> {
     try {
-      return await this.#api.createNamespacedPod({ namespace, body: pod });
+      return await this.#client.request<V1Pod>({ method: 'POST', path: podsPath(namespace), body: pod, ...(signal === undefined ? {} : { signal }) });
     } catch (err) {
       throw apiFailure(err, `create pod in ${namespace}`);
     }
   }
 
-  async delete(namespace: string, name: string, uid: string | undefined): Promise<void> {
+  async delete(namespace: string, name: string, uid: string | undefined, signal?: AbortSignal): Promise<void> {
     try {
       const body = uid === undefined ? {} : { preconditions: { uid } };
-      await this.#api.deleteNamespacedPod({ namespace, name, body });
+      await this.#client.request({ method: 'DELETE', path: `${podsPath(namespace)}/${encodeURIComponent(name)}`, body, ...(signal === undefined ? {} : { signal }) });
     } catch (err) {
       const failure = apiFailure(err, `delete pod ${namespace}/${name}`);
       // Gone already, or replaced by a namesake (the UID precondition failed): ours is gone.

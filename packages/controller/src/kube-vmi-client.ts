@@ -1,22 +1,25 @@
-// VmiClient over the custom-objects API of `kubevirt.io/v1`.
+// VmiClient over the `kubevirt.io/v1` VirtualMachineInstance endpoints.
 
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance } from '@podvirt/api';
+import { MERGE_PATCH, type KubeClient } from '@podvirt/kube-runtime';
 import { apiFailure } from './api-failure.js';
 import type { MetadataPatch, VmiClient } from './cluster-roles.js';
 import { isNotFound } from './controller-error.js';
 
-export class KubeVmiClient implements VmiClient {
-  readonly #api: CustomObjectsApi;
+function vmiPath(namespace: string, name: string): string {
+  return `/apis/${VMI_GROUP}/${VMI_VERSION}/namespaces/${encodeURIComponent(namespace)}/${VMI_PLURAL}/${encodeURIComponent(name)}`;
+}
 
-  constructor(kubeConfig: KubeConfig) {
-    this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
+export class KubeVmiClient implements VmiClient {
+  readonly #client: KubeClient;
+
+  constructor(client: KubeClient) {
+    this.#client = client;
   }
 
-  async read(namespace: string, name: string): Promise<VirtualMachineInstance | undefined> {
+  async read(namespace: string, name: string, signal?: AbortSignal): Promise<VirtualMachineInstance | undefined> {
     try {
-      const vmi: unknown = await this.#api.getNamespacedCustomObject({ group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, namespace, name });
-      return vmi as VirtualMachineInstance;
+      return await this.#client.request<VirtualMachineInstance>({ path: vmiPath(namespace, name), ...(signal === undefined ? {} : { signal }) });
     } catch (err) {
       const failure = apiFailure(err, `get VMI ${namespace}/${name}`);
       if (isNotFound(failure)) return undefined;
@@ -24,30 +27,28 @@ export class KubeVmiClient implements VmiClient {
     }
   }
 
-  async replaceStatus(vmi: VirtualMachineInstance): Promise<VirtualMachineInstance> {
+  async replaceStatus(vmi: VirtualMachineInstance, signal?: AbortSignal): Promise<VirtualMachineInstance> {
     const namespace = vmi.metadata.namespace ?? '';
     const name = vmi.metadata.name ?? '';
     try {
-      const body = vmi as unknown as object;
-      const written: unknown = await this.#api.replaceNamespacedCustomObjectStatus({ group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, namespace, name, body });
-      return written as VirtualMachineInstance;
+      return await this.#client.request<VirtualMachineInstance>({
+        method: 'PUT', path: `${vmiPath(namespace, name)}/status`, body: vmi, ...(signal === undefined ? {} : { signal }),
+      });
     } catch (err) {
       throw apiFailure(err, `update status of VMI ${namespace}/${name}`);
     }
   }
 
-  async patchMetadata(namespace: string, name: string, patch: MetadataPatch): Promise<VirtualMachineInstance> {
+  async patchMetadata(namespace: string, name: string, patch: MetadataPatch, signal?: AbortSignal): Promise<VirtualMachineInstance> {
     const metadata = {
       ...(patch.labels === undefined ? {} : { labels: patch.labels }),
       ...(patch.finalizers === undefined ? {} : { finalizers: patch.finalizers }),
       ...(patch.resourceVersion === undefined ? {} : { resourceVersion: patch.resourceVersion }),
     };
     try {
-      const patched: unknown = await this.#api.patchNamespacedCustomObject(
-        { group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, namespace, name, body: { metadata } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-      return patched as VirtualMachineInstance;
+      return await this.#client.request<VirtualMachineInstance>({
+        method: 'PATCH', path: vmiPath(namespace, name), body: { metadata }, contentType: MERGE_PATCH, ...(signal === undefined ? {} : { signal }),
+      });
     } catch (err) {
       throw apiFailure(err, `patch VMI ${namespace}/${name}`);
     }

@@ -1,7 +1,7 @@
 // podvirt-controller: the entry point, and the only module that touches `process`.
 
-import { hostname } from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
+import { homedir, hostname } from 'node:os';
+import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ControllerApp } from './controller-app.js';
 import { ControllerError } from './controller-error.js';
@@ -22,12 +22,16 @@ async function main(): Promise<number> {
     return 2;
   }
   root.level = flags.logLevel;
-  const kubeConfig = new KubeConfig();
-  if (flags.kubeconfig) kubeConfig.loadFromFile(flags.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  let client: KubeClient;
+  try {
+    client = await KubeClient.create(await loadKubeConfig({ kubeconfig: flags.kubeconfig, env: process.env, homeDir: homedir() }), { userAgent: 'podvirt-controller' });
+  } catch (err) {
+    root.fatal({ err }, 'cannot load the Kubernetes client configuration');
+    return 1;
+  }
   const identity = process.env['POD_NAME'] ?? hostname();
   const app = await ControllerApp.start({
-    kubeConfig,
+    client,
     log: root,
     launcherImage: flags.launcherImage ?? defaultLauncherImage(),
     allowEmulation: flags.allowEmulation,
@@ -47,6 +51,7 @@ async function main(): Promise<number> {
   const closed = app.close().then(() => true);
   const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLOSE_TIMEOUT_MS).unref());
   if (!(await Promise.race([closed, timeout]))) root.warn({ timeoutMs: CLOSE_TIMEOUT_MS }, 'close timed out');
+  await client.close();
   // A replica that lost the Lease exits non-zero so that its Deployment restarts it clean.
   return end === 'lost' ? 1 : 0;
 }

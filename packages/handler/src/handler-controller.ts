@@ -3,26 +3,27 @@
 // everything as a safety net. close() stops taking work, lets in-flight reconciles finish
 // within a bound, and closes the launcher streams — the VMs keep running.
 
-import { NODE_NAME_LABEL, type VirtualMachineInstance } from '@podvirt/api';
+import { NODE_NAME_LABEL, vmiReference, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
-import { EventRecorder } from './events/event-recorder.js';
 import type { GhostRecord, LauncherRecords } from './ghost-records/ghost-record.js';
-import type { EventApi } from './kube/event-api.js';
 import type { VmiApi } from './kube/vmi-api.js';
 import { VmiInformer } from './kube/vmi-informer.js';
 import type { LauncherTimeouts } from './launcher/launcher-client.js';
 import type { CallObserver } from '@podvirt/proto';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
-import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
+import { EventRecorder, WorkQueue, type EventSink, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
 import { vmiKey } from './vmi-key.js';
+
+/** The component virt-handler's Events name as their source, as KubeVirt's do. */
+export const EVENT_SOURCE_COMPONENT = 'virt-handler';
 
 export interface HandlerControllerOptions {
   readonly nodeName: string;
   readonly podsDir: string;
   readonly vmiApi: VmiApi;
-  readonly eventApi: EventApi;
+  readonly eventApi: EventSink;
   readonly log: Logger;
   readonly workers: number;
   readonly watchdogMs: number;
@@ -44,7 +45,7 @@ export class HandlerController {
   readonly queue: WorkQueue;
   readonly informer: VmiInformer;
   readonly registry: LauncherRegistry;
-  readonly recorder: EventRecorder;
+  readonly recorder: EventRecorder<VirtualMachineInstance>;
   readonly reconciler: VmiReconciler;
   readonly #o: HandlerControllerOptions;
   /** Aborts reconciles still running when the close() bound runs out. */
@@ -62,7 +63,15 @@ export class HandlerController {
     const log = options.log;
     this.queue = new WorkQueue(options.backoff);
     this.#backoffs = new BackoffHold(now);
-    this.recorder = new EventRecorder({ api: options.eventApi, host: options.nodeName, log: log.child({ subcomponent: 'events' }), now });
+    this.recorder = new EventRecorder({
+      sink: options.eventApi,
+      reference: vmiReference,
+      component: EVENT_SOURCE_COMPONENT,
+      host: options.nodeName,
+      instance: options.nodeName,
+      log: log.child({ subcomponent: 'events' }),
+      now,
+    });
     this.registry = new LauncherRegistry({
       nodeName: options.nodeName,
       podsDir: options.podsDir,

@@ -5,6 +5,7 @@
 // (node unschedulable again), in-flight reconciles finished within the bound, launcher streams
 // closed — the VMs keep running.
 
+import type { EventSink } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { HandlerArgs } from './handler-args.js';
 import { HandlerController } from './handler-controller.js';
@@ -14,7 +15,6 @@ import { HttpEndpoints, type EndpointRoute } from './health/http-endpoints.js';
 import { Readiness } from './health/readiness.js';
 import { Heartbeat } from './heartbeat/heartbeat.js';
 import type { NodePatcher } from './heartbeat/node-patcher.js';
-import type { EventApi } from './kube/event-api.js';
 import type { VmiApi } from './kube/vmi-api.js';
 import { HandlerMetrics } from './metrics/handler-metrics.js';
 import { GuestStreams } from './guest-stream/guest-streams.js';
@@ -28,7 +28,7 @@ export type RuntimeArgs = Omit<HandlerArgs, 'kubeconfig'>;
 export interface HandlerRuntimeOptions {
   readonly args: RuntimeArgs;
   readonly vmiApi: VmiApi;
-  readonly eventApi: EventApi;
+  readonly eventApi: EventSink;
   readonly nodePatcher: NodePatcher;
   readonly log: Logger;
   /** process_* metrics; main turns them on. */

@@ -4,13 +4,12 @@
 // running in their pods.
 
 import { homedir } from 'node:os';
-import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
+import { KubeClient, KubeEventSink, loadKubeConfig } from '@podvirt/kube-runtime';
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { HANDLER_USAGE, parseHandlerArgs, type HandlerArgs } from './handler-args.js';
 import { isHandlerError } from './handler-error.js';
 import { HandlerRuntime } from './handler-runtime.js';
 import { KubeNodePatcher } from './heartbeat/kube-node-patcher.js';
-import { KubeEventApi } from './kube/kube-event-api.js';
 import { KubeVmiApi } from './kube/kube-vmi-api.js';
 
 // Synchronous stdout: a SIGKILLed pod must not lose its last lines.
@@ -36,7 +35,7 @@ try {
 const runtime = new HandlerRuntime({
   args,
   vmiApi: new KubeVmiApi(kube),
-  eventApi: new KubeEventApi(kube),
+  eventApi: new KubeEventSink(kube),
   nodePatcher: new KubeNodePatcher(kube),
   log: log.child({ node: args.nodeName }),
   processMetrics: true,

@@ -4,7 +4,7 @@
 
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { HandlerError } from '../src/handler-error.js';
-import type { CoreEvent, EventApi, EventCountPatch } from '../src/kube/event-api.js';
+import { KubeApiError, type CoreEvent, type EventCountPatch, type EventSink } from '@podvirt/kube-runtime';
 import type { VmiApi, VmiList, VmiWatchEvent } from '../src/kube/vmi-api.js';
 import { vmiKey } from '../src/vmi-key.js';
 
@@ -145,7 +145,7 @@ export class FakeKube implements VmiApi {
   }
 }
 
-export class FakeEvents implements EventApi {
+export class FakeEvents implements EventSink {
   readonly events: CoreEvent[] = [];
 
   create(event: CoreEvent, signal: AbortSignal): Promise<CoreEvent> {
@@ -157,7 +157,7 @@ export class FakeEvents implements EventApi {
   patchCount(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<CoreEvent> {
     signal.throwIfAborted();
     const ev = this.events.find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
-    if (ev === undefined) return Promise.reject(new HandlerError('HANDLER_ERR_KUBE_NOT_FOUND', `event ${name} not found`));
+    if (ev === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `events "${name}" not found`));
     Object.assign(ev, patch);
     return Promise.resolve(structuredClone(ev));
   }

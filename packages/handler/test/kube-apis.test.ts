@@ -1,4 +1,4 @@
-// The handler's Kubernetes adapters (KubeVmiApi, KubeEventApi, KubeNodePatcher) over the thin
+// The handler's Kubernetes adapters (KubeVmiApi, kube-runtime's KubeEventSink, KubeNodePatcher) over the thin
 // client against a real HTTP server on port 0: the paths, verbs, content types and query
 // parameters they send, the status subresource, and how API failures become HandlerError codes
 // — including the informer relisting when a watch answers 410.
@@ -7,10 +7,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { KubeClient, MERGE_PATCH } from '@podvirt/kube-runtime';
+import { KubeClient, KubeEventSink, MERGE_PATCH, type CoreEvent } from '@podvirt/kube-runtime';
 import { KubeNodePatcher } from '../src/heartbeat/kube-node-patcher.js';
-import type { CoreEvent } from '../src/kube/event-api.js';
-import { KubeEventApi } from '../src/kube/kube-event-api.js';
 import { KubeVmiApi } from '../src/kube/kube-vmi-api.js';
 import { VmiInformer } from '../src/kube/vmi-informer.js';
 import { eventually } from '@podvirt/test-support';
@@ -149,7 +147,7 @@ test('events are created and merge-patched; the node is merge-patched on metadat
     if (s.method === 'POST') return json(res, 201, { ...(s.body as object), metadata: { name: 'ev.1', namespace: 'default', resourceVersion: '7' } });
     return json(res, 200, s.body);
   });
-  const events = new KubeEventApi(client);
+  const events = new KubeEventSink(client);
   const signal = AbortSignal.timeout(5_000);
   const event: CoreEvent = {
     apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev.1', namespace: 'default' },
@@ -164,7 +162,7 @@ test('events are created and merge-patched; the node is merge-patched on metadat
   await events.patchCount('default', 'ev.1', patch, signal);
   assert.deepEqual({ method: seen[1]?.method, path: seen[1]?.url.pathname, type: seen[1]?.contentType, body: seen[1]?.body },
     { method: 'PATCH', path: '/api/v1/namespaces/default/events/ev.1', type: MERGE_PATCH, body: patch });
-  await assert.rejects(events.patchCount('default', 'gone', patch, signal), { code: 'HANDLER_ERR_KUBE_NOT_FOUND' });
+  await assert.rejects(events.patchCount('default', 'gone', patch, signal), { code: 'KUBE_ERR_NOT_FOUND' });
 
   await new KubeNodePatcher(client).patchMetadata('node01', { labels: { 'kubevirt.io/schedulable': 'true' } }, signal);
   const node = seen.at(-1);

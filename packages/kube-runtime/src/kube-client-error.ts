@@ -5,8 +5,12 @@
 export type KubeClientErrorCode =
   /** The kubeconfig or in-cluster configuration is missing, malformed or unreadable. */
   | 'KUBE_ERR_CONFIG'
-  /** The kubeconfig user authenticates through an exec or auth-provider plugin, which this client does not run. */
+  /** The kubeconfig user authenticates through an auth-provider plugin, or an exec plugin that needs a terminal, which this client does not run. */
   | 'KUBE_ERR_AUTH_PLUGIN'
+  /** A proxy setting applies to the API server, and this client does not use proxies. */
+  | 'KUBE_ERR_PROXY'
+  /** An exec credential plugin failed or printed no usable credential. */
+  | 'KUBE_ERR_EXEC_PLUGIN'
   /** The caller's AbortSignal fired. */
   | 'KUBE_ERR_ABORTED'
   /** No response (or, for a watch, no bytes) within the bound. */

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BearerToken } from './bearer-token.js';
 import { HttpExchange } from './http-exchange.js';
 import { jsonLines } from './json-lines.js';
@@ -54,6 +55,8 @@ export interface KubeClientOptions {
   readonly tokenRefreshMs?: number;
   readonly now?: () => number;
   readonly userAgent?: string;
+  /** How often a throttled request (429, or 5xx with Retry-After) is sent again; client-go's 10. */
+  readonly maxThrottleRetries?: number;
 }
 
 // kube-apiserver's own request timeout is 60 s; a client bound below it still sees the server's
@@ -61,6 +64,11 @@ export interface KubeClientOptions {
 const DEFAULT_TIMEOUT_MS = 30_000;
 // Idle kept-alive sockets are closed after this; Node lowers it to a server's Keep-Alive hint.
 const FREE_SOCKET_TIMEOUT_MS = 30_000;
+const DEFAULT_THROTTLE_RETRIES = 10;
+// A Retry-After beyond this is taken as this: a minute is the API server's own request bound.
+const MAX_RETRY_AFTER_S = 60;
+// What client-go waits when a 429 names no delay.
+const DEFAULT_RETRY_AFTER_S = 1;
 const WATCH_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
 export class KubeClient {
@@ -69,6 +77,7 @@ export class KubeClient {
   readonly #token: BearerToken;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
+  readonly #throttleRetries: number;
   readonly #live = new Set<HttpExchange>();
   #closed = false;
 
@@ -78,6 +87,7 @@ export class KubeClient {
     this.#token = token;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#userAgent = options.userAgent ?? 'podvirt';
+    this.#throttleRetries = options.maxThrottleRetries ?? DEFAULT_THROTTLE_RETRIES;
   }
 
   /** Reads the certificate files `config` names and opens nothing yet. */
@@ -96,17 +106,24 @@ export class KubeClient {
     const token = new BearerToken({
       ...(config.token === undefined ? {} : { token: config.token }),
       ...(config.tokenFile === undefined ? {} : { tokenFile: config.tokenFile }),
+      ...(config.exec === undefined ? {} : { exec: config.exec }),
       ...(options.tokenRefreshMs === undefined ? {} : { refreshMs: options.tokenRefreshMs }),
       ...(options.now === undefined ? {} : { now: options.now }),
     });
     return new KubeClient(config.server, agent, token, options);
   }
 
-  /** The decoded JSON answer (undefined for an empty body); a refusal rejects with KubeApiError. */
+  /**
+   * The decoded JSON answer (undefined for an empty body); a refusal rejects with KubeApiError.
+   * A throttled request (429 Too Many Requests, or a 5xx with Retry-After on a request other
+   * than POST) is sent again after the server's Retry-After, as client-go does, up to
+   * `maxThrottleRetries` times; then the 429 is the caller's (KUBE_ERR_TOO_MANY_REQUESTS).
+   */
   async request<T = unknown>(r: KubeRequest): Promise<T> {
     const method = r.method ?? 'GET';
     const what = `${method} ${r.path}`;
     const body = r.body === undefined ? undefined : Buffer.from(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
+    let throttled = 0;
     for (let attempt = 1; ; attempt++) {
       const ex = await this.#start(method, r.path, r.query, body, r.contentType, r.signal, r.timeoutMs ?? this.#timeoutMs, what);
       try {
@@ -118,10 +135,23 @@ export class KubeClient {
           if (ex.retryable && attempt === 1 && method !== 'POST') continue;
           throw err;
         }
-        return this.#decode<T>(res, await ex.text(res), what);
+        const text = await ex.text(res);
+        const wait = throttled < this.#throttleRetries ? retryAfterSeconds(res, method) : undefined;
+        if (wait === undefined) return this.#decode<T>(res, text, what);
+        throttled++;
+        this.#forget(ex);
+        await this.#pause(wait * 1000, r.signal, what);
       } finally {
         this.#forget(ex);
       }
+    }
+  }
+
+  async #pause(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
+    try {
+      await sleep(ms, undefined, signal === undefined ? {} : { signal });
+    } catch (err) {
+      throw new KubeClientError('KUBE_ERR_ABORTED', `${what}: aborted`, { cause: err });
     }
   }
 
@@ -212,6 +242,18 @@ export class KubeClient {
     if (!parsed) throw new KubeClientError('KUBE_ERR_BAD_RESPONSE', `${what}: the response is not JSON: ${text.slice(0, 120)}`);
     return json as T;
   }
+}
+
+/** Seconds to wait before sending a throttled request again, or undefined when it is not throttled. */
+function retryAfterSeconds(res: IncomingMessage, method: KubeMethod): number | undefined {
+  const status = res.statusCode ?? 0;
+  const header = res.headers['retry-after'];
+  const stated = header === undefined ? undefined : Number(header);
+  const seconds = stated === undefined || !Number.isFinite(stated) || stated < 0 ? undefined : Math.min(stated, MAX_RETRY_AFTER_S);
+  if (status === 429) return seconds ?? DEFAULT_RETRY_AFTER_S;
+  // A 5xx may come from a server that did act on a POST; other verbs are safe to repeat.
+  if (status >= 500 && seconds !== undefined && method !== 'POST') return seconds;
+  return undefined;
 }
 
 function watchEvent<T>(value: unknown, what: string): KubeWatchEvent<T> {

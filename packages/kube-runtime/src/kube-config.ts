@@ -21,7 +21,24 @@ export interface KubeConfig {
   /** Re-read now and again: projected service account tokens rotate. Wins over `token`. */
   readonly tokenFile?: string;
   readonly namespace?: string;
+  /** A client-go exec credential plugin that prints a bearer token. */
+  readonly exec?: ExecConfig;
 }
+
+/** `users[].user.exec`: the command run for a token, as client-go runs it. */
+export interface ExecConfig {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The plugin's own variables; loadKubeConfig adds the process environment under them. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** client.authentication.k8s.io/v1 or v1beta1: the ExecCredential version it speaks. */
+  readonly apiVersion: string;
+  readonly installHint?: string;
+  /** Passed to the plugin in KUBERNETES_EXEC_INFO when provideClusterInfo is set. */
+  readonly cluster?: { readonly server: string; readonly 'certificate-authority-data'?: string; readonly 'tls-server-name'?: string };
+}
+
+export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 
 /** Where a pod finds its service account's token and the cluster CA. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -63,6 +80,9 @@ export function kubeconfigFromDocument(doc: unknown, options: KubeconfigOptions)
   const server = str(cluster['server']);
   if (server === undefined || server === '') throw new KubeClientError('KUBE_ERR_CONFIG', `kubeconfig cluster "${clusterName}" has no server`);
   checkServer(server, `kubeconfig cluster "${clusterName}"`);
+  if (str(cluster['proxy-url']) !== undefined) {
+    throw new KubeClientError('KUBE_ERR_PROXY', `kubeconfig cluster "${clusterName}" sets proxy-url, but podvirt does not connect to the API server through a proxy; remove proxy-url`);
+  }
   refusePlugins(user, userName ?? '');
 
   const file = (value: unknown): string | undefined => {
@@ -97,6 +117,37 @@ export function kubeconfigFromDocument(doc: unknown, options: KubeconfigOptions)
     token: str(user['token']),
     tokenFile: file(user['tokenFile']),
     namespace: str(context['namespace']),
+    exec: execConfig(user, userName ?? '', server, cluster),
+  });
+}
+
+function execConfig(user: Entry, userName: string, server: string, cluster: Entry): ExecConfig | undefined {
+  const exec = user['exec'];
+  if (exec === undefined || exec === null) return undefined;
+  const where = `kubeconfig user "${userName}" exec plugin`;
+  if (!isEntry(exec)) throw new KubeClientError('KUBE_ERR_CONFIG', `${where} is not a mapping`);
+  const command = str(exec['command']);
+  if (command === undefined || command === '') throw new KubeClientError('KUBE_ERR_CONFIG', `${where} has no command`);
+  const apiVersion = str(exec['apiVersion']) ?? '';
+  if (!EXEC_API_VERSIONS.includes(apiVersion)) {
+    throw new KubeClientError('KUBE_ERR_CONFIG', `${where} speaks apiVersion "${apiVersion}"; podvirt runs ${EXEC_API_VERSIONS.join(' and ')}`);
+  }
+  if (exec['interactiveMode'] === 'Always') {
+    throw new KubeClientError('KUBE_ERR_AUTH_PLUGIN', `${where} asks for interactiveMode Always, but podvirt's agents have no terminal; use a plugin that runs unattended`);
+  }
+  const args = Array.isArray(exec['args']) ? exec['args'].filter((a): a is string => typeof a === 'string') : [];
+  const env: Record<string, string> = {};
+  for (const e of Array.isArray(exec['env']) ? (exec['env'] as unknown[]) : []) {
+    if (isEntry(e) && typeof e['name'] === 'string' && typeof e['value'] === 'string') env[e['name']] = e['value'];
+  }
+  const ca = str(cluster['certificate-authority-data']);
+  const serverName = str(cluster['tls-server-name']);
+  return compact({
+    command, args, env, apiVersion,
+    installHint: str(exec['installHint']),
+    cluster: exec['provideClusterInfo'] === true
+      ? { server, ...(ca === undefined ? {} : { 'certificate-authority-data': ca }), ...(serverName === undefined ? {} : { 'tls-server-name': serverName }) }
+      : undefined,
   });
 }
 
@@ -118,13 +169,12 @@ export function inClusterConfig(env: Readonly<Record<string, string | undefined>
 }
 
 function refusePlugins(user: Entry, userName: string): void {
-  for (const [key, what] of [['exec', 'an exec credential plugin'], ['auth-provider', 'an auth-provider plugin']] as const) {
-    if (user[key] !== undefined && user[key] !== null) {
-      throw new KubeClientError(
-        'KUBE_ERR_AUTH_PLUGIN',
-        `kubeconfig user "${userName}" authenticates through ${what}, which podvirt does not run; use a token, tokenFile or client certificate`,
-      );
-    }
+  // auth-provider plugins (gcp, azure, oidc) were removed from client-go in favour of exec plugins.
+  if (user['auth-provider'] !== undefined && user['auth-provider'] !== null) {
+    throw new KubeClientError(
+      'KUBE_ERR_AUTH_PLUGIN',
+      `kubeconfig user "${userName}" authenticates through an auth-provider plugin, which podvirt does not run; use an exec plugin, a token, tokenFile or client certificate`,
+    );
   }
   if (user['username'] !== undefined || user['password'] !== undefined) {
     throw new KubeClientError('KUBE_ERR_CONFIG', `kubeconfig user "${userName}" uses basic authentication, which Kubernetes no longer serves`);

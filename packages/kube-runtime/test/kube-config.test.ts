@@ -71,7 +71,8 @@ for (const c of cases) {
 }
 
 const refusals: Array<{ name: string; text: string; code: string; message: RegExp }> = [
-  { name: 'exec plugin', text: doc({ server: 'https://k:1' }, { exec: { command: 'aws' } }), code: 'KUBE_ERR_AUTH_PLUGIN', message: /user "u" authenticates through an exec credential plugin/ },
+  { name: 'exec plugin without an apiVersion', text: doc({ server: 'https://k:1' }, { exec: { command: 'aws' } }), code: 'KUBE_ERR_CONFIG', message: /user "u" exec plugin speaks apiVersion ""/ },
+  { name: 'exec plugin without a command', text: doc({ server: 'https://k:1' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1' } }), code: 'KUBE_ERR_CONFIG', message: /exec plugin has no command/ },
   { name: 'auth-provider', text: doc({ server: 'https://k:1' }, { 'auth-provider': { name: 'gcp' } }), code: 'KUBE_ERR_AUTH_PLUGIN', message: /user "u" authenticates through an auth-provider plugin/ },
   { name: 'basic auth', text: doc({ server: 'https://k:1' }, { username: 'a', password: 'b' }), code: 'KUBE_ERR_CONFIG', message: /basic authentication/ },
   { name: 'no current-context', text: stringify({ clusters: [] }), code: 'KUBE_ERR_CONFIG', message: /no current-context/ },
@@ -125,7 +126,7 @@ test('loadKubeConfig: --kubeconfig, then in-cluster, then $KUBECONFIG, then ~/.k
     assert.match(err.message, /cannot read kubeconfig .*nobody\/\.kube\/config/);
     return true;
   });
-  await writeFile(explicit, doc({ server: 'https://k:1' }, { exec: { command: 'x' } }));
+  await writeFile(explicit, doc({ server: 'https://k:1' }, { 'auth-provider': { name: 'gcp' } }));
   await assert.rejects(loadKubeConfig({ kubeconfig: explicit, env: {}, homeDir: home }), (err: Error & { code?: string }) => {
     assert.equal(err.code, 'KUBE_ERR_AUTH_PLUGIN');
     assert.ok(err.message.startsWith(`${explicit}: `), 'the message names the file');

@@ -1,17 +1,12 @@
 // VmiApi over the real API server through the thin Kubernetes client: a cluster-wide list and
 // watch of the VMIs labelled for this node, get, and status writes to the status subresource.
 
-import type { KubeClient } from '@podvirt/kube-runtime';
+import { kubeListWatch, type KubeClient, type ListWatchSource } from '@podvirt/kube-runtime';
 import { VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance } from '@podvirt/api';
 import { isHandlerError } from '../handler-error.js';
 import { fromKubeError } from './kube-error.js';
 import type { VmiApi, VmiList, VmiWatchEvent } from './vmi-api.js';
 
-// The server ends a watch after this long and the informer resumes from the last version; a
-// bounded watch also notices a silently dead connection.
-const WATCH_TIMEOUT_SECONDS = 300;
-// A watch that sent nothing for longer than the server's own bound has died without a FIN.
-const WATCH_IDLE_MS = (WATCH_TIMEOUT_SECONDS + 30) * 1000;
 const ROOT = `/apis/${VMI_GROUP}/${VMI_VERSION}`;
 
 function vmiPath(namespace: string, name: string): string {
@@ -27,28 +22,22 @@ export class KubeVmiApi implements VmiApi {
 
   async list(labelSelector: string, signal: AbortSignal): Promise<VmiList> {
     try {
-      const res = await this.#client.request<{ items?: VirtualMachineInstance[]; metadata?: { resourceVersion?: string } }>({
-        path: `${ROOT}/${VMI_PLURAL}`, query: { labelSelector }, signal,
-      });
-      return { items: res.items ?? [], resourceVersion: res.metadata?.resourceVersion ?? '' };
+      return await this.#source(labelSelector).list(signal);
     } catch (err) {
       throw fromKubeError(err, 'list VMIs');
     }
   }
 
   async watch(labelSelector: string, resourceVersion: string, onEvent: (event: VmiWatchEvent) => void, signal: AbortSignal): Promise<void> {
-    const events = this.#client.watch<VirtualMachineInstance>({
-      path: `${ROOT}/${VMI_PLURAL}`,
-      query: { labelSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS },
-      idleTimeoutMs: WATCH_IDLE_MS,
-      signal,
-    });
     try {
-      for await (const event of events) onEvent(event);
+      await this.#source(labelSelector).watch(resourceVersion, onEvent, signal);
     } catch (err) {
-      if (signal.aborted) return;
       throw fromKubeError(err, 'watch VMIs');
     }
+  }
+
+  #source(labelSelector: string): ListWatchSource<VirtualMachineInstance> {
+    return kubeListWatch<VirtualMachineInstance>(this.#client, { path: `${ROOT}/${VMI_PLURAL}`, labelSelector });
   }
 
   async get(namespace: string, name: string, signal: AbortSignal): Promise<VirtualMachineInstance | undefined> {

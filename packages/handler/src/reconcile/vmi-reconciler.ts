@@ -9,9 +9,9 @@ import {
   VmiPhase,
   type VirtualMachineInstance,
 } from '@podvirt/api';
+import type { EventRecorder } from '@podvirt/kube-runtime';
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
-import type { EventRecorder } from '../events/event-recorder.js';
 import { isHandlerError } from '../handler-error.js';
 import type { VmiApi } from '../kube/vmi-api.js';
 import type { LauncherGone } from '../launcher/launcher-connection.js';
@@ -29,7 +29,7 @@ export interface VmiReconcilerOptions {
   /** The informer's cache. */
   readonly source: { get(key: string): VirtualMachineInstance | undefined };
   readonly registry: LauncherRegistry;
-  readonly recorder: EventRecorder;
+  readonly recorder: EventRecorder<VirtualMachineInstance>;
   readonly log: Logger;
   readonly now: () => number;
 }

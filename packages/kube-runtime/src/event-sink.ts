@@ -1,4 +1,4 @@
-// core/v1 Events as the recorder writes them: created once, then patched with a new count.
+// core/v1 Events as the recorder writes them: created once, then merge-patched with a new count.
 
 export interface ObjectReference {
   readonly apiVersion: string;
@@ -17,7 +17,7 @@ export interface CoreEvent {
   reason: string;
   message: string;
   type: string;
-  source: { component: string; host: string };
+  source: { component: string; host?: string };
   count: number;
   firstTimestamp: string;
   lastTimestamp: string;
@@ -31,8 +31,9 @@ export interface EventCountPatch {
   readonly message: string;
 }
 
-export interface EventApi {
+/** Where Events go: the API server (`KubeEventSink`) or a test's fake. */
+export interface EventSink {
   create(event: CoreEvent, signal: AbortSignal): Promise<CoreEvent>;
-  /** Merge-patches an existing Event; rejects with a 404-coded error when it is gone. */
+  /** Merge-patches an existing Event; rejects with KubeApiError KUBE_ERR_NOT_FOUND when it is gone. */
   patchCount(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<CoreEvent>;
 }
