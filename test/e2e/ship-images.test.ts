@@ -1,6 +1,6 @@
 // The Dockerfiles, checked without a container engine (there is none here): every file they
 // COPY exists after scripts/setup, each image carries every workspace package its programs
-// import, the commands the manifests and the controller's rendered launcher pod run are the
+// import (or, for a bundled program, its bundle), the commands the manifests and the controller's rendered launcher pod run are the
 // files the images provide, and the test guest image's entrypoint keeps the testbed's contract.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -96,13 +96,21 @@ describe('container images', () => {
     for (const name of ['podvirt', 'launcher']) {
       const file = await readDockerfile(join(IMAGES, name, 'Dockerfile'));
       const copied = copiedPaths(file);
-      assert.ok(copied.has('node_modules/'), `${name}: the root package store`);
+      let unbundled = 0;
       for (const [bin, target] of file.links) {
         assert.ok(target.startsWith(OPT), `${bin} → ${target}`);
         const script = target.slice(OPT.length);
         assert.ok(await exists(join(ROOT, script)), `${bin}: ${script} exists`);
         const pkgDir = dirname(dirname(script));
         assert.ok(copied.has(`${pkgDir}/bin/`), `${name}: ${pkgDir}/bin/ for ${bin}`);
+        // A bin that loads its bundle (scripts/bundle.mjs) needs that file and nothing of the workspace.
+        const bundle = /from '\.\.\/(dist\/bundle\/)[^']+'|import '\.\.\/(dist\/bundle\/)[^']+'/.exec(await readFile(join(ROOT, script), 'utf8'));
+        if (bundle !== null) {
+          assert.ok(copied.has(`${pkgDir}/dist/bundle/`) && copied.has(`${pkgDir}/package.json`), `${name}: ${bin} needs ${pkgDir}/dist/bundle/ and package.json`);
+          continue;
+        }
+        unbundled++;
+        assert.ok(copied.has('node_modules/'), `${name}: the root package store for ${bin}`);
         for (const dir of closure(packages, pkgDir)) {
           const pkg = [...packages.values()].find((p) => p.dir === dir);
           for (const needed of ['package.json', 'dist/src/', ...(pkg?.hasDeps === true ? ['node_modules/'] : [])]) {
@@ -110,6 +118,8 @@ describe('container images', () => {
           }
         }
       }
+      // The launcher image holds bundles only; the podvirt image runs the workspace as built.
+      assert.equal(unbundled > 0, name === 'podvirt', `${name}: programs run from the package store`);
     }
   });
 

@@ -68,8 +68,9 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
   const serialLog = join(vmiPrivate, 'virt-serial0-log');
   await writeFile(serialLog, '', { flag: 'a', mode: 0o600 });
   await chmod(serialLog, 0o600);
-  const kvm = await (o.kvmProbe ?? (() => probeKvm()))();
-  log.info({ kvm }, 'hypervisor probed');
+  // Probed while the libvirt daemon starts: neither waits for the other.
+  const kvmProbe = (o.kvmProbe ?? (() => probeKvm()))();
+  kvmProbe.catch(() => undefined);
 
   const cleanups: (() => Promise<void> | void)[] = [];
   const cleanup = async (): Promise<void> => {
@@ -78,6 +79,8 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
   try {
     const daemon = await startDaemon(dirs, flags.capsCacheDir, log, stop);
     cleanups.push(() => daemon.supervisor.close());
+    const kvm = await kvmProbe;
+    log.info({ kvm }, 'hypervisor probed');
     const socketPath = daemon.socketPath;
     const conn = new ReconnectingConnection({
       connect: (signal) => LibvirtDomainConnection.connect(socketPath, signal),

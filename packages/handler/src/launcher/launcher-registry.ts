@@ -2,6 +2,8 @@
 // connection (Ping, Info, GetDomain, then the domain stream), the start-up and watchdog
 // allowances, and the domain cache they all feed.
 
+import { watch, type FSWatcher } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import type { CallObserver, cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
@@ -13,7 +15,7 @@ import { DomainCache } from './domain-cache.js';
 import { LauncherClient, type ConnectOptions, type LauncherTimeouts } from './launcher-client.js';
 import { isLauncherGone, LauncherConnection, type LauncherGone } from './launcher-connection.js';
 import { LauncherState } from './launcher-state.js';
-import { discoverLauncherSocket, isSocket, type SocketDiscovery } from './socket-discovery.js';
+import { discoverLauncherSocket, isSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './socket-discovery.js';
 import { probeSocket } from './socket-probe.js';
 
 // KubeVirt gives a launcher whose pod exists but whose socket does not 3 minutes to appear.
@@ -67,6 +69,8 @@ export class LauncherRegistry {
   readonly #failingSince = new Map<string, { sinceMs: number; lastMs: number }>();
   /** Launchers found gone before any connection was made (a restarted handler's view). */
   readonly #exited = new Map<string, LauncherGone>();
+  /** inotify on the sockets dir of each initialising launcher: its rename to launcher-sock wakes the VMI at once. */
+  readonly #socketWatches = new Map<string, FSWatcher[]>();
   #closed = false;
 
   constructor(options: LauncherRegistryOptions) {
@@ -106,6 +110,7 @@ export class LauncherRegistry {
     this.#waitingSince.delete(uid);
     this.#failingSince.delete(uid);
     this.#exited.delete(uid);
+    this.#unwatchSockets(uid);
     await conn?.close();
     await this.#o.records?.remove(uid);
   }
@@ -113,6 +118,7 @@ export class LauncherRegistry {
   /** Closes every connection; the launchers and their VMs keep running. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const uid of [...this.#socketWatches.keys()]) this.#unwatchSockets(uid);
     await Promise.allSettled([...this.#connecting.values()]);
     const all = [...this.#connections.values()];
     this.#connections.clear();
@@ -137,10 +143,12 @@ export class LauncherRegistry {
       case 'ambiguous':
         throw new HandlerError('HANDLER_ERR_NO_LAUNCHER_SOCKET', `more than one launcher socket: ${found.paths.join(', ')}`);
       case 'waiting': {
+        this.#watchSockets(target, found.podUids);
         const since = this.#since(this.#waitingSince, uid, now);
         return now - since >= (this.#o.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS) ? LauncherState.Unresponsive : LauncherState.Initializing;
       }
       case 'found':
+        this.#unwatchSockets(uid);
         return this.#stateAt(target, found.path, now, signal);
     }
   }
@@ -168,6 +176,33 @@ export class LauncherRegistry {
       this.#exited.set(uid, why);
       return LauncherState.Unresponsive;
     }
+  }
+
+  /**
+   * The reconcile also looks again every LAUNCHER_INIT_POLL_MS; the watch only makes the common
+   * case immediate (the launcher renames its socket to launcher-sock when ready). A directory
+   * that cannot be watched (not there yet) is left to the poll.
+   */
+  #watchSockets(target: ObserveTarget, podUids: readonly string[]): void {
+    if (this.#closed || this.#socketWatches.has(target.uid)) return;
+    const watchers: FSWatcher[] = [];
+    for (const podUid of podUids) {
+      try {
+        const w = watch(dirname(join(this.#o.podsDir, podUid, LAUNCHER_SOCKET_SUBPATH)), { persistent: false }, (_event, file) => {
+          if (file === 'launcher-sock') this.#o.onChange(target.key);
+        });
+        w.on('error', () => w.close());
+        watchers.push(w);
+      } catch {
+        // Not there yet: the poll covers it.
+      }
+    }
+    if (watchers.length > 0) this.#socketWatches.set(target.uid, watchers);
+  }
+
+  #unwatchSockets(uid: string): void {
+    for (const w of this.#socketWatches.get(uid) ?? []) w.close();
+    this.#socketWatches.delete(uid);
   }
 
   /** A VMI gone from the cluster is reached through its ghost record, if the socket is still there. */
