@@ -4,6 +4,7 @@
 // hundred files of grpc-js, pino, yaml and our packages cost ~0.5 s on this 2-core machine, one
 // file ~0.1 s. The package bins load these bundles, so the testbed and the images run them.
 // Run by `pnpm run build` after `tsc -b`.
+import { rm } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,14 +16,22 @@ const banner = "import { createRequire as __podvirtCreateRequire } from 'node:mo
 
 // dist/bundle/ sits at the same depth as dist/src/, so paths the code resolves against its own
 // location (the monitor's native addon, the launcher's package.json) stay valid.
+// The launcher's main.ts starts the libvirt daemon before it imports the rest, so its bundle is
+// split: the entry holds what starting the daemon needs, a chunk the rest.
 const bundles = [
-  { pkg: 'packages/launcher', out: 'podvirt-launcher.mjs' },
-  { pkg: 'packages/launcher-monitor', out: 'podvirt-launcher-monitor.mjs' },
+  { pkg: 'packages/launcher', name: 'podvirt-launcher', splitting: true },
+  { pkg: 'packages/launcher-monitor', name: 'podvirt-launcher-monitor', splitting: false },
 ];
 
-await Promise.all(bundles.map(({ pkg, out }) => build({
-  entryPoints: [join(root, pkg, 'dist/src/main.js')],
-  outfile: join(root, pkg, 'dist/bundle', out),
+// Chunk names carry a content hash: start from an empty directory, so no stale chunk is left.
+await Promise.all(bundles.map(({ pkg }) => rm(join(root, pkg, 'dist/bundle'), { recursive: true, force: true })));
+await Promise.all(bundles.map(({ pkg, name, splitting }) => build({
+  entryPoints: { [name]: join(root, pkg, 'dist/src/main.js') },
+  outdir: join(root, pkg, 'dist/bundle'),
+  outExtension: { '.js': '.mjs' },
+  // Beside the entry, at the same depth as dist/src/ (see above).
+  chunkNames: '[name]-[hash]',
+  splitting,
   bundle: true,
   platform: 'node',
   format: 'esm',

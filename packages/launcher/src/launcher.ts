@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
 import { acpiEnabled } from './convert/features.js';
 import { inspectAndConvert } from './convert/inspect-and-convert.js';
-import { DEFAULT_LIBVIRT_DIRS, startDaemon, type LibvirtDirs } from './daemon/start-daemon.js';
+import { DEFAULT_LIBVIRT_DIRS, startDaemon, type LibvirtDirs, type StartedDaemon } from './daemon/start-daemon.js';
 import { DomainManager } from './domain/domain-manager.js';
 import { GuestAgentOps } from './domain/guest-agent-ops.js';
 import { LibvirtDomainConnection } from './domain/libvirt-domain-connection.js';
@@ -34,6 +34,11 @@ export interface LauncherOptions {
   readonly libvirtDirs?: LibvirtDirs;
   readonly kvmProbe?: () => Promise<KvmProbeResult>;
   readonly emulator?: string;
+  /**
+   * A daemon main.ts started on DEFAULT_LIBVIRT_DIRS before it loaded the rest of the launcher,
+   * so the two overlap; started here when absent. Stopped here either way.
+   */
+  readonly daemon?: Promise<StartedDaemon>;
   /** This process's pid, as libvirt and qemu in the same PID namespace see it. */
   readonly pid: number;
 }
@@ -48,6 +53,16 @@ const FINAL_FLUSH_MS = 5_000;
  * process exit code.
  */
 export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promise<number> {
+  try {
+    return await run(o, stop);
+  } catch (err) {
+    // A daemon started early for a launcher that cannot run must not outlive it.
+    await o.daemon?.then((d) => d.supervisor.close(), () => undefined);
+    throw err;
+  }
+}
+
+async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   const { flags } = o;
   const meta = o.standaloneVmi?.metadata;
   const namespace = flags.namespace ?? meta?.namespace;
@@ -77,7 +92,7 @@ export async function runLauncher(o: LauncherOptions, stop: AbortSignal): Promis
     for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((err: unknown) => log.warn({ err }, 'cleanup step failed'));
   };
   try {
-    const daemon = await startDaemon(dirs, flags.capsCacheDir, log, stop);
+    const daemon = await (o.daemon ?? startDaemon(dirs, flags.capsCacheDir, log, stop));
     cleanups.push(() => daemon.supervisor.close());
     const kvm = await kvmProbe;
     log.info({ kvm }, 'hypervisor probed');
