@@ -1,8 +1,9 @@
 // The small slices of the Kubernetes API the controller uses, named for their role. The real
 // implementations speak through @podvirt/kube-runtime (kube-*.ts, cluster-informers.ts, its
 // EventRecorder); the unit tests use an in-memory fake. Pod shapes are client-node's model
-// types, used as types only: nothing of client-node is loaded at run time. Failures are ControllerErrors: CONTROLLER_CONFLICT on a stale resourceVersion,
-// CONTROLLER_NOT_FOUND when the object is gone, CONTROLLER_API_FAILED otherwise.
+// types, used as types only: nothing of client-node is loaded at run time. Failures are
+// ControllerErrors: CONTROLLER_CONFLICT on a stale resourceVersion, CONTROLLER_NOT_FOUND when
+// the object is gone, CONTROLLER_API_FAILED otherwise.
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EventType, VirtualMachineInstance } from '@podvirt/api';
