@@ -31,12 +31,7 @@ async function main(): Promise<number> {
   }
   const { runLauncher } = await import('./launcher.js');
   const raw = process.env['STANDALONE_VMI'];
-  let standaloneVmi;
-  if (raw) {
-    const [{ decodeVmi }, { parse }] = await Promise.all([import('@podvirt/api'), import('yaml')]);
-    // YAML is a superset of JSON, so one parser takes both spellings.
-    standaloneVmi = decodeVmi(parse(raw));
-  }
+  const standaloneVmi = raw ? (await import('./standalone-vmi.js')).decodeStandaloneVmi(raw) : undefined;
   return runLauncher({ flags, log, pid: process.pid, ...(standaloneVmi ? { standaloneVmi } : {}), ...(daemon ? { daemon } : {}) }, stop.signal);
 }
 
