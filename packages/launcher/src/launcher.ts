@@ -5,6 +5,7 @@ import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
 import { acpiEnabled } from './convert/features.js';
+import { decideDomainType } from './convert/hypervisor.js';
 import { inspectAndConvert } from './convert/inspect-and-convert.js';
 import { DEFAULT_LIBVIRT_DIRS, startDaemon, type LibvirtDirs, type StartedDaemon } from './daemon/start-daemon.js';
 import { DomainManager } from './domain/domain-manager.js';
@@ -104,6 +105,10 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     cleanups.push(() => conn.close());
     await conn.ready({ signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
 
+    // Read now, while the handler finds the socket and sends the first Sync: asking the emulator
+    // for its domain capabilities takes seconds under TCG, and the first Sync waits for them.
+    const nodeFacts = nodeFactsOnce(socketPath, emulator, log);
+    prefetchNodeFacts(nodeFacts, kvm.usable, flags.allowEmulation);
     const hostDisks = new HostDisks({ roots: flags.hostDiskDirs, pid: o.pid });
     cleanups.push(() => hostDisks.close());
     const network = new PodNetworkSetup({
@@ -118,7 +123,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     const hub = new WatchHub();
     const manager = new DomainManager({
       conn, identity, hub, log,
-      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, network, nodeFactsOnce(socketPath, emulator, log)),
+      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, network, nodeFacts),
       prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
       acpiEnabled,
       afterStart: async () => {
@@ -152,8 +157,18 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   }
 }
 
+function prefetchNodeFacts(nodeFacts: (domainType: string) => Promise<NodeFacts | undefined>, kvmUsable: boolean, allowEmulation: boolean): void {
+  let domainType: string;
+  try {
+    domainType = decideDomainType(kvmUsable, allowEmulation);
+  } catch {
+    return; // Each Sync names the problem.
+  }
+  void nodeFacts(domainType);
+}
+
 /**
- * The node's facts, read from the daemon at the first Sync and kept; when they cannot be read
+ * The node's facts, read from the daemon once (at start, or at the first Sync) and kept; when they cannot be read
  * the checks are skipped (libvirt still refuses what it cannot do) and tried again next time.
  */
 function nodeFactsOnce(socketPath: string, emulator: string, log: Logger): (domainType: string) => Promise<NodeFacts | undefined> {
