@@ -1,3 +1,4 @@
 #!/usr/bin/env node
-// The compiled entry point lives in dist/; this shim keeps the bin path stable across builds.
-import '../dist/src/console-log/tail-main.js';
+// The console log tail as one bundled module (scripts/bundle.mjs, run by `pnpm run build`), as
+// the launcher image holds it.
+import '../dist/bundle/podvirt-tail.mjs';
