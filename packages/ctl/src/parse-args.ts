@@ -1,5 +1,6 @@
 // argv → what to do, without touching the process: the environment comes in as a parameter,
 // every mistake leaves as a UsageError naming what is accepted.
+import { parseArgs as parseUtilArgs, type ParseArgsConfig } from 'node:util';
 import { NODE_API_SOCKET, type node } from '@podvirt/proto';
 import {
   COMMANDS,
@@ -90,55 +91,51 @@ function helpFor(word: string | undefined): Invocation {
   return { kind: 'help', command: word };
 }
 
+// node:util's parseArgs does the splitting ("--name value", "--name=value", "-n value", "-nvalue",
+// "--" ending the flags); non-strict, so that every unknown flag or missing value becomes a
+// problem reported in podvirtctl's own words once the command is known.
+const PARSE_OPTIONS: ParseArgsConfig['options'] = Object.fromEntries(
+  (Object.keys(FLAGS) as FlagName[]).map((name) => {
+    const short = Object.keys(FLAG_ALIASES).find((letter) => FLAG_ALIASES[letter] === name);
+    return [name, { type: FLAGS[name].takesValue ? 'string' : 'boolean', ...(short === undefined ? {} : { short }) }];
+  }),
+);
+
 function tokenize(argv: readonly string[]): Tokens {
   const positionals: string[] = [];
   const flags = new Map<FlagName, string>();
   const problems: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    const flag = splitFlag(arg);
-    if (flag === undefined) {
-      positionals.push(arg);
+  const { tokens } = parseUtilArgs({ args: [...argv], options: PARSE_OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  // A group of short flags ("-Ax") comes back as one token per letter, all at the group's index.
+  const groupsSeen = new Set<number>();
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      positionals.push(token.value);
       continue;
     }
-    if (typeof flag === 'string') {
-      problems.push(flag);
+    if (token.kind === 'option-terminator') continue;
+    const arg = argv[token.index] ?? '';
+    const short = !arg.startsWith('--');
+    if (short && groupsSeen.has(token.index)) continue;
+    if (short) groupsSeen.add(token.index);
+    const name = short ? FLAG_ALIASES[token.rawName.slice(1)] : Object.hasOwn(FLAGS, token.name) ? (token.name as FlagName) : undefined;
+    if (name === undefined) {
+      problems.push(short ? `unknown shorthand flag: '${arg.charAt(1)}' in ${arg}` : `unknown flag: --${token.name}`);
       continue;
     }
-    const spec = FLAGS[flag.name];
+    const spec = FLAGS[name];
+    // "-n=value" is the value "value", as before; "-Ax" is -A given the value "x".
+    const inline = short && arg.length > 2 ? arg.slice(2).replace(/^=/, '') : token.inlineValue === true ? token.value : undefined;
     if (!spec.takesValue) {
-      if (flag.value !== undefined) problems.push(`flag --${flag.name} takes no value, got "${flag.value}"`);
-      flags.set(flag.name, '');
-    } else if (flag.value !== undefined) {
-      flags.set(flag.name, flag.value);
-    } else if (i + 1 < argv.length) {
-      flags.set(flag.name, argv[++i] ?? '');
+      if (inline !== undefined) problems.push(`flag --${name} takes no value, got "${inline}"`);
+      flags.set(name, '');
+    } else if (token.value !== undefined && !(short && inline === '')) {
+      flags.set(name, inline ?? token.value);
     } else {
-      problems.push(`flag --${flag.name} needs a value: ${spec.placeholder}`);
+      problems.push(`flag --${name} needs a value: ${spec.placeholder}`);
     }
   }
   return { positionals, flags, problems };
-}
-
-// "--name", "--name=value", "-n", "-nvalue", "-n=value" → the flag; a plain word → undefined;
-// an unknown flag → the message saying so.
-function splitFlag(arg: string): { name: FlagName; value: string | undefined } | string | undefined {
-  if (arg.startsWith('--')) {
-    const eq = arg.indexOf('=');
-    const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
-    if (!Object.hasOwn(FLAGS, name)) return `unknown flag: --${name}`;
-    return { name: name as FlagName, value: eq < 0 ? undefined : arg.slice(eq + 1) };
-  }
-  if (!arg.startsWith('-') || arg.length === 1) return undefined;
-  const letter = arg.charAt(1);
-  const name = Object.hasOwn(FLAG_ALIASES, letter) ? FLAG_ALIASES[letter] : undefined;
-  if (name === undefined) return `unknown shorthand flag: '${letter}' in ${arg}`;
-  const rest = arg.slice(2).replace(/^=/, '');
-  return { name, value: rest === '' ? undefined : rest };
 }
 
 function checkFlagsAllowed(command: CommandName, flags: Flags): void {
