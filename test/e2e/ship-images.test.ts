@@ -160,7 +160,10 @@ describe('container images', () => {
     assert.equal(compute?.command?.[0], file.entrypoint?.[0], 'the pod runs the image\'s entrypoint');
     const images = imageMapFrom(defaultImageTable({ repoRoot: ROOT, node: process.execPath }));
     assert.deepEqual(images(compute?.image ?? '')?.files?.[LAUNCHER_MONITOR_COMMAND]?.slice(-1), [join(ROOT, 'packages/launcher-monitor/bin/podvirt-launcher-monitor.js')]);
-    for (const init of pod.spec?.initContainers ?? []) {
+    const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+    assert.deepEqual(sidecars.map((c) => [c.name, c.image, c.command?.[0]]), [['guest-console-log', compute?.image, '/usr/bin/podvirt-tail']],
+      'the console log sidecar runs the launcher image\'s podvirt-tail');
+    for (const init of (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always')) {
       assert.equal(init.image, 'podvirt/test-guest:latest');
       assert.equal(init.command, undefined, 'the guest image runs its own entrypoint');
       assert.equal(init.args?.length, 1, 'with the slot directory as its only argument');
