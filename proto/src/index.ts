@@ -11,3 +11,4 @@ export {
   type UnaryCallOptions,
   type UnaryMethod,
 } from './promise-client.js';
+export { ERROR_CODE_TRAILER } from './error-code-trailer.js';

@@ -1,7 +1,8 @@
 // What a user sees when a VMI goes wrong on the testbed (controller and handler as processes):
 // qemu killed under a running guest → Failed with a Warning Event, and the launcher pod ends;
 // a VMI asking for a device podvirt does not have → Synchronized=False and a Warning SyncFailed
-// naming the field, while a good VMI next to it runs undisturbed.
+// naming the field, while a good VMI next to it runs undisturbed; a volume the launcher cannot
+// prepare (an emptyDisk larger than the pod's filesystem) → Failed with a reason, not retried.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { stackLeftovers } from '../testbed/index.js';
@@ -84,5 +85,31 @@ describe('VMI failures on the testbed', () => {
 
     assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-passthrough', '--wait=false'])).code, 0);
     await suite.waitForGone('vm-passthrough');
+  });
+
+  test('an emptyDisk larger than the pod filesystem → Failed with VolumePreparationFailed and Warning Events naming the field; deleting it takes its launcher pod', async () => {
+    const vmi = guestVmi(suite.guest, 'vm-huge-disk') as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };
+    // 1 PiB: far past the largest file the node's filesystem takes (EFBIG), so it can never be created.
+    vmi.spec.domain.devices.disks.push({ name: 'scratch', disk: { bus: 'virtio' } });
+    vmi.spec.volumes.push({ name: 'scratch', emptyDisk: { capacity: '1Pi' } });
+    await suite.apply(vmi);
+    const failed = await suite.waitForPhase('vm-huge-disk', 'Failed');
+    assert.equal(failed.status?.reason, 'VolumePreparationFailed');
+    const field = /spec\.volumes\[1\]\.emptyDisk\.capacity: \d+ bytes is larger than the pod's filesystem can hold/;
+    assert.match(failed.status?.conditions?.find((c) => c.type === 'Synchronized')?.message ?? '', field);
+    const warnings = await suite.eventually('SyncFailed and Stopped Events', async () => {
+      const events = (await suite.events('vm-huge-disk')).filter((e) => e.type === 'Warning');
+      return events.some((e) => e.reason === 'SyncFailed') && events.some((e) => e.reason === 'Stopped') ? events : undefined;
+    });
+    assert.match(warnings.find((e) => e.reason === 'SyncFailed')?.message ?? '', field);
+    assert.match(warnings.find((e) => e.reason === 'Stopped')?.message ?? '', /VolumePreparationFailed.*spec\.volumes\[1\]\.emptyDisk\.capacity/);
+    assert.equal(warnings.find((e) => e.reason === 'SyncFailed')?.count ?? 1, 1, 'one attempt: a failure retrying cannot cure is not retried');
+    assert.deepEqual(await suite.qemuPids('vm-huge-disk'), [], 'no qemu was started');
+    assert.equal((await suite.vmi('vm-huge-disk'))?.status?.phase, 'Failed', 'and it stays Failed');
+
+    // Deleting it ends at once and takes its launcher pod along, as for any final VMI.
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-huge-disk', '--wait=false'])).code, 0);
+    await suite.waitForGone('vm-huge-disk');
+    await suite.eventually('launcher pod deleted', async () => ((await suite.podsOf(failed)).length === 0 ? true : undefined));
   });
 });

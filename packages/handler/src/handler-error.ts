@@ -8,6 +8,8 @@ export type HandlerErrorCode =
   | 'HANDLER_ERR_LAUNCHER_NOT_FOUND'
   /** The domain is in the wrong state for the call (gRPC FAILED_PRECONDITION). */
   | 'HANDLER_ERR_LAUNCHER_PRECONDITION'
+  /** A volume the VMI needs cannot be created or prepared (the launcher's LAUNCHER_ERR_VOLUME); retrying cannot cure it. */
+  | 'HANDLER_ERR_LAUNCHER_VOLUME'
   /** The launcher, its libvirt daemon or the guest agent cannot be reached right now. */
   | 'HANDLER_ERR_LAUNCHER_UNAVAILABLE'
   /** The call's deadline passed. */

@@ -7,15 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd } from '@podvirt/proto';
+import { CMD_VERSIONS, cmd, ERROR_CODE_TRAILER } from '@podvirt/proto';
 import { LAUNCHER_SOCKET_SUBPATH } from '../src/launcher/socket-discovery.js';
 
 export interface FakeLauncherOptions {
   readonly podsDir: string;
   readonly podUid: string;
   readonly versions?: readonly number[];
-  /** Answer Sync with this gRPC error instead of starting the domain. */
-  syncError?: { code: grpc.status; details: string } | undefined;
+  /** Answer Sync with this gRPC error instead of starting the domain; `launcherCode` goes in the error-code trailer. */
+  syncError?: { code: grpc.status; details: string; launcherCode?: string } | undefined;
   /** Shutdown powers the guest off after this long (undefined: the guest ignores ACPI). */
   shutdownAfterMs?: number | undefined;
 }
@@ -168,7 +168,12 @@ export class FakeLauncher {
       ping: this.#unary('Ping', empty),
       getDomain: this.#unary('GetDomain', () => (this.#domain === undefined ? {} : { domain: this.#domain })),
       sync: this.#unary('Sync', () => {
-        if (this.#o.syncError !== undefined) throw { code: this.#o.syncError.code, details: this.#o.syncError.details };
+        if (this.#o.syncError !== undefined) {
+          const { code, details, launcherCode } = this.#o.syncError;
+          const metadata = new grpc.Metadata();
+          if (launcherCode !== undefined) metadata.set(ERROR_CODE_TRAILER, launcherCode);
+          throw { code, details, metadata };
+        }
         // Defines and boots a missing domain; one that stopped stays stopped, so a Sync racing
         // a crash in a test cannot resurrect it.
         if (this.#domain === undefined) this.setDomain({ state: 'Running', reason: 'Booted', deleted: false });

@@ -90,6 +90,14 @@ test('gRPC status codes become typed errors; deadline and abort cancel the call'
     assert.match(err.message, /spec\.domain\.cpu\.cores/);
     return true;
   });
+  // The launcher's own code in the trailer tells a volume it cannot prepare from other preconditions.
+  const volume = 'spec.volumes[0].emptyDisk.capacity: 1125899906842624 bytes is larger than the pod\'s filesystem can hold';
+  f.options.syncError = { code: status.FAILED_PRECONDITION, details: volume, launcherCode: 'LAUNCHER_ERR_VOLUME' };
+  await assert.rejects(client.sync(Buffer.from('{}')), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_VOLUME') && err.message.includes(volume));
+  f.options.syncError = { code: status.FAILED_PRECONDITION, details: 'spec.domain.cpu.model: not on this node', launcherCode: 'LAUNCHER_ERR_NODE_LACKS' };
+  await assert.rejects(client.sync(Buffer.from('{}')), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_PRECONDITION'));
+  f.options.syncError = { code: status.FAILED_PRECONDITION, details: 'no trailer' };
+  await assert.rejects(client.sync(Buffer.from('{}')), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_PRECONDITION'));
   f.hang();
   await assert.rejects(client.ping(), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_TIMEOUT'));
   const ac = new AbortController();

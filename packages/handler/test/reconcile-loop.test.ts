@@ -156,6 +156,22 @@ test('INVALID_ARGUMENT from the launcher: Synchronized=False and a Warning SyncF
   await eventually(() => condition(h, 'Synchronized') === undefined);
 });
 
+test('a volume the launcher cannot prepare fails the VMI with a reason and a Warning Event, and is not retried', async (t) => {
+  const details = 'spec.volumes[0].emptyDisk.capacity: 1125899906842624 bytes is larger than the pod\'s filesystem can hold';
+  const h = await harness(t, {}, { syncError: { code: grpcStatus.FAILED_PRECONDITION, details, launcherCode: 'LAUNCHER_ERR_VOLUME' } });
+  await eventually(() => phase(h) === 'Failed');
+  assert.equal(h.vmi().status?.reason, 'VolumePreparationFailed');
+  assert.match(condition(h, 'Synchronized')?.message ?? '', /spec\.volumes\[0\]\.emptyDisk\.capacity/);
+  const failed = h.events.events.find((e) => e.reason === 'SyncFailed');
+  assert.equal(failed?.type, 'Warning');
+  assert.match(failed?.message ?? '', /spec\.volumes\[0\]\.emptyDisk\.capacity: .* larger than the pod's filesystem/);
+  const stopped = h.events.events.find((e) => e.reason === 'Stopped');
+  assert.equal(stopped?.type, 'Warning');
+  assert.match(stopped?.message ?? '', /VolumePreparationFailed.*spec\.volumes\[0\]\.emptyDisk\.capacity/);
+  await h.controller.queue.idle();
+  assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1, 'a failure retrying cannot cure is not retried');
+});
+
 test('a failing Sync keeps its backoff while the controller and the handler itself update the VMI', async (t) => {
   const details = 'spec.volumes[0].hostDisk: refused';
   // A backoff far longer than the test: any further Sync can only come from an update event.

@@ -82,7 +82,7 @@ test('a disk the filesystem cannot hold fails the step, names the field, and lea
   // 2^62 bytes: beyond any filesystem's file size limit (EFBIG), and beyond a safe Number too.
   const steps = [{ kind: 'emptyDisk', path, sizeBytes: 2n ** 62n, field: 'spec.volumes[1].emptyDisk.capacity' }] as const;
   const refused = (e: unknown): boolean =>
-    e instanceof LauncherError && e.code === 'LAUNCHER_ERR_NODE_LACKS' && /spec\.volumes\[1\]\.emptyDisk\.capacity/.test(e.message);
+    e instanceof LauncherError && e.code === 'LAUNCHER_ERR_VOLUME' && /spec\.volumes\[1\]\.emptyDisk\.capacity/.test(e.message);
   await assert.rejects(prepareFiles(steps, { secretsDir: dir }), refused);
   assert.deepEqual(await readdir(join(dir, 'empty')), [], 'nothing left behind, not even a temporary file');
   await assert.rejects(prepareFiles(steps, { secretsDir: dir }), refused, 'the retry fails the same way instead of skipping the disk');

@@ -38,6 +38,9 @@ export const protobufFileName = "cmd.proto";
  *   UNAVAILABLE          the libvirt daemon or the guest agent cannot be reached right now
  *   DEADLINE_EXCEEDED    the call's deadline passed
  *   INTERNAL             anything else; the message carries libvirt's error
+ * A failed call also names the launcher's own error code in the trailer `podvirt-error-code`
+ * (LAUNCHER_ERR_VOLUME: a volume the VMI needs cannot be created or prepared; retrying cannot
+ * cure it, so the handler fails the VMI).
  */
 
 export interface Empty {

@@ -2,6 +2,7 @@
 // through it, so callers match on HandlerError codes and never on gRPC internals or text.
 
 import { status, type ServiceError } from '@grpc/grpc-js';
+import { ERROR_CODE_TRAILER } from '@podvirt/proto';
 import { HandlerError, type HandlerErrorCode } from '../handler-error.js';
 
 const TABLE: ReadonlyMap<status, HandlerErrorCode> = new Map([
@@ -14,8 +15,14 @@ const TABLE: ReadonlyMap<status, HandlerErrorCode> = new Map([
   [status.CANCELLED, 'HANDLER_ERR_ABORTED'],
 ]);
 
+// The launcher's own codes (in the ERROR_CODE_TRAILER) that mean more than their gRPC status says.
+const LAUNCHER_CODES: ReadonlyMap<string, HandlerErrorCode> = new Map([
+  ['LAUNCHER_ERR_VOLUME', 'HANDLER_ERR_LAUNCHER_VOLUME'],
+]);
+
 export function fromServiceError(err: ServiceError, method: string): HandlerError {
-  const code = TABLE.get(err.code) ?? 'HANDLER_ERR_LAUNCHER_INTERNAL';
+  const named = err.metadata?.get(ERROR_CODE_TRAILER)[0];
+  const code = (typeof named === 'string' ? LAUNCHER_CODES.get(named) : undefined) ?? TABLE.get(err.code) ?? 'HANDLER_ERR_LAUNCHER_INTERNAL';
   // The launcher's details already name the field or the libvirt error; keep them verbatim.
   const details = err.details === '' ? status[err.code] : err.details;
   return new HandlerError(code, `${method}: ${details}`, { cause: err, grpcCode: err.code });

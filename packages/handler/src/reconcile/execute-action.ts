@@ -2,13 +2,14 @@
 // launcher and records the Events KubeVirt records for it. Failures come back as an Outcome so
 // the status (Synchronized=False) is still written before the key is retried.
 
-import { decodeVmi, EventReason, EventType, type VirtualMachineInstance, VmiInvalidError } from '@podvirt/api';
+import { decodeVmi, EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { HandlerError, isHandlerError } from '../handler-error.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
 import type { Action } from './action.js';
 import type { SyncFailure } from './compute-status.js';
 import { domainExists } from './domain-facts.js';
+import { syncFailure } from './sync-failure.js';
 
 export type RecordEvent = (type: string, reason: string, message: string) => Promise<void>;
 
@@ -65,10 +66,11 @@ async function sync(ctx: ExecuteContext): Promise<Outcome> {
     return {};
   } catch (err) {
     if (isHandlerError(err, 'HANDLER_ERR_ABORTED')) throw err;
-    const message = err instanceof VmiInvalidError || err instanceof HandlerError ? err.message : String(err);
-    ctx.log.warn({ err }, 'sync failed');
-    await ctx.record(EventType.Warning, EventReason.SyncFailed, message);
-    return { syncFailure: { message }, error: err };
+    const failure = syncFailure(err);
+    ctx.log.warn({ err, fatalReason: failure.fatalReason }, 'sync failed');
+    await ctx.record(EventType.Warning, EventReason.SyncFailed, failure.message);
+    // A failure retrying cannot cure fails the VMI (written next) and is not retried.
+    return failure.fatalReason === undefined ? { syncFailure: failure, error: err } : { syncFailure: failure };
   }
 }
 

@@ -19,6 +19,7 @@ import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher
 import { LauncherState } from '../launcher/launcher-state.js';
 import { splitVmiKey } from '../vmi-key.js';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
+import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
 import { executeAction } from './execute-action.js';
 import { writeStatus } from './status-writer.js';
@@ -134,11 +135,10 @@ export class VmiReconciler {
     log: Logger,
     signal: AbortSignal,
   ): Promise<ReconcileResult> {
-    const message = err instanceof Error ? err.message : String(err);
-    const fatal = isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE');
-    const failure: SyncFailure = fatal ? { message, fatalReason: 'LauncherIncompatible' } : { message };
+    const failure = syncFailure(err);
+    const fatal = failure.fatalReason !== undefined;
     log.warn({ err }, 'launcher unusable');
-    await record(EventType.Warning, EventReason.SyncFailed, message);
+    await record(EventType.Warning, EventReason.SyncFailed, failure.message);
     const domain = this.#o.registry.cache.get(uid)?.domain;
     await this.#updateStatus(vmi, domain, LauncherState.Unreachable, failure, log, signal);
     if (fatal) return {};
@@ -166,6 +166,11 @@ export class VmiReconciler {
     const event = PHASE_EVENTS[to];
     if (event === undefined) return;
     const [type, reason, message] = event;
+    // A failure that retrying cannot cure ended it: say which, with the field and the cause.
+    if (to === VmiPhase.Failed && syncFailure?.fatalReason !== undefined) {
+      await this.#o.recorder.record(write.vmi, type, reason, `The VirtualMachineInstance failed (${syncFailure.fatalReason}): ${syncFailure.message}`);
+      return;
+    }
     const why = write.after.reason === undefined ? undefined : GONE_MESSAGES[write.after.reason];
     await this.#o.recorder.record(write.vmi, type, reason, why === undefined ? message : `${message} ${why}`);
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { DataSource, PrepareStep } from '../convert/prepare-step.js';
-import { LauncherError, NodeLacksError } from '../errors.js';
+import { LauncherError } from '../errors.js';
 import { checkBlockDevice, ensureDiskImage } from './disk-image.js';
 import { fileExists } from './container-disk-layout.js';
 import { runTool } from './run-tool.js';
@@ -79,8 +79,9 @@ async function sparseFile(path: string, step: Extract<PrepareStep, { kind: 'empt
   }
 }
 
-function tooLarge(step: Extract<PrepareStep, { kind: 'emptyDisk' }>): NodeLacksError {
-  return new NodeLacksError(step.field ?? 'emptyDisk.capacity', `${step.sizeBytes} bytes is larger than the pod's filesystem can hold`);
+// A volume that cannot be created: retrying cannot cure it, so it is LAUNCHER_ERR_VOLUME and the VMI fails.
+function tooLarge(step: Extract<PrepareStep, { kind: 'emptyDisk' }>): LauncherError {
+  return new LauncherError('LAUNCHER_ERR_VOLUME', `${step.field ?? 'emptyDisk.capacity'}: ${step.sizeBytes} bytes is larger than the pod's filesystem can hold`);
 }
 
 async function readSource(src: DataSource | undefined, dir: string, o: PrepareOptions): Promise<string | undefined> {

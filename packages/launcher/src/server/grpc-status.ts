@@ -21,11 +21,13 @@ const TABLE: Readonly<Record<LauncherErrorCode, status>> = {
 export interface WireError {
   readonly code: status;
   readonly details: string;
+  /** Our own code, sent in the ERROR_CODE_TRAILER so the client can tell failures apart by code. */
+  readonly launcherCode?: LauncherErrorCode;
 }
 
 /** Any error → the status the client sees; unknown errors are INTERNAL with their message. */
 export function toGrpcStatus(err: unknown): WireError {
   if (err instanceof VmiInvalidError) return { code: status.INVALID_ARGUMENT, details: err.message };
-  if (err instanceof LauncherError) return { code: TABLE[err.code], details: err.message };
+  if (err instanceof LauncherError) return { code: TABLE[err.code], details: err.message, launcherCode: err.code };
   return { code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) };
 }

@@ -1,4 +1,5 @@
-import { status, type handleUnaryCall, type ServerUnaryCall } from '@grpc/grpc-js';
+import { Metadata, status, type handleUnaryCall, type ServerUnaryCall } from '@grpc/grpc-js';
+import { ERROR_CODE_TRAILER } from '@podvirt/proto';
 import { LauncherError } from '../errors.js';
 import { toGrpcStatus } from './grpc-status.js';
 import { malformedReason } from './malformed-request.js';
@@ -43,7 +44,9 @@ export function unary<Req, Res>(
         (err: unknown) => {
           onError?.(err, call);
           const s = toGrpcStatus(err);
-          callback({ code: s.code, details: s.details });
+          const metadata = new Metadata();
+          if (s.launcherCode !== undefined) metadata.set(ERROR_CODE_TRAILER, s.launcherCode);
+          callback({ code: s.code, details: s.details, metadata });
         },
       )
       .finally(() => {
