@@ -12,9 +12,9 @@ import {
   messages,
   readPids,
   startMonitor,
-  waitFor,
   writeScript,
 } from './helpers/monitor-process.js';
+import { eventually } from '@podvirt/test-support';
 
 const BURST = 100;
 const NO_SWEEP = '--reap-sweep-interval=10m';
@@ -61,7 +61,7 @@ for (const pidNamespace of [false, true]) {
       const launcher = writeScript(dir, 'launcher.sh', burstScript(BURST, WAIT_FOR_SIGNAL));
       const monitor = start(t, ['--launcher-bin', launcher, NO_SWEEP, dir]);
 
-      await waitFor('every orphan reaped', () => messages(monitor.lines, 'reaped orphan').length >= BURST);
+      await eventually(() => messages(monitor.lines, 'reaped orphan').length >= BURST, { what: 'every orphan reaped', deadlineMs: 10_000 });
       const orphans = readPids(join(dir, 'orphans'));
       const reaped = messages(monitor.lines, 'reaped orphan');
       assert.equal(orphans.length, BURST);
@@ -73,7 +73,7 @@ for (const pidNamespace of [false, true]) {
       assert.equal(started?.['subreaper'], true);
       if (pidNamespace) assert.equal(started?.['pid'], 1);
 
-      await waitFor('launcher ready', () => isFile(join(dir, 'ready')));
+      await eventually(() => isFile(join(dir, 'ready')), { what: 'launcher ready', deadlineMs: 10_000 });
       await monitor.signal('SIGTERM');
       assert.deepEqual(await monitor.exited, { code: 42, signal: null });
     });
@@ -95,7 +95,7 @@ for (const pidNamespace of [false, true]) {
         const dir = makeTempDir(t);
         const launcher = writeScript(dir, 'launcher.sh', `dir="$1"\n${WAIT_FOR_SIGNAL}`);
         const monitor = start(t, ['--launcher-bin', launcher, dir]);
-        await waitFor('launcher ready', () => isFile(join(dir, 'ready')));
+        await eventually(() => isFile(join(dir, 'ready')), { what: 'launcher ready', deadlineMs: 10_000 });
 
         await monitor.signal(signal);
         assert.deepEqual(await monitor.exited, { code: 42, signal: null });
@@ -145,9 +145,10 @@ for (const pidNamespace of [false, true]) {
       const launcher = writeScript(dir, 'launcher.sh', 'echo "$@" > "$1/args"\nexit 3');
       const monitor = start(t, ['--keep-after-failure', '--launcher-bin', launcher, dir, '--uid', '1234']);
 
-      await waitFor('keep-alive', () =>
-        messages(monitor.lines, 'keeping launcher container alive after failure until SIGTERM').length > 0,
-      );
+      await eventually(() => messages(monitor.lines, 'keeping launcher container alive after failure until SIGTERM').length > 0, {
+        what: 'keep-alive',
+        deadlineMs: 10_000,
+      });
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(monitor.child.exitCode, null, 'still alive');
       assert.equal(readText(join(dir, 'args')), `${dir} --uid 1234`);

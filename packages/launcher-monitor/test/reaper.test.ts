@@ -12,7 +12,8 @@ import type { NativeBinding } from '../src/native-binding.js';
 import { ProcessTree } from '../src/process-tree.js';
 import { Reaper } from '../src/reaper.js';
 import type { ReapedChild } from '../src/reaper.js';
-import { killQuietly, waitFor } from './helpers/monitor-process.js';
+import { killQuietly } from './helpers/monitor-process.js';
+import { eventually } from '@podvirt/test-support';
 
 const binding = loadNativeBinding();
 const tree = new ProcessTree();
@@ -43,10 +44,10 @@ test('reaps every orphan and reports what it was', async (t) => {
   const parent = spawnOwned(t, owned, orphans(20, 0.05));
   await once(parent, 'exit');
   const reaped: ReapedChild[] = [];
-  await waitFor('20 orphans reaped', () => {
+  await eventually(() => {
     reaped.push(...reaper.sweep());
     return reaped.length >= 20;
-  });
+  }, { what: '20 orphans reaped', deadlineMs: 10_000 });
   assert.equal(reaped.length, 20);
   assert.ok(reaped.every((c) => c.comm === 'sleep' && c.code === 'exited' && c.status === 0));
   assert.deepEqual(tree.children('self').filter((pid) => tree.stat(pid)?.state === 'Z'), []);
@@ -83,7 +84,7 @@ test('a sweep on every SIGCHLD keeps up with orphans exiting beside a spawned ch
 
   const launcher = spawnOwned(t, owned, `${orphans(40, 0.2)}; sleep 0.2; exit 5`);
   assert.deepEqual(await once(launcher, 'exit'), [5, null]);
-  await waitFor('40 orphans reaped', () => reaped.length >= 40);
+  await eventually(() => reaped.length >= 40, { what: '40 orphans reaped', deadlineMs: 10_000 });
   assert.equal(reaped.length, 40);
 });
 

@@ -6,10 +6,10 @@ import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ProcessTree } from '../../src/process-tree.js';
+import { eventually } from '@podvirt/test-support';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'main.js');
 
@@ -59,14 +59,6 @@ export function readPids(path: string): number[] {
   }
 }
 
-export async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 export function startMonitor(t: TestContext, args: readonly string[], options: { pidNamespace?: boolean } = {}): MonitorProcess {
   const command = options.pidNamespace === true ? 'unshare' : process.execPath;
   const argv = options.pidNamespace === true ? ['--pid', '--fork', '--kill-child', '--mount-proc', process.execPath, MAIN, ...args] : [MAIN, ...args];
@@ -99,10 +91,10 @@ export function startMonitor(t: TestContext, args: readonly string[], options: {
     if (outer === undefined) throw new Error('the monitor did not start');
     if (options.pidNamespace !== true) return outer;
     let inner: number | undefined;
-    await waitFor('the monitor inside the PID namespace', () => {
+    await eventually(() => {
       inner = tree.children(outer)[0];
       return inner !== undefined && tree.stat(inner)?.comm === 'node';
-    });
+    }, { what: 'the monitor inside the PID namespace', deadlineMs: 10_000 });
     return inner ?? outer;
   };
   return {
