@@ -12,3 +12,4 @@ export {
   type UnaryMethod,
 } from './promise-client.js';
 export { ERROR_CODE_TRAILER } from './error-code-trailer.js';
+export { lenientService, malformedReason, refuseMalformedUnary } from './malformed-request.js';

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import { NODE_NAME_LABEL } from '@podvirt/api';
 import { eventually } from '@podvirt/test-support';
@@ -181,4 +182,19 @@ test('an unfreeze timeout beyond Node\'s timer range is refused, not thawed at o
   await h.node.freeze({ vmi: REF, unfreezeTimeoutSeconds: 2_147_483 });
   await eventually(() => h.vmi().status?.fsFreezeStatus === 'frozen');
   await h.node.unfreeze(REF);
+});
+
+test('a request body that is not protobuf is INVALID_ARGUMENT naming the method, never INTERNAL', async (t) => {
+  const h = await nodeApiHarness(t);
+  const raw = new grpc.Client(`unix:${h.server.socketPath}`, grpc.credentials.createInsecure());
+  t.after(() => raw.close());
+  const send = (path: string, body: Buffer) => new Promise<grpc.ServiceError | undefined>((resolve) => {
+    raw.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, body, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (err) => resolve(err ?? undefined));
+  });
+  for (const method of ['Pause', 'Freeze', 'List', 'FilesystemList']) {
+    const err = await send(`/podvirt.node.v1.Node/${method}`, Buffer.from([0x0a, 0xff]));
+    assert.equal(err?.code, status.INVALID_ARGUMENT, `${method}: ${err?.code} ${err?.details}`);
+    assert.match(err?.details ?? '', new RegExp(`Node/${method}: the request is not a valid protobuf message`));
+  }
+  assert.deepEqual(h.launcher.calls.filter((c) => /pause|freeze|filesystem/i.test(c)), [], 'no operation reached the launcher');
 });

@@ -7,7 +7,7 @@
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { node } from '@podvirt/proto';
+import { lenientService, node, refuseMalformedUnary } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
 import { clientRefusal, type AllowedClients } from './client-identity.js';
 
@@ -54,7 +54,8 @@ export class NodeApiServer {
     await rm(socketPath, { force: true });
     const allowed = options.tls?.allowedClients;
     const server = new grpc.Server(allowed === undefined ? {} : { interceptors: [authorize(allowed, options.onRefused)] });
-    server.addService(node.NodeService, options.service);
+    // A body that does not decode is INVALID_ARGUMENT naming the method, not grpc-js's INTERNAL.
+    server.addService(lenientService(node.NodeService), refuseMalformedUnary(node.NodeService, options.service));
     let tlsPort = 0;
     try {
       await bind(server, `unix:${socketPath}`, grpc.ServerCredentials.createInsecure());

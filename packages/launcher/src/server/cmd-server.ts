@@ -1,14 +1,13 @@
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, highestCommonVersion } from '@podvirt/proto';
+import { CMD_VERSIONS, cmd, highestCommonVersion, lenientService, malformedReason } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { DomainManager } from '../domain/domain-manager.js';
 import type { GuestAgentOps } from '../domain/guest-agent-ops.js';
 import type { VmiRef } from '../domain/vmi-ref.js';
 import type { WatchHub } from '../domain/watch-hub.js';
 import { decodeVmiRequest, vmiRefOf } from './parse-vmi.js';
-import { lenientService, malformedReason } from './malformed-request.js';
 import { unary } from './unary.js';
 
 export const INIT_SOCKET = 'launcher-init-sock';

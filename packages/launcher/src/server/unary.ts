@@ -2,7 +2,7 @@ import { Metadata, status, type handleUnaryCall, type ServerUnaryCall } from '@g
 import { ERROR_CODE_TRAILER } from '@podvirt/proto';
 import { LauncherError } from '../errors.js';
 import { toGrpcStatus } from './grpc-status.js';
-import { malformedReason } from './malformed-request.js';
+import { malformedReason } from '@podvirt/proto';
 
 export interface UnaryContext {
   readonly signal: AbortSignal;
