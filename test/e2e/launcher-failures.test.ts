@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { eventually } from '@podvirt/test-support';
 import { processesInMountNamespace } from '../testbed/index.js';
 import { assertNothingLeft, collectWatch, domains, startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
 
@@ -15,35 +16,25 @@ async function pidOf(run: LauncherRun, comm: string): Promise<number | undefined
   return undefined;
 }
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 test('libvirt daemon SIGKILLed: restarted, the VM keeps running, events flow; a bad VMI is refused by field', { timeout: 120_000 }, async (t) => {
   const run = await startLauncher(t);
   await waitForReady(run);
-  const daemon = await eventually('libvirtd', () => pidOf(run, 'libvirtd'));
-  const qemu = await eventually('qemu', () => pidOf(run, 'qemu-system-x86'));
+  const daemon = await eventually(() => pidOf(run, 'libvirtd'), { what: 'libvirtd', deadlineMs: 20_000, stepMs: 100 });
+  const qemu = await eventually(() => pidOf(run, 'qemu-system-x86'), { what: 'qemu', deadlineMs: 20_000, stepMs: 100 });
   process.kill(daemon, 'SIGKILL');
   const killedAt = Date.now();
-  const restarted = await eventually('a new libvirtd', async () => {
+  const restarted = await eventually(async () => {
     const pid = await pidOf(run, 'libvirtd');
     return pid !== undefined && pid !== daemon ? pid : undefined;
-  });
+  }, { what: 'a new libvirtd', deadlineMs: 20_000, stepMs: 100 });
   t.diagnostic(`libvirtd ${daemon} → ${restarted} after ${Date.now() - killedAt} ms`);
   assert.equal(await pidOf(run, 'qemu-system-x86'), qemu, 'qemu was not disturbed');
   const watch = collectWatch(run);
-  await eventually('pause through the new connection', async () =>
-    run.cmd.pause(vmiRequest(run), { timeoutMs: 5_000 }).then(() => true, () => undefined));
-  await eventually('Paused on WatchDomain', () => Promise.resolve(domains(watch.events).find((d) => d.state === 'Paused' && d.reason === 'User')));
+  await eventually(async () =>
+    run.cmd.pause(vmiRequest(run), { timeoutMs: 5_000 }).then(() => true, () => undefined), { what: 'pause through the new connection', deadlineMs: 20_000, stepMs: 100 });
+  await eventually(() => domains(watch.events).find((d) => d.state === 'Paused' && d.reason === 'User'), { what: 'Paused on WatchDomain', deadlineMs: 20_000, stepMs: 100 });
   await run.cmd.unpause(vmiRequest(run));
-  await eventually('Running again on WatchDomain', () => Promise.resolve(domains(watch.events).find((d) => d.state === 'Running' && d.reason === 'Unpaused')));
+  await eventually(() => domains(watch.events).find((d) => d.state === 'Running' && d.reason === 'Unpaused'), { what: 'Running again on WatchDomain', deadlineMs: 20_000, stepMs: 100 });
   assert.ok(run.logs().some((l) => l['msg'] === 'libvirt daemon exited, restarting'));
 
   const bad = structuredClone(run.vmi) as { spec: { domain: { devices: Record<string, unknown> } } };
@@ -60,7 +51,7 @@ test('qemu SIGKILLed: the crash is reported on WatchDomain and the launcher exit
   const run = await startLauncher(t);
   const watch = collectWatch(run);
   await waitForReady(run);
-  const qemu = await eventually('qemu', () => pidOf(run, 'qemu-system-x86'));
+  const qemu = await eventually(() => pidOf(run, 'qemu-system-x86'), { what: 'qemu', deadlineMs: 20_000, stepMs: 100 });
   process.kill(qemu, 'SIGKILL');
   const exit = await run.container.exited;
   await watch.ended;

@@ -13,12 +13,16 @@ export interface EventuallyOptions {
 
 export const DEFAULT_EVENTUALLY_DEADLINE_MS = 5_000;
 
-/** Resolves once `check` returns true (or a promise of true); rejects at the deadline. */
-export async function eventually(check: () => boolean | Promise<boolean>, options: EventuallyOptions = {}): Promise<void> {
+/**
+ * Resolves once `check` returns a value other than false or undefined (or a promise of one),
+ * with that value, so a wait can hand back what it found; rejects at the deadline.
+ */
+export async function eventually<T>(check: () => T | false | undefined | Promise<T | false | undefined>, options: EventuallyOptions = {}): Promise<T> {
   const deadlineMs = options.deadlineMs ?? DEFAULT_EVENTUALLY_DEADLINE_MS;
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    if (await check()) return;
+    const value = await check();
+    if (value !== false && value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`${options.what ?? 'condition'} not met within ${deadlineMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, options.stepMs ?? 10));
   }

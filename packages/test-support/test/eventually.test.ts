@@ -9,6 +9,12 @@ test('eventually resolves once the condition holds, sync or async', async () => 
   await eventually(() => Promise.resolve(true));
 });
 
+test('eventually resolves with what the check found', async () => {
+  let n = 0;
+  assert.equal(await eventually(() => (++n >= 3 ? `pid ${n}` : undefined), { stepMs: 1 }), 'pid 3');
+  assert.equal(await eventually(async () => 0), 0, 'zero is a value, not a miss');
+});
+
 test('eventually fails at its deadline, naming what it waited for', async () => {
   await assert.rejects(eventually(() => false, { deadlineMs: 20, stepMs: 1, what: 'the socket' }), /the socket not met within 20 ms/);
 });
