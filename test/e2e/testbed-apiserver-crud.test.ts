@@ -31,9 +31,11 @@ describe('testbed API server: CRUD', () => {
     assert.deepEqual(vmis?.['categories'], ['all']);
     const groups = await http(base, 'GET', '/apis');
     const names = (groups.body['groups'] as Array<Record<string, unknown>>).map((g) => g['name']);
-    // Besides what the components use, the kinds of the install manifests (stored only, for `kubectl apply`).
+    // Besides what the components use, the kinds of the install manifests (stored only, for
+    // `kubectl apply`), and StorageClasses for persistent volumes.
     assert.deepEqual(names.sort(), [
       'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apps', 'coordination.k8s.io', 'events.k8s.io', 'kubevirt.io', 'rbac.authorization.k8s.io',
+      'storage.k8s.io',
     ]);
     assert.equal((await http(base, 'GET', '/version')).body['major'], '1');
   });
