@@ -47,7 +47,7 @@ test('testbed up starts the components in the background; testbed down leaves no
   assert.equal(running.length, 3);
   assert.equal((await testbed(['up', '--state-dir', stateDir])).code, 1, 'a second up refuses');
 
-  const pod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sleeper' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo hi; sleep 300'] }] } });
+  const pod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sleeper' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo hi; sleep 317'] }] } });
   assert.equal((await kubectl(kubeconfig, ['apply', '-f', '-'], pod)).code, 0);
   await waitFor('pod running', async () => ((await kubectl(kubeconfig, ['get', 'pod', 'sleeper', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined), 20_000);
   assert.equal((await kubectl(kubeconfig, ['logs', 'sleeper'])).stdout.split('\n')[0], 'hi');
@@ -62,5 +62,6 @@ test('testbed up starts the components in the background; testbed down leaves no
   const mounts = await readFile('/proc/self/mountinfo', 'utf8');
   assert.equal(mounts.includes(parent), false);
   const { stdout } = await new Promise<{ stdout: string }>((resolve) => execFile('ps', ['-eo', 'args'], (_e, out) => resolve({ stdout: out })));
-  assert.equal(stdout.includes('sleep 300'), false, 'the pod process is gone');
+  // A duration no other test uses: test files run in parallel, and some start `sleep 300`.
+  assert.equal(stdout.includes('sleep 317'), false, 'the pod process is gone');
 });
