@@ -20,14 +20,11 @@ import { stackLeftovers } from '../stack/stack-leftovers.js';
 import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { DemoShell } from './demo-shell.js';
+import type { VmiDemoOptions } from './vmi-demo.js';
 import { VmiPhaseWatch } from './vmi-phase-watch.js';
 
-export interface NetworkDemoOptions {
-  readonly out: DemoOutput;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly node: string;
-  readonly signal?: AbortSignal;
-}
+/** The same inputs as the main demo's. */
+export type NetworkDemoOptions = VmiDemoOptions;
 
 const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
 const NS = 'default';
