@@ -203,11 +203,15 @@ export class DomainTracker {
       if (!this.meta.agentConnected || this.#unsubscribe === undefined) return;
       void this.#o.conn.guestInfo(this.#o.identity.domain).then(
         (p) => {
+          if (this.#unsubscribe === undefined) return;
           this.meta.interfaces = parseInterfaces(p);
           this.#publish();
         },
         (err: unknown) => this.#o.log.debug({ err }, 'guest interfaces not available'),
-      ).finally(() => this.#pollInterfaces());
+      ).finally(() => {
+        // A close() during the read must not be followed by a new timer or a publish.
+        if (this.#unsubscribe !== undefined) this.#pollInterfaces();
+      });
     }, INTERFACE_POLL_MS).unref();
   }
 
