@@ -2,28 +2,16 @@
 // Debian's real CNI plugins (bridge + host-local + loopback), torn down when the pod ends.
 import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { startTestbed, type Testbed } from '../testbed/cli/index.js';
+import { readTcp } from '../testbed/sandbox/read-tcp.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 import { stackNetwork, type StackNetwork } from '../testbed/sandbox/stack-network.js';
 import { kubectl, waitFor } from './testbed-helpers.js';
-
-/** Reads what a TCP server at ip:port sends before closing (only ever addresses the testbed made). */
-function fetchTcp(ip: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: ip, port, timeout: 5000 });
-    let data = '';
-    socket.on('data', (c: Buffer) => (data += c.toString()));
-    socket.on('end', () => resolve(data));
-    socket.on('timeout', () => socket.destroy(new Error('timeout')));
-    socket.on('error', reject);
-  });
-}
 
 async function leftoverNetns(net: StackNetwork): Promise<string[]> {
   return (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(net.netnsPrefix));
@@ -75,7 +63,7 @@ describe('testbed pod network (real CNI)', () => {
     assert.equal(a.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status, 'True');
     const wide = await kubectl(tb.kubeconfigPath, ['get', 'pods', 'net-a', '-o', 'wide']);
     assert.match(wide.stdout, new RegExp(`net-a\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${ipA.replaceAll('.', '\\.')}\\s`));
-    assert.equal(await waitFor('host → pod', () => fetchTcp(ipA, 8080).catch(() => undefined)), 'hello from net-a\n');
+    assert.equal(await waitFor('host → pod', () => readTcp(ipA, 8080).catch(() => undefined)), 'hello from net-a\n');
 
     await core.createNamespacedPod({
       namespace: 'default',

@@ -5,25 +5,12 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers, waitForConsoleText } from '../testbed/index.js';
+import { readTcp, stackLeftovers, waitForConsoleText } from '../testbed/index.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 import { stackNetwork, type StackNetwork } from '../testbed/sandbox/stack-network.js';
 import { BOOT_TIMEOUT_MS, guestVmi, VmiSuite } from './vmi-stack.js';
-
-/** What a TCP server sends before closing; only ever addresses inside the testbed's own bridge. */
-function readTcp(ip: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: ip, port, timeout: 5000 });
-    let data = '';
-    socket.on('data', (c: Buffer) => (data += c.toString()));
-    socket.on('end', () => resolve(data));
-    socket.on('timeout', () => socket.destroy(new Error('timeout')));
-    socket.on('error', reject);
-  });
-}
 
 describe('guest networking on the testbed', () => {
   let suite: VmiSuite;

@@ -31,3 +31,4 @@ export type { PodvirtStack, PodvirtStackOptions } from './stack/start-podvirt-st
 export { StackProcess } from './stack/stack-process.js';
 export type { LogLine, ProcessExit, StackProcessOptions } from './stack/stack-process.js';
 export { stackLeftovers } from './stack/stack-leftovers.js';
+export { readTcp } from './sandbox/read-tcp.js';

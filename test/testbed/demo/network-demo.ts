@@ -5,9 +5,9 @@
 // bridge one.
 // Deleting them leaves no namespace, tap, bridge, rule or address allocation. Traffic only
 // ever goes to addresses on the testbed's own bridge.
+import { readTcp } from '../sandbox/read-tcp.js';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
@@ -29,17 +29,6 @@ export type NetworkDemoOptions = VmiDemoOptions;
 const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
 const NS = 'default';
 const TIMEOUT_MS = 120_000;
-
-function readTcp(ip: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: ip, port, timeout: 5000 });
-    let data = '';
-    socket.on('data', (c: Buffer) => (data += c.toString()));
-    socket.on('end', () => resolve(data.trim()));
-    socket.on('timeout', () => socket.destroy(new Error('timeout')));
-    socket.on('error', reject);
-  });
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = TIMEOUT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -144,7 +133,7 @@ async function showGuest(
     return vmi.status?.interfaces?.[0]?.ipAddress === ip ? true : undefined;
   });
   await shell.kubectl(['get', 'vmi', name]);
-  const answer = await until(`${ip}:8080`, () => readTcp(ip, 8080));
+  const answer = (await until(`${ip}:8080`, () => readTcp(ip, 8080))).trim();
   out.step(`from the host: ${ip}:8080 answers ${answer} (the guest's boot_id is ${bootId})`);
   const fetched = await waitForConsoleText(serial, 'PODVIRT-GUEST-FETCH', { timeoutMs: TIMEOUT_MS });
   out.step(`from the guest: ${fetched.line.trim()}`);
