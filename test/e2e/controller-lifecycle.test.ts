@@ -8,7 +8,8 @@ import { ControllerApp, LAUNCHER_MONITOR_COMMAND } from '@podvirt/controller';
 import { KubeClient, readKubeconfigFile } from '@podvirt/kube-runtime';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { pino } from 'pino';
-import { startTestApiServer, waitFor, type TestApiServer } from './testbed-helpers.js';
+import { eventually } from '@podvirt/test-support';
+import { startTestApiServer, type TestApiServer } from './testbed-helpers.js';
 
 const NS = 'default';
 const vmiApi = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
@@ -71,16 +72,16 @@ describe('podvirt-controller end to end (testbed API server)', () => {
 
   test('the controller holds the Lease while it runs', async () => {
     const coordination = tb.kubeConfig.makeApiClient(CoordinationV1Api);
-    const lease = await waitFor('lease', async () => {
+    const lease = await eventually(async () => {
       const l = await coordination.readNamespacedLease({ name: 'podvirt-controller', namespace: 'kube-system' }).catch(() => undefined);
       return l?.spec?.holderIdentity === 'e2e-replica' ? l : undefined;
-    });
+    }, { what: 'lease', deadlineMs: 10_000 });
     assert.equal(lease.spec?.leaseDurationSeconds, 15);
   });
 
   test('VMI → launcher pod → Scheduling → Scheduled → pod lost → Failed → deleted', async () => {
     await custom.createNamespacedCustomObject({ ...vmiApi, body: vmiManifest('vm-a') });
-    const scheduling = await waitFor('Scheduling', vmiInPhase('vm-a', 'Scheduling'));
+    const scheduling = await eventually(vmiInPhase('vm-a', 'Scheduling'), { what: 'Scheduling', deadlineMs: 10_000 });
     const uid = scheduling.metadata.uid ?? '';
     assert.deepEqual(scheduling.metadata.finalizers, ['foregroundDeleteVirtualMachine']);
     assert.deepEqual(scheduling.status?.phaseTransitionTimestamps?.map((t) => t.phase), ['Pending', 'Scheduling']);
@@ -104,8 +105,8 @@ describe('podvirt-controller end to end (testbed API server)', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     // The status write comes first and the node label right after it (sync-vmi.ts): wait for both.
-    const scheduled = await waitFor('Scheduled and labelled', () =>
-      getVmi('vm-a').then((v) => (v?.status?.phase === 'Scheduled' && v.metadata.labels?.['kubevirt.io/nodeName'] !== undefined ? v : undefined)));
+    const scheduled = await eventually(() =>
+      getVmi('vm-a').then((v) => (v?.status?.phase === 'Scheduled' && v.metadata.labels?.['kubevirt.io/nodeName'] !== undefined ? v : undefined)), { what: 'Scheduled and labelled', deadlineMs: 10_000 });
     assert.equal(scheduled.status?.nodeName, 'node01');
     assert.equal(scheduled.metadata.labels?.['kubevirt.io/nodeName'], 'node01');
     assert.deepEqual(scheduled.status?.activePods, { [pod.metadata?.uid ?? '']: 'node01' });
@@ -114,21 +115,21 @@ describe('podvirt-controller end to end (testbed API server)', () => {
 
     // The pod disappears (force-deleted): the VMI fails with a reason and a Warning.
     await core.deleteNamespacedPod({ name: podName, namespace: NS, gracePeriodSeconds: 0 });
-    const failed = await waitFor('Failed', vmiInPhase('vm-a', 'Failed'));
+    const failed = await eventually(vmiInPhase('vm-a', 'Failed'), { what: 'Failed', deadlineMs: 10_000 });
     assert.equal(failed.status?.reason, 'PodNotExists');
     assert.ok((await eventReasons('vm-a')).includes('Warning PodNotExists'));
 
     await custom.deleteNamespacedCustomObject({ ...vmiApi, name: 'vm-a' });
-    await waitFor('vm-a gone', async () => ((await getVmi('vm-a')) === undefined ? true : undefined));
+    await eventually(async () => ((await getVmi('vm-a')) === undefined ? true : undefined), { what: 'vm-a gone', deadlineMs: 10_000 });
   });
 
   test('deleting a VMI before it reaches a node deletes its pod and removes the finalizer', async () => {
     await custom.createNamespacedCustomObject({ ...vmiApi, body: vmiManifest('vm-b') });
-    const scheduling = await waitFor('Scheduling', vmiInPhase('vm-b', 'Scheduling'));
+    const scheduling = await eventually(vmiInPhase('vm-b', 'Scheduling'), { what: 'Scheduling', deadlineMs: 10_000 });
     const uid = scheduling.metadata.uid ?? '';
     assert.equal((await podsOf(uid)).length, 1, 'exactly one pod, even with two workers');
     await custom.deleteNamespacedCustomObject({ ...vmiApi, name: 'vm-b' });
-    await waitFor('vm-b gone', async () => ((await getVmi('vm-b')) === undefined ? true : undefined));
+    await eventually(async () => ((await getVmi('vm-b')) === undefined ? true : undefined), { what: 'vm-b gone', deadlineMs: 10_000 });
     assert.deepEqual(await podsOf(uid), []);
     const reasons = await eventReasons('vm-b');
     assert.ok(reasons.includes('Normal SuccessfulCreate'), reasons.join(', '));
@@ -139,10 +140,10 @@ describe('podvirt-controller end to end (testbed API server)', () => {
     const bad = vmiManifest('vm-bad');
     bad.spec.domain.devices.disks = [{ name: 'nowhere', disk: { bus: 'virtio' } }];
     await custom.createNamespacedCustomObject({ ...vmiApi, body: bad });
-    const pending = await waitFor('FailedCreate', async () => {
+    const pending = await eventually(async () => {
       const v = await getVmi('vm-bad');
       return v?.status?.conditions?.some((c) => c.type === 'Synchronized' && c.reason === 'FailedCreate') ? v : undefined;
-    });
+    }, { what: 'FailedCreate', deadlineMs: 10_000 });
     assert.equal(pending.status?.phase, 'Pending');
     assert.deepEqual(await podsOf(pending.metadata.uid ?? ''), []);
     assert.ok((await eventReasons('vm-bad')).includes('Warning SyncFailed'));
@@ -152,7 +153,7 @@ describe('podvirt-controller end to end (testbed API server)', () => {
     tb.server.compact();
     assert.ok(tb.server.dropWatches() >= 2, 'the VMI and pod watches were open');
     await custom.createNamespacedCustomObject({ ...vmiApi, body: vmiManifest('vm-c') });
-    const scheduling = await waitFor('Scheduling after relist', vmiInPhase('vm-c', 'Scheduling'));
+    const scheduling = await eventually(vmiInPhase('vm-c', 'Scheduling'), { what: 'Scheduling after relist', deadlineMs: 10_000 });
     assert.equal((await podsOf(scheduling.metadata.uid ?? '')).length, 1);
   });
 

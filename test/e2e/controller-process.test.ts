@@ -7,8 +7,9 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
+import { eventually } from '@podvirt/test-support';
 import { repoRoot } from '../testbed/guest/repo-root.js';
-import { startTestApiServer, waitFor, type TestApiServer } from './testbed-helpers.js';
+import { startTestApiServer, type TestApiServer } from './testbed-helpers.js';
 
 interface LogLine {
   level: number;
@@ -40,7 +41,7 @@ describe('podvirt-controller process', () => {
   });
 
   test('starts, leads, reconciles a VMI, and exits 0 on SIGTERM releasing the Lease', async () => {
-    await waitFor('controller started', () => lines.find((l) => l.msg === 'controller started'));
+    await eventually(() => lines.find((l) => l.msg === 'controller started'), { what: 'controller started', deadlineMs: 10_000 });
     assert.ok(lines.every((l) => l.component === 'podvirt-controller'), 'JSON lines with the component binding');
     const custom = tb.kubeConfig.makeApiClient(CustomObjectsApi);
     const api = { group: 'kubevirt.io', version: 'v1', namespace: 'default', plural: 'virtualmachineinstances' };
@@ -53,10 +54,10 @@ describe('podvirt-controller process', () => {
         spec: { domain: { devices: {}, resources: { requests: { memory: '128Mi' } } } },
       },
     });
-    await waitFor('Scheduling', async () => {
+    await eventually(async () => {
       const vmi = (await custom.getNamespacedCustomObject({ ...api, name: 'proc-vm' })) as VirtualMachineInstance;
       return vmi.status?.phase === 'Scheduling' ? vmi : undefined;
-    });
+    }, { what: 'Scheduling', deadlineMs: 10_000 });
     const created = lines.find((l) => l.msg === 'created launcher pod');
     assert.equal(created?.['name'], 'proc-vm', 'per-VMI child logger carries namespace/name/uid');
     assert.equal(created?.['namespace'], 'default');

@@ -4,20 +4,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { cmd } from '@podvirt/proto';
+import { eventually } from '@podvirt/test-support';
 import { startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
 
 async function domain(run: LauncherRun): Promise<cmd.Domain | undefined> {
   return (await run.cmd.getDomain({})).domain;
 }
 
-async function until(what: string, run: LauncherRun, check: (d: cmd.Domain | undefined) => boolean, timeoutMs = 30_000): Promise<cmd.Domain | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const d = await domain(run);
-    if (check(d)) return d;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(d)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** The domain once `check` holds for it, read every 200 ms; the failure shows the last one read. */
+async function until(what: string, run: LauncherRun, check: (d: cmd.Domain | undefined) => boolean, deadlineMs = 30_000): Promise<cmd.Domain> {
+  let last: cmd.Domain | undefined;
+  return eventually(async () => {
+    last = await domain(run);
+    return check(last) ? last : undefined;
+  }, { what, deadlineMs, stepMs: 200, detail: () => `last: ${JSON.stringify(last)}` });
 }
 
 test('boots to the ready marker, Running on WatchDomain, then every lifecycle call works', { timeout: 180_000 }, async (t) => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd, promiseClient, type PromiseMethods } from '@podvirt/proto';
+import { eventually } from '@podvirt/test-support';
 import { guestImage, processesInMountNamespace, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage } from '../testbed/index.js';
 
 export interface LauncherRunOptions {
@@ -65,14 +66,6 @@ export function guestVmi(guest: GuestImage, extraKernelArgs = ''): Record<string
   };
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logs: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; launcher output:\n${logs()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /**
  * The guest image placed as the launcher's documented layout under `<share>/container-disks`:
  * kernel-boot/<path> for guestVmi's kernelBoot and data/disk.img for its containerDisk.
@@ -112,7 +105,7 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
   container.stdout.on('data', (c: Buffer) => (out += c.toString()));
   container.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const socketPath = join(share, 'sockets', 'launcher-sock');
-  await waitFor('launcher-sock', () => readFile(socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code === 'ENXIO'), 30_000, () => out);
+  await eventually(() => readFile(socketPath).then(() => true, (e: NodeJS.ErrnoException) => e.code === 'ENXIO'), { what: 'launcher-sock', deadlineMs: 30_000, detail: () => `launcher output:\n${out}` });
   const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
   const calls = cmdCalls(client);

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { waitForConsoleText, type ContainerExit } from '../testbed/index.js';
 import { childrenOf, cpuTicks, exists, lingeringZombies, parentOf, sampleZombies, type ProcStat } from './monitor-procfs.js';
-import { findLog, launcherOf, leftovers, qemuOf, startMonitorRun, waitFor, type MonitorRun } from './monitor-run.js';
+import { findLog, launcherOf, leftovers, qemuOf, startMonitorRun, type MonitorRun } from './monitor-run.js';
 
 const SIGKILL_EXIT = 128 + 9;
 
@@ -25,8 +26,8 @@ function exitStatus(exit: ContainerExit): number {
 /** Boots the guest and SIGKILLs the launcher; resolves with what was running at that moment. */
 async function killLauncher(run: MonitorRun): Promise<{ qemu: ProcStat; launcher: ProcStat; killedAt: number }> {
   await waitForConsoleText(run.serialLog, run.guest.readyMarker, { timeoutMs: 90_000 });
-  const qemu = await waitFor('qemu below the monitor', () => qemuOf(run), 30_000, run.output);
-  const launcher = await waitFor('the launcher', () => launcherOf(run), 5_000, run.output);
+  const qemu = await eventually(() => qemuOf(run), { what: 'qemu below the monitor', deadlineMs: 30_000, detail: run.output });
+  const launcher = await eventually(() => launcherOf(run), { what: 'the launcher', deadlineMs: 5_000, detail: run.output });
   assert.equal(await parentOf(qemu.pid), run.monitorPid);
   process.kill(launcher.pid, 'SIGKILL');
   return { qemu, launcher, killedAt: performance.now() };
@@ -70,7 +71,7 @@ test('--keep-after-failure: after the launcher dies the monitor stops qemu and s
   t.after(() => zombies.stop().then(() => undefined));
   const { qemu, killedAt } = await killLauncher(run);
 
-  await waitFor('the keep-alive', () => findLog(run, 'keeping launcher container alive after failure until SIGTERM'), 30_000, run.output);
+  await eventually(() => findLog(run, 'keeping launcher container alive after failure until SIGTERM'), { what: 'the keep-alive', deadlineMs: 30_000, detail: run.output });
   t.diagnostic(`launcher SIGKILL → qemu stopped, keep-alive: ${(performance.now() - killedAt).toFixed(0)} ms`);
   assert.equal(findLog(run, 'terminating leftover qemu')?.['timeoutMs'], 10_000);
   assert.equal(await exists(qemu), false, 'qemu was stopped while the monitor stays up');

@@ -5,10 +5,11 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { guestImage, waitForConsoleText } from '../testbed/index.js';
 import { collectWatch, domains } from './launcher-run.js';
 import { exists, lingeringZombies, memoryRollup, namespacePid, parentOf, procStat, sampleZombies } from './monitor-procfs.js';
-import { findLog, leftovers, qemuOf, startMonitorRun, waitFor } from './monitor-run.js';
+import { findLog, leftovers, qemuOf, startMonitorRun } from './monitor-run.js';
 
 const BOOT_MS = 90_000;
 
@@ -19,7 +20,7 @@ test('qemu is the monitor\'s child; Kill destroys it with no zombie left behind;
   assert.match(await readFile(`/proc/${run.monitorPid}/status`, 'utf8'), new RegExp(`^NSpid:\\s+${run.monitorPid}\\s+1$`, 'm'), 'the monitor is PID 1 of its namespace');
   assert.match(await readFile(`/proc/${run.monitorPid}/cmdline`, 'utf8'), /podvirt-launcher-monitor\.js/);
   await waitForConsoleText(run.serialLog, run.guest.readyMarker, { timeoutMs: BOOT_MS });
-  const qemu = await waitFor('qemu below the monitor', () => qemuOf(run), 30_000, run.output);
+  const qemu = await eventually(() => qemuOf(run), { what: 'qemu below the monitor', deadlineMs: 30_000, detail: run.output });
   assert.equal(await parentOf(qemu.pid), run.monitorPid, 'libvirt double-forked qemu, so its parent is the monitor');
 
   // Steady state: the monitor idles next to a running VM.
@@ -59,7 +60,7 @@ test('SIGTERM to the monitor: the guest powers off within the grace period, exit
   t.after(() => zombies.stop().then(() => undefined));
   const watch = collectWatch(run);
   const ready = await waitForConsoleText(run.serialLog, run.guest.readyMarker, { timeoutMs: BOOT_MS });
-  const qemu = await waitFor('qemu below the monitor', () => qemuOf(run), 30_000, run.output);
+  const qemu = await eventually(() => qemuOf(run), { what: 'qemu below the monitor', deadlineMs: 30_000, detail: run.output });
 
   const sentAt = performance.now();
   run.container.kill('SIGTERM');

@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { waitForConsoleText } from '../testbed/index.js';
 import { lingeringZombies, sampleZombies, type ZombieReport } from './monitor-procfs.js';
-import { findLog, leftovers, qemuOf, startMonitorRun, waitFor } from './monitor-run.js';
+import { findLog, leftovers, qemuOf, startMonitorRun } from './monitor-run.js';
 
 // What the kernel keeps of qemu-system-x86_64 and qemu-system-i386 (15 characters).
 const QEMU_COMM = /^qemu-system-/;
@@ -19,7 +20,7 @@ test('empty capabilities cache: every probe libvirt forks is reaped at once and 
   const run = await startMonitorRun(t, { capsCache: 'empty', onStart: (pid) => (sampler = sampleZombies(pid, 25)) });
   t.after(() => sampler?.stop().then(() => undefined));
   await waitForConsoleText(run.serialLog, run.guest.readyMarker, { timeoutMs: 90_000 });
-  const vmQemu = await waitFor('qemu below the monitor', () => qemuOf(run), 30_000, run.output);
+  const vmQemu = await eventually(() => qemuOf(run), { what: 'qemu below the monitor', deadlineMs: 30_000, detail: run.output });
   const report: ZombieReport | undefined = await sampler?.stop();
   assert.ok(report !== undefined);
 

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd } from '@podvirt/proto';
+import { eventually } from '@podvirt/test-support';
 import { acceptsConnections, containerStatePaths, guestImage, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
 import { cmdCalls, containerLeftovers, guestContainerDisks, guestVmi, UID, type CmdCalls } from './launcher-run.js';
 import { childrenOf, type ProcStat } from './monitor-procfs.js';
@@ -48,16 +49,6 @@ export interface MonitorRun {
 const MONITOR_COMPONENT = 'virt-launcher-monitor';
 // The monitor's safety sweep would hide a missed SIGCHLD: this long, SIGCHLD alone has to reap.
 const REAP_SWEEP_INTERVAL = '10m';
-
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, context = (): string => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${context()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The monitor's entry point; it loads its compiled code and native addon, which must be built. */
 function monitorBin(root: string): string {
@@ -105,7 +96,7 @@ export async function startMonitorRun(t: TestContext, opts: MonitorRunOptions = 
   const logs = (): LogLine[] => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
   const socketPath = join(share, 'sockets', 'launcher-sock');
   // A unix socket reads as ENXIO: that is how we know it exists.
-  await waitFor('launcher-sock', () => readFile(socketPath).then(() => undefined, (e: NodeJS.ErrnoException) => (e.code === 'ENXIO' ? true : undefined)), 60_000, () => out);
+  await eventually(() => readFile(socketPath).then(() => undefined, (e: NodeJS.ErrnoException) => (e.code === 'ENXIO' ? true : undefined)), { what: 'launcher-sock', deadlineMs: 60_000, detail: () => out });
   const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
   return {

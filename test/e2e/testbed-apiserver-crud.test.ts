@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { http, podManifest, startTestApiServer, waitFor, type TestApiServer } from './testbed-helpers.js';
+import { eventually } from '@podvirt/test-support';
+import { http, podManifest, startTestApiServer, type TestApiServer } from './testbed-helpers.js';
 
 describe('testbed API server: CRUD', () => {
   let tb: TestApiServer;
@@ -192,7 +193,7 @@ describe('testbed API server: CRUD', () => {
     const ref = { apiVersion: 'v1', kind: 'Pod', name: 'owner', uid: owner.metadata?.uid ?? '' };
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('dependent', { metadata: { name: 'dependent', ownerReferences: [ref] } }) as never });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'owner' });
-    await waitFor('dependent collected', async () => ((await http(base, 'GET', `${podsPath}/dependent`)).status === 404 ? true : undefined));
+    await eventually(async () => ((await http(base, 'GET', `${podsPath}/dependent`)).status === 404 ? true : undefined), { what: 'dependent collected', deadlineMs: 10_000 });
     const owner2 = await core.createNamespacedPod({ namespace: 'default', body: podManifest('owner2') as never });
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('orphan', { metadata: { name: 'orphan', ownerReferences: [{ ...ref, name: 'owner2', uid: owner2.metadata?.uid ?? '' }] } }) as never });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'owner2', propagationPolicy: 'Orphan' });
@@ -206,7 +207,7 @@ describe('testbed API server: CRUD', () => {
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('fg-dep', { metadata: { name: 'fg-dep', ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'fg-owner', uid: owner.metadata?.uid ?? '' }] } }) as never });
     const deleting = await core.deleteNamespacedPod({ namespace: 'default', name: 'fg-owner', propagationPolicy: 'Foreground' });
     assert.deepEqual(deleting.metadata?.finalizers, ['foregroundDeletion']);
-    await waitFor('owner gone', async () => ((await http(base, 'GET', `${podsPath}/fg-owner`)).status === 404 ? true : undefined));
+    await eventually(async () => ((await http(base, 'GET', `${podsPath}/fg-owner`)).status === 404 ? true : undefined), { what: 'owner gone', deadlineMs: 10_000 });
     assert.equal((await http(base, 'GET', `${podsPath}/fg-dep`)).status, 404);
   });
 
@@ -215,7 +216,7 @@ describe('testbed API server: CRUD', () => {
     await core.createNamespacedPod({ namespace: 'doomed', body: podManifest('inside') as never });
     const ns = await http(base, 'DELETE', '/api/v1/namespaces/doomed');
     assert.equal((ns.body['status'] as { phase: string }).phase, 'Terminating');
-    await waitFor('namespace gone', async () => ((await http(base, 'GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined));
+    await eventually(async () => ((await http(base, 'GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined), { what: 'namespace gone', deadlineMs: 10_000 });
   });
 
   test('dryRun=All validates without persisting', async () => {

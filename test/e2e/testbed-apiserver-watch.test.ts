@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { podManifest, startTestApiServer, waitFor } from './testbed-helpers.js';
+import { eventually } from '@podvirt/test-support';
+import { podManifest, startTestApiServer } from './testbed-helpers.js';
 import { openWatch } from './testbed-watch-stream.js';
 
 const pods = '/api/v1/namespaces/default/pods';
@@ -101,24 +102,24 @@ describe('testbed API server: watch', () => {
       await informer.stop();
     });
     assert.deepEqual(informer.list().map((p) => p.metadata?.name), ['one']);
-    await waitFor('watch open', () => (tb.server.dropWatches() > 0 ? true : undefined));
+    await eventually(() => (tb.server.dropWatches() > 0 ? true : undefined), { what: 'watch open', deadlineMs: 10_000 });
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('two') as never });
-    await waitFor('informer sees two', () => (informer.get('two', 'default') !== undefined ? true : undefined));
-    await waitFor('watch open again', () => (tb.server.dropWatches({ abrupt: true }) > 0 ? true : undefined));
+    await eventually(() => (informer.get('two', 'default') !== undefined ? true : undefined), { what: 'informer sees two', deadlineMs: 10_000 });
+    await eventually(() => (tb.server.dropWatches({ abrupt: true }) > 0 ? true : undefined), { what: 'watch open again', deadlineMs: 10_000 });
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('three') as never });
-    await waitFor('informer sees three', () => (informer.get('three', 'default') !== undefined ? true : undefined));
+    await eventually(() => (informer.get('three', 'default') !== undefined ? true : undefined), { what: 'informer sees three', deadlineMs: 10_000 });
     assert.equal(errors, 1);
     assert.equal(lists, 1, 'a resumed watch starts from its resourceVersion, without relisting');
 
     // While the informer is away, more changes happen than the history holds: it comes back to a 410.
     let open = (): void => undefined;
     gate = new Promise((resolve) => (open = resolve));
-    await waitFor('watch open once more', () => (tb.server.dropWatches({ abrupt: true }) > 0 ? true : undefined));
-    await waitFor('error seen', () => (errors === 2 ? true : undefined));
+    await eventually(() => (tb.server.dropWatches({ abrupt: true }) > 0 ? true : undefined), { what: 'watch open once more', deadlineMs: 10_000 });
+    await eventually(() => (errors === 2 ? true : undefined), { what: 'error seen', deadlineMs: 10_000 });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'one' });
     for (const n of ['x1', 'x2', 'x3', 'x4', 'x5', 'x6']) await core.createNamespacedPod({ namespace: 'default', body: podManifest(n) as never });
     open();
-    await waitFor('relisted cache', () => (lists === 2 && informer.list().length === 8 ? true : undefined));
+    await eventually(() => (lists === 2 && informer.list().length === 8 ? true : undefined), { what: 'relisted cache', deadlineMs: 10_000 });
     assert.equal(informer.get('one', 'default'), undefined);
     assert.ok(deleted.includes('one'));
   });
@@ -132,9 +133,9 @@ describe('testbed API server: watch', () => {
     t.after(() => child.kill());
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor('initial row', () => (out.includes('watched') ? true : undefined));
+    await eventually(() => (out.includes('watched') ? true : undefined), { what: 'initial row', deadlineMs: 10_000 });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'watched' });
-    await waitFor('deleted row', () => (/DELETED\s+watched/.test(out) ? true : undefined));
+    await eventually(() => (/DELETED\s+watched/.test(out) ? true : undefined), { what: 'deleted row', deadlineMs: 10_000 });
     assert.match(out, /EVENT\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE/);
     assert.match(out, /ADDED\s+watched\s+0\/1\s+Pending/);
   });

@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { repoRoot } from '../testbed/guest/repo-root.js';
-import { kubectl, waitFor } from './testbed-helpers.js';
+import { kubectl } from './testbed-helpers.js';
 
 const bin = join(repoRoot(fileURLToPath(import.meta.url)), 'test/testbed/bin/testbed');
 
@@ -49,7 +50,7 @@ test('testbed up starts the components in the background; testbed down leaves no
 
   const pod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sleeper' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo hi; sleep 317'] }] } });
   assert.equal((await kubectl(kubeconfig, ['apply', '-f', '-'], pod)).code, 0);
-  await waitFor('pod running', async () => ((await kubectl(kubeconfig, ['get', 'pod', 'sleeper', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined), 20_000);
+  await eventually(async () => ((await kubectl(kubeconfig, ['get', 'pod', 'sleeper', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined), { what: 'pod running', deadlineMs: 20_000 });
   assert.equal((await kubectl(kubeconfig, ['logs', 'sleeper'])).stdout.split('\n')[0], 'hi');
   const podDirs = await readdir(join(stateDir, 'kubelet', 'pods'));
   assert.equal(podDirs.length, 1);

@@ -59,17 +59,6 @@ export function kubectl(kubeconfig: string, args: string[], input?: string): Pro
   });
 }
 
-/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A plain HTTP request to the server, returning status and parsed JSON (or text). */
 export async function http(base: string, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: JsonObject }> {
   const init: RequestInit = { method, headers: { 'Content-Type': contentType, Accept: 'application/json' } };

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { http, kubectl, startTestApiServer, waitFor, type TestApiServer } from './testbed-helpers.js';
+import { eventually } from '@podvirt/test-support';
+import { http, kubectl, startTestApiServer, type TestApiServer } from './testbed-helpers.js';
 
 const vmi = (name: string, domain: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'kubevirt.io/v1',
@@ -131,6 +132,6 @@ describe('testbed API server with kubectl', () => {
       spec: { containers: [{ name: 'compute', image: 'podvirt/launcher:latest' }] },
     } });
     assert.equal((await run(['delete', 'vmi', 'owned'])).code, 0);
-    await waitFor('launcher pod collected', async () => ((await run(['get', 'pod', 'virt-launcher-owned-abcde'])).code === 1 ? true : undefined));
+    await eventually(async () => ((await run(['get', 'pod', 'virt-launcher-owned-abcde'])).code === 1 ? true : undefined), { what: 'launcher pod collected', deadlineMs: 10_000 });
   });
 });

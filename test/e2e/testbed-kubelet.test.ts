@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { eventually } from '@podvirt/test-support';
 import { startTestbed, type Testbed } from '../testbed/cli/index.js';
-import { kubectl, waitFor } from './testbed-helpers.js';
+import { kubectl } from './testbed-helpers.js';
 
 describe('testbed scheduler and kubelet', () => {
   let tb: Testbed;
@@ -49,14 +50,14 @@ describe('testbed scheduler and kubelet', () => {
         }],
       }),
     } });
-    const running = await waitFor('looper running', async () => ((await pod('looper')).status?.phase === 'Running' ? pod('looper') : undefined));
+    const running = await eventually(async () => ((await pod('looper')).status?.phase === 'Running' ? pod('looper') : undefined), { what: 'looper running', deadlineMs: 10_000 });
     assert.equal(running.spec?.nodeName, tb.nodeName);
     assert.equal(running.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
     const follower = spawn('kubectl', ['--kubeconfig', tb.kubeconfigPath, 'logs', '-f', 'looper'], { stdio: ['ignore', 'pipe', 'pipe'] });
     t.after(() => follower.kill());
     let out = '';
     follower.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor('followed lines', () => (/line 8\n/.test(out) ? true : undefined));
+    await eventually(() => (/line 8\n/.test(out) ? true : undefined), { what: 'followed lines', deadlineMs: 10_000 });
     assert.match(out, /^line 1\nline 2\n/);
     const tail = await kubectl(tb.kubeconfigPath, ['logs', 'looper', '--tail=1', '--timestamps']);
     assert.match(tail.stdout, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z line \d+\n$/);
@@ -67,13 +68,13 @@ describe('testbed scheduler and kubelet', () => {
   test('an emptyDir lives under the kubelet root like the real kubelet lays it out', async () => {
     const uid = (await pod('looper')).metadata?.uid ?? '';
     const count = join(tb.kubeletRoot, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch', 'count');
-    await waitFor('count file', () => (existsSync(count) ? true : undefined));
+    await eventually(() => (existsSync(count) ? true : undefined), { what: 'count file', deadlineMs: 10_000 });
     assert.match(await readFile(count, 'utf8'), /^\d+\n$/);
   });
 
   test('graceful deletion: SIGTERM, the container ends, the pod and its directories go', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: shellPod('graceful', "trap 'echo got TERM; exit 0' TERM; while true; do sleep 0.1; done") });
-    const running = await waitFor('running', async () => ((await pod('graceful')).status?.phase === 'Running' ? pod('graceful') : undefined));
+    const running = await eventually(async () => ((await pod('graceful')).status?.phase === 'Running' ? pod('graceful') : undefined), { what: 'running', deadlineMs: 10_000 });
     const dir = join(tb.kubeletRoot, 'pods', running.metadata?.uid ?? '');
     assert.ok(existsSync(dir));
     const deleted = await kubectl(tb.kubeconfigPath, ['delete', 'pod', 'graceful']);
@@ -84,18 +85,18 @@ describe('testbed scheduler and kubelet', () => {
 
   test('a container ignoring SIGTERM is killed after the grace period', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: shellPod('stubborn', "trap '' TERM; while true; do sleep 0.1; done", { terminationGracePeriodSeconds: 1 }) });
-    await waitFor('running', async () => ((await pod('stubborn')).status?.phase === 'Running' ? true : undefined));
+    await eventually(async () => ((await pod('stubborn')).status?.phase === 'Running' ? true : undefined), { what: 'running', deadlineMs: 10_000 });
     const started = Date.now();
     await core.deleteNamespacedPod({ namespace: 'default', name: 'stubborn' });
-    await waitFor('gone', async () => ((await kubectl(tb.kubeconfigPath, ['get', 'pod', 'stubborn'])).code === 1 ? true : undefined));
+    await eventually(async () => ((await kubectl(tb.kubeconfigPath, ['get', 'pod', 'stubborn'])).code === 1 ? true : undefined), { what: 'gone', deadlineMs: 10_000 });
     assert.ok(Date.now() - started >= 1000, 'waited for the grace period');
   });
 
   test('restartPolicy Never: exit codes become Succeeded/Completed and Failed/Error', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: shellPod('ok', 'echo done') });
     await core.createNamespacedPod({ namespace: 'default', body: shellPod('bad', 'exit 3') });
-    const ok = await waitFor('ok done', async () => ((await pod('ok')).status?.phase === 'Succeeded' ? pod('ok') : undefined));
-    const bad = await waitFor('bad done', async () => ((await pod('bad')).status?.phase === 'Failed' ? pod('bad') : undefined));
+    const ok = await eventually(async () => ((await pod('ok')).status?.phase === 'Succeeded' ? pod('ok') : undefined), { what: 'ok done', deadlineMs: 10_000 });
+    const bad = await eventually(async () => ((await pod('bad')).status?.phase === 'Failed' ? pod('bad') : undefined), { what: 'bad done', deadlineMs: 10_000 });
     assert.deepEqual([ok.status?.containerStatuses?.[0]?.state?.terminated?.reason, ok.status?.containerStatuses?.[0]?.state?.terminated?.exitCode], ['Completed', 0]);
     assert.deepEqual([bad.status?.containerStatuses?.[0]?.state?.terminated?.reason, bad.status?.containerStatuses?.[0]?.state?.terminated?.exitCode], ['Error', 3]);
     assert.equal(ok.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'PodCompleted');
@@ -107,34 +108,34 @@ describe('testbed scheduler and kubelet', () => {
 
   test('readiness gates hold Ready until their condition is True', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: shellPod('gated', 'sleep 60', { readinessGates: [{ conditionType: 'example.com/gate' }] }) });
-    const running = await waitFor('running', async () => ((await pod('gated')).status?.phase === 'Running' ? pod('gated') : undefined));
+    const running = await eventually(async () => ((await pod('gated')).status?.phase === 'Running' ? pod('gated') : undefined), { what: 'running', deadlineMs: 10_000 });
     const ready = (p: V1Pod): string | undefined => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     assert.equal(ready(running), 'False');
     assert.equal(running.status?.conditions?.find((c) => c.type === 'ContainersReady')?.status, 'True');
     await core.patchNamespacedPodStatus({ namespace: 'default', name: 'gated', body: { status: { conditions: [{ type: 'example.com/gate', status: 'True' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
-    await waitFor('ready', async () => (ready(await pod('gated')) === 'True' ? true : undefined));
+    await eventually(async () => (ready(await pod('gated')) === 'True' ? true : undefined), { what: 'ready', deadlineMs: 10_000 });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'gated', gracePeriodSeconds: 1 });
   });
 
   test('a pod whose nodeSelector no node matches stays Pending with FailedScheduling', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: shellPod('nowhere', 'true', { nodeSelector: { 'example.com/none': 'x' } }) });
-    const events = await waitFor('FailedScheduling', async () => {
+    const events = await eventually(async () => {
       const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=nowhere,reason=FailedScheduling' });
       return list.items.length > 0 ? list.items : undefined;
-    });
+    }, { what: 'FailedScheduling', deadlineMs: 10_000 });
     assert.match(events[0]?.message ?? '', /0\/1 nodes are available: 1 node\(s\) didn't match Pod's node affinity\/selector/);
     assert.equal((await pod('nowhere')).spec?.nodeName, undefined);
-    const scheduled = await waitFor('PodScheduled=False', async () => (await pod('nowhere')).status?.conditions?.find((c) => c.type === 'PodScheduled'));
+    const scheduled = await eventually(async () => (await pod('nowhere')).status?.conditions?.find((c) => c.type === 'PodScheduled'), { what: 'PodScheduled=False', deadlineMs: 10_000 });
     assert.equal(`${scheduled.status}/${scheduled.reason}`, 'False/Unschedulable');
     assert.equal(scheduled.message, events[0]?.message);
   });
 
   test('an image the kubelet cannot pull: ErrImagePull, then ImagePullBackOff naming the image, with Failed and BackOff Events', async () => {
     await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'noimage' }, spec: { containers: [{ name: 'c', image: 'registry.invalid/none:1' }] } } });
-    const waiting = (reason: string) => waitFor(reason, async () => {
+    const waiting = (reason: string) => eventually(async () => {
       const w = (await pod('noimage')).status?.containerStatuses?.[0]?.state?.waiting;
       return w?.reason === reason ? w : undefined;
-    });
+    }, { what: reason, deadlineMs: 10_000 });
     assert.match((await waiting('ErrImagePull')).message ?? '', /failed to pull and unpack image "registry\.invalid\/none:1"/);
     assert.equal((await waiting('ImagePullBackOff')).message, 'Back-off pulling image "registry.invalid/none:1"');
     const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=noimage' });

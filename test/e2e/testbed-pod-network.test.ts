@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { eventually } from '@podvirt/test-support';
 import { startTestbed, type Testbed } from '../testbed/cli/index.js';
 import { readTcp } from '../testbed/sandbox/read-tcp.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 import { stackNetwork, type StackNetwork } from '../testbed/sandbox/stack-network.js';
-import { kubectl, waitFor } from './testbed-helpers.js';
+import { kubectl } from './testbed-helpers.js';
 
 async function leftoverNetns(net: StackNetwork): Promise<string[]> {
   return (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(net.netnsPrefix));
@@ -41,7 +42,7 @@ describe('testbed pod network (real CNI)', () => {
 
   const pod = (name: string): Promise<V1Pod> => core.readNamespacedPod({ namespace: 'default', name });
   const running = (name: string): Promise<V1Pod> =>
-    waitFor(`${name} running`, async () => ((await pod(name)).status?.phase === 'Running' ? pod(name) : undefined), 20_000);
+    eventually(async () => ((await pod(name)).status?.phase === 'Running' ? pod(name) : undefined), { what: `${name} running`, deadlineMs: 20_000 });
   const server = (name: string): V1Pod => ({
     metadata: { name },
     spec: {
@@ -63,7 +64,7 @@ describe('testbed pod network (real CNI)', () => {
     assert.equal(a.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status, 'True');
     const wide = await kubectl(tb.kubeconfigPath, ['get', 'pods', 'net-a', '-o', 'wide']);
     assert.match(wide.stdout, new RegExp(`net-a\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${ipA.replaceAll('.', '\\.')}\\s`));
-    assert.equal(await waitFor('host → pod', () => readTcp(ipA, 8080).catch(() => undefined)), 'hello from net-a\n');
+    assert.equal(await eventually(() => readTcp(ipA, 8080).catch(() => undefined), { what: 'host → pod', deadlineMs: 10_000 }), 'hello from net-a\n');
 
     await core.createNamespacedPod({
       namespace: 'default',
@@ -72,14 +73,14 @@ describe('testbed pod network (real CNI)', () => {
         spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', `ip -o -4 addr show eth0; busybox nc ${ipB} 8080 </dev/null`] }] },
       },
     });
-    const client = await waitFor('client done', async () => ((await pod('net-client')).status?.phase === 'Succeeded' ? pod('net-client') : undefined), 20_000);
+    const client = await eventually(async () => ((await pod('net-client')).status?.phase === 'Succeeded' ? pod('net-client') : undefined), { what: 'client done', deadlineMs: 20_000 });
     const logs = (await kubectl(tb.kubeconfigPath, ['logs', 'net-client'])).stdout;
     assert.match(logs, new RegExp(`eth0\\s+inet ${(client.status?.podIP ?? '').replaceAll('.', '\\.')}/24`), 'the container runs in its pod sandbox');
     assert.match(logs, /hello from net-b\n/);
     assert.equal((await ipamAllocations(net)).length, 3);
 
     for (const name of ['net-a', 'net-b', 'net-client']) await core.deleteNamespacedPod({ namespace: 'default', name });
-    await waitFor('pods gone', async () => ((await core.listNamespacedPod({ namespace: 'default' })).items.length === 0 ? true : undefined), 20_000);
+    await eventually(async () => ((await core.listNamespacedPod({ namespace: 'default' })).items.length === 0 ? true : undefined), { what: 'pods gone', deadlineMs: 20_000 });
     assert.deepEqual(await leftoverNetns(net), []);
     assert.deepEqual(await ipamAllocations(net), [], "host-local's state dir holds no allocation");
   });
@@ -92,27 +93,27 @@ describe('testbed pod network (real CNI)', () => {
     await writeFile(confFile, bad);
     try {
       await core.createNamespacedPod({ namespace: 'default', body: server('net-bad') });
-      const event = await waitFor('FailedCreatePodSandBox', async () => {
+      const event = await eventually(async () => {
         const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=net-bad,reason=FailedCreatePodSandBox' });
         return list.items[0];
-      }, 20_000);
+      }, { what: 'FailedCreatePodSandBox', deadlineMs: 20_000 });
       assert.equal(event.type, 'Warning');
       assert.match(event.message ?? '', /^Failed to create pod sandbox: plugin type="bridge" failed \(add\): .*10\.300\.0\.0\/24/);
-      const pending = await waitFor('status shows the error', async () => {
+      const pending = await eventually(async () => {
         const p = await pod('net-bad');
         return p.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.message !== undefined ? p : undefined;
-      });
+      }, { what: 'status shows the error', deadlineMs: 10_000 });
       assert.equal(pending.status?.phase, 'Pending');
       assert.equal(pending.status?.podIP, undefined);
       assert.match(pending.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.message ?? '', /10\.300\.0\.0\/24/);
       // Between two attempts, a failed sandbox leaves no namespace behind.
-      await waitFor('no namespace between attempts', async () => ((await leftoverNetns(net)).length === 0 ? true : undefined));
+      await eventually(async () => ((await leftoverNetns(net)).length === 0 ? true : undefined), { what: 'no namespace between attempts', deadlineMs: 10_000 });
     } finally {
       await writeFile(confFile, good);
     }
     await running('net-bad');
     await core.deleteNamespacedPod({ namespace: 'default', name: 'net-bad' });
-    await waitFor('gone', async () => ((await kubectl(tb.kubeconfigPath, ['get', 'pod', 'net-bad'])).code === 1 ? true : undefined), 20_000);
+    await eventually(async () => ((await kubectl(tb.kubeconfigPath, ['get', 'pod', 'net-bad'])).code === 1 ? true : undefined), { what: 'gone', deadlineMs: 20_000 });
     assert.deepEqual(await ipamAllocations(net), []);
   });
 });

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { eventually } from '@podvirt/test-support';
 import { startTestbed, type Testbed } from '../testbed/cli/index.js';
-import { kubectl, waitFor } from './testbed-helpers.js';
+import { kubectl } from './testbed-helpers.js';
 
 const yaml = (docs: object[]): string => docs.map((d) => stringify(d)).join('---\n');
 
@@ -55,13 +56,13 @@ describe('testbed persistent volumes', () => {
       spec: { capacity: { storage: size }, accessModes: ['ReadWriteOnce'], storageClassName: 'manual', hostPath: { path: join(hostDir, name.replace('pv-', '')) }, ...extra } });
     await apply([pv('pv-small', '100Mi'), pv('pv-big', '1Gi', { persistentVolumeReclaimPolicy: 'Retain' }), pvc('static', { storageClassName: 'manual' }),
       pvc('wrong-mode', { storageClassName: 'manual', volumeMode: 'Block', volumeName: 'pv-big' })]);
-    await waitFor('static bound', async () => ((await claimPhase('static')) === 'Bound' ? true : undefined));
+    await eventually(async () => ((await claimPhase('static')) === 'Bound' ? true : undefined), { what: 'static bound', deadlineMs: 10_000 });
     const got = await kubectl(tb.kubeconfigPath, ['get', 'pv,pvc']);
     assert.match(got.stdout, /NAME\s+CAPACITY\s+ACCESS MODES\s+RECLAIM POLICY\s+STATUS\s+CLAIM\s+STORAGECLASS/);
     assert.match(got.stdout, /persistentvolume\/pv-small\s+100Mi\s+RWO\s+Retain\s+Bound\s+default\/static\s+manual/);
     assert.match(got.stdout, /persistentvolumeclaim\/static\s+Bound\s+pv-small\s+100Mi\s+RWO\s+manual/);
     assert.match(got.stdout, /persistentvolumeclaim\/wrong-mode\s+Pending/);
-    await waitFor('binding failure reported', async () => (/FailedBinding.*requested volumeMode Block does not match the volume's Filesystem/.test(await events('wrong-mode')) ? true : undefined));
+    await eventually(async () => (/FailedBinding.*requested volumeMode Block does not match the volume's Filesystem/.test(await events('wrong-mode')) ? true : undefined), { what: 'binding failure reported', deadlineMs: 10_000 });
     const described = await kubectl(tb.kubeconfigPath, ['describe', 'pvc', 'static']);
     assert.match(described.stdout, /Status:\s+Bound/);
     assert.match(described.stdout, /Volume:\s+pv-small/);
@@ -70,7 +71,7 @@ describe('testbed persistent volumes', () => {
   test('a claim of the local class is provisioned; a pod\'s data on it outlives the pod; Delete frees the directory', async () => {
     await apply([{ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local' }, provisioner: 'podvirt.io/testbed-local', reclaimPolicy: 'Delete' },
       pvc('data', { storageClassName: 'local' })]);
-    await waitFor('data bound', async () => ((await claimPhase('data')) === 'Bound' ? true : undefined));
+    await eventually(async () => ((await claimPhase('data')) === 'Bound' ? true : undefined), { what: 'data bound', deadlineMs: 10_000 });
     const volumeName = (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' })).spec?.volumeName ?? '';
     const dir = (await core.readPersistentVolume({ name: volumeName })).spec?.hostPath?.path ?? '';
     assert.ok(dir.startsWith(stateDir), dir);
@@ -78,7 +79,7 @@ describe('testbed persistent volumes', () => {
       const body: V1Pod = { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
         containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', script], volumeMounts: [{ name: 'd', mountPath: '/data' }] }] } };
       await core.createNamespacedPod({ namespace: 'default', body });
-      await waitFor(`${name} done`, async () => ((await core.readNamespacedPod({ namespace: 'default', name })).status?.phase === 'Succeeded' ? true : undefined));
+      await eventually(async () => ((await core.readNamespacedPod({ namespace: 'default', name })).status?.phase === 'Succeeded' ? true : undefined), { what: `${name} done`, deadlineMs: 10_000 });
       const logs = (await kubectl(tb.kubeconfigPath, ['logs', name])).stdout;
       await core.deleteNamespacedPod({ namespace: 'default', name });
       return logs;
@@ -86,38 +87,38 @@ describe('testbed persistent volumes', () => {
     await runPod('writer', 'echo marker-1 > /data/marker && sync');
     assert.equal(await readFile(join(dir, 'marker'), 'utf8'), 'marker-1\n');
     assert.equal(await runPod('reader', 'cat /data/marker'), 'marker-1\n');
-    await waitFor('pods gone', async () => ((await core.listNamespacedPod({ namespace: 'default' })).items.length === 0 ? true : undefined));
+    await eventually(async () => ((await core.listNamespacedPod({ namespace: 'default' })).items.length === 0 ? true : undefined), { what: 'pods gone', deadlineMs: 10_000 });
     await core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' });
-    await waitFor('pv reclaimed', async () => ((await core.listPersistentVolume()).items.some((p) => p.metadata?.name === volumeName) ? undefined : true));
+    await eventually(async () => ((await core.listPersistentVolume()).items.some((p) => p.metadata?.name === volumeName) ? undefined : true), { what: 'pv reclaimed', deadlineMs: 10_000 });
     assert.equal(existsSync(dir), false, 'the provisioned directory is removed');
   });
 
   test('Retain keeps a released volume and its data', async () => {
     await apply([pvc('kept', { storageClassName: 'manual', resources: { requests: { storage: '512Mi' } } })]);
-    await waitFor('kept bound', async () => ((await claimPhase('kept')) === 'Bound' ? true : undefined));
+    await eventually(async () => ((await claimPhase('kept')) === 'Bound' ? true : undefined), { what: 'kept bound', deadlineMs: 10_000 });
     await core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'kept' });
-    await waitFor('pv-big released', async () => ((await core.readPersistentVolume({ name: 'pv-big' })).status?.phase === 'Released' ? true : undefined));
+    await eventually(async () => ((await core.readPersistentVolume({ name: 'pv-big' })).status?.phase === 'Released' ? true : undefined), { what: 'pv-big released', deadlineMs: 10_000 });
     assert.ok(existsSync(join(hostDir, 'big')));
   });
 
   test('a block claim gets a loop device, detached again when the claim goes', async () => {
     await apply([pvc('raw', { storageClassName: 'local', volumeMode: 'Block' })]);
-    await waitFor('raw bound', async () => ((await claimPhase('raw')) === 'Bound' ? true : undefined));
+    await eventually(async () => ((await claimPhase('raw')) === 'Bound' ? true : undefined), { what: 'raw bound', deadlineMs: 10_000 });
     const volumeName = (await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'raw' })).spec?.volumeName ?? '';
     const device = (await core.readPersistentVolume({ name: volumeName })).spec?.local?.path ?? '';
     assert.match(device, /^\/dev\/loop\d+$/);
     assert.match(execFileSync('losetup', ['-a'], { encoding: 'utf8' }), new RegExp(`^${device}:`, 'm'));
     await core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'raw' });
-    await waitFor('loop detached', async () => (execFileSync('losetup', ['-a'], { encoding: 'utf8' }).includes(`${device}:`) && execFileSync('losetup', ['-a'], { encoding: 'utf8' }).includes(volumeName) ? undefined : true));
+    await eventually(async () => (execFileSync('losetup', ['-a'], { encoding: 'utf8' }).includes(`${device}:`) && execFileSync('losetup', ['-a'], { encoding: 'utf8' }).includes(volumeName) ? undefined : true), { what: 'loop detached', deadlineMs: 10_000 });
   });
 
   test('a Secret\'s keys are mounted by subPath; a missing Secret is a FailedMount until it exists', async () => {
     const body: V1Pod = { metadata: { name: 'secret-reader' }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, volumes: [{ name: 's', secret: { secretName: 'ud' } }],
       containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'cat /cfg/userdata'], volumeMounts: [{ name: 's', mountPath: '/cfg/userdata', subPath: 'userdata', readOnly: true }] }] } };
     await core.createNamespacedPod({ namespace: 'default', body });
-    await waitFor('FailedMount', async () => (/FailedMount.*secret "ud" not found/.test(await events('secret-reader')) ? true : undefined));
+    await eventually(async () => (/FailedMount.*secret "ud" not found/.test(await events('secret-reader')) ? true : undefined), { what: 'FailedMount', deadlineMs: 10_000 });
     await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'ud' }, stringData: { userdata: '#cloud-config\n' } } });
-    await waitFor('reader done', async () => ((await core.readNamespacedPod({ namespace: 'default', name: 'secret-reader' })).status?.phase === 'Succeeded' ? true : undefined));
+    await eventually(async () => ((await core.readNamespacedPod({ namespace: 'default', name: 'secret-reader' })).status?.phase === 'Succeeded' ? true : undefined), { what: 'reader done', deadlineMs: 10_000 });
     assert.equal((await kubectl(tb.kubeconfigPath, ['logs', 'secret-reader'])).stdout, '#cloud-config\n');
     assert.match((await kubectl(tb.kubeconfigPath, ['get', 'secret', 'ud'])).stdout, /ud\s+Opaque\s+1/);
   });

@@ -5,6 +5,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, ListWatch, Watch, type CoreV1Event, type KubernetesListObject, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
+import { eventually } from '@podvirt/test-support';
 
 /** A VMI as the watch decodes it (client-node's object type; timestamps differ in type only). */
 type WatchedVmi = KubernetesObject & { status?: unknown };
@@ -183,15 +184,9 @@ export class VmiSuite {
     return pids;
   }
 
-  /** Polls `probe` until it returns a value; a timeout error carries the processes' last logs. */
-  async eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${this.diagnostics()}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+  /** The shared `eventually`, every 200 ms; a timeout error carries the processes' last logs. */
+  eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+    return eventually(probe, { what, deadlineMs: timeoutMs, stepMs: 200, detail: () => this.diagnostics() });
   }
 
   diagnostics(): string {

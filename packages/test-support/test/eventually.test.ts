@@ -18,3 +18,11 @@ test('eventually resolves with what the check found', async () => {
 test('eventually fails at its deadline, naming what it waited for', async () => {
   await assert.rejects(eventually(() => false, { deadlineMs: 20, stepMs: 1, what: 'the socket' }), /the socket not met within 20 ms/);
 });
+
+test('eventually adds its detail to the failure, read at the deadline', async () => {
+  let last = 0;
+  await assert.rejects(
+    eventually(() => (++last, false), { deadlineMs: 20, stepMs: 1, what: 'the domain', detail: () => `last seen: ${last}` }),
+    (err: Error) => /the domain not met within 20 ms\nlast seen: \d+$/.test(err.message) && !err.message.endsWith('last seen: 0'),
+  );
+});
