@@ -61,6 +61,14 @@ describe('install manifests', () => {
     assert.equal(at(v1, 'schema', 'openAPIV3Schema', 'properties', 'spec', 'x-kubernetes-preserve-unknown-fields'), true);
   });
 
+  test('the VMI migration CRD: KubeVirt\'s names, status subresource, columns Phase and VMI', () => {
+    const crd = find(manifests, 'CustomResourceDefinition', 'virtualmachineinstancemigrations.kubevirt.io');
+    assert.deepEqual(at(crd, 'spec', 'names', 'shortNames'), ['vmim', 'vmims']);
+    const [v1] = docs(at(crd, 'spec', 'versions'));
+    assert.deepEqual(at(v1, 'subresources'), { status: {} });
+    assert.deepEqual(docs(at(v1, 'additionalPrinterColumns')).map((c) => `${String(c['name'])}:${String(c['jsonPath'])}`), ['Phase:.status.phase', 'VMI:.spec.vmiName']);
+  });
+
   test('the handler DaemonSet: privileged, hostPID, pods dir at /pods, host dirs, probes, node name, grace, resources', () => {
     const ds = find(manifests, 'DaemonSet', 'podvirt-handler');
     const pod = at(ds, 'spec', 'template', 'spec');

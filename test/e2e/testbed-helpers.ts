@@ -1,13 +1,12 @@
 // Shared by the testbed conformance suites: an API server per test file, kubectl runs and
 // clients against it, and polling with a deadline.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { parse } from 'yaml';
 import { startApiServer, writeKubeconfig, type ApiServer, type ApiServerOptions, type JsonObject } from '../testbed/apiserver/index.js';
-import { repoRoot } from '../testbed/guest/repo-root.js';
+import { readPodvirtCrds } from '../testbed/cli/podvirt-crds.js';
 
 export interface TestApiServer {
   server: ApiServer;
@@ -17,15 +16,10 @@ export interface TestApiServer {
   close(): Promise<void>;
 }
 
-export async function vmiCrd(): Promise<JsonObject> {
-  const text = await readFile(join(repoRoot(import.meta.url), 'manifests/crds/virtualmachineinstances.yaml'), 'utf8');
-  return parse(text) as JsonObject;
-}
-
-/** An API server serving the VMI CRD, with a kubeconfig in a fresh temp dir. */
+/** An API server serving podvirt's CRDs, with a kubeconfig in a fresh temp dir. */
 export async function startTestApiServer(options: ApiServerOptions = {}): Promise<TestApiServer> {
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-apiserver-'));
-  const server = await startApiServer({ crds: [await vmiCrd()], ...options });
+  const server = await startApiServer({ crds: await readPodvirtCrds(), ...options });
   const kubeconfigPath = join(dir, 'kubeconfig');
   await writeKubeconfig(kubeconfigPath, server.url);
   const kubeConfig = new KubeConfig();

@@ -84,6 +84,19 @@ describe('testbed API server with kubectl', () => {
     assert.match((await run(['get', 'all'])).stdout, /virtualmachineinstance\.kubevirt\.io\/shown/);
   });
 
+  test('VirtualMachineInstanceMigration: short names, status subresource, printer columns Phase and VMI', async () => {
+    const migration = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'move-shown' }, spec: { vmiName: 'shown' } };
+    assert.match((await run(['apply', '-f', await manifest('move-shown', migration)])).stdout, /virtualmachineinstancemigration\.kubevirt\.io\/move-shown created/);
+    const custom = tb.kubeConfig.makeApiClient(CustomObjectsApi);
+    const body = { status: { phase: 'Scheduling', migrationState: { sourceNode: 'node1' } }, spec: { vmiName: 'other' } };
+    await custom.patchNamespacedCustomObjectStatus({ group: 'kubevirt.io', version: 'v1', namespace: 'default', plural: 'virtualmachineinstancemigrations', name: 'move-shown', body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const table = (await run(['get', 'vmim'])).stdout;
+    assert.match(table, /^NAME\s+PHASE\s+VMI\n/);
+    assert.match(table, /move-shown\s+Scheduling\s+shown\n/, 'a status write ignores spec');
+    assert.match((await run(['get', 'vmims', 'move-shown', '-o', 'yaml'])).stdout, /sourceNode: node1/);
+    assert.match((await run(['get', 'all'])).stdout, /virtualmachineinstancemigration\.kubevirt\.io\/move-shown/);
+  });
+
   test('kubectl apply twice: the second is unchanged; a change is patched; --dry-run=server persists nothing', async () => {
     const path = await manifest('twice', vmi('twice'));
     assert.match((await run(['apply', '-f', path])).stdout, /virtualmachineinstance\.kubevirt\.io\/twice created/);

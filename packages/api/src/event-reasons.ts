@@ -26,6 +26,12 @@ export const EventReason = {
   IOerror: 'IOerror',
   /** Warning: relayed from the launcher when the guest agent stops answering. */
   GuestAgentPingFailed: 'GuestAgentPingFailed',
+  /** Normal: a live migration of the VMI started. */
+  Migrating: 'Migrating',
+  /** Normal: the VMI runs on its new node. */
+  Migrated: 'Migrated',
+  /** Warning: the migration ended without moving the VMI; the message says why. */
+  MigrationFailed: 'MigrationFailed',
 } as const;
 
 export type EventReason = (typeof EventReason)[keyof typeof EventReason];

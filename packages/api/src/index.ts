@@ -36,6 +36,10 @@ export {
   VMI_FINALIZER,
 } from './labels.js';
 export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
+export { isFinalMigrationPhase, MigrationPhase } from './migration-phases.js';
+export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_PLURAL, MIGRATION_SHORT_NAMES } from './migration-kind.js';
+export { asMigration, validateMigration } from './validate-migration.js';
+export type * from './types/migration.js';
 export { NANOS_PER_UNIT, parseQuantity, parseQuantityValue, type Quantity, type QuantityFormat } from './quantity.js';
 export { QuantityError } from './quantity-error.js';
 export { formatQuantity } from './quantity-format.js';

@@ -81,7 +81,9 @@ test('computeStatus: Scheduled → Running with guest OS, interfaces, machine an
   ]);
   assert.deepEqual(status.conditions, [
     { type: 'AgentConnected', status: 'True', lastProbeTime: null, lastTransitionTime: NOW },
+    { type: 'LiveMigratable', status: 'True', lastProbeTime: null, lastTransitionTime: NOW },
   ]);
+  assert.equal(status.migrationMethod, 'BlockMigration', 'the container disk overlay moves with the memory');
   assert.equal(status.nodeName, 'node01', 'controller-owned fields are kept');
   assert.deepEqual(status.activePods, { p1: 'node01' });
 });

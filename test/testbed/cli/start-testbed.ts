@@ -1,14 +1,13 @@
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { parse } from 'yaml';
 import { startApiServer, type ApiServer } from '../apiserver/api-server.js';
 import type { JsonObject } from '../apiserver/json.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
-import { repoRoot } from '../guest/repo-root.js';
 import { Kubelet } from '../kubelet/kubelet.js';
+import { readPodvirtCrds } from './podvirt-crds.js';
 import type { ImageMap } from '../kubelet/image-map.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { VolumeController } from '../storage/volume-controller.js';
@@ -20,7 +19,7 @@ export interface TestbedOptions {
   nodeName?: string;
   historySize?: number;
   logger?: Logger;
-  /** Extra CRDs beside the VMI one from manifests/crds. */
+  /** Extra CRDs beside podvirt's own from manifests/crds. */
   crds?: JsonObject[];
 }
 
@@ -37,9 +36,8 @@ export interface Testbed {
 export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
   const log = options.logger ?? pino({ level: 'silent' });
   await mkdir(options.stateDir, { recursive: true });
-  const crdText = await readFile(join(repoRoot(import.meta.url), 'manifests/crds/virtualmachineinstances.yaml'), 'utf8');
   const apiServer = await startApiServer({
-    crds: [parse(crdText) as JsonObject, ...(options.crds ?? [])],
+    crds: [...(await readPodvirtCrds()), ...(options.crds ?? [])],
     logger: log,
     ...(options.historySize === undefined ? {} : { historySize: options.historySize }),
   });

@@ -4,7 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { repoRoot } from '../guest/repo-root.js';
+import { podvirtCrdFiles } from './podvirt-crds.js';
 
 export class TestbedError extends Error {
   constructor(
@@ -38,9 +38,8 @@ export async function testbedUp(stateDir: string, nodeName = hostname()): Promis
   await mkdir(stateDir, { recursive: true });
   const kubeconfigPath = join(stateDir, 'kubeconfig');
   await rm(kubeconfigPath, { force: true });
-  const crd = join(repoRoot(import.meta.url), 'manifests/crds/virtualmachineinstances.yaml');
   const args: Record<(typeof components)[number], string[]> = {
-    apiserver: ['--kubeconfig', kubeconfigPath, '--crd', crd],
+    apiserver: ['--kubeconfig', kubeconfigPath, ...podvirtCrdFiles().flatMap((crd) => ['--crd', crd])],
     scheduler: ['--kubeconfig', kubeconfigPath],
     kubelet: ['--kubeconfig', kubeconfigPath, '--node-name', nodeName, '--root-dir', join(stateDir, 'kubelet')],
   };

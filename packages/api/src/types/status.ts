@@ -4,6 +4,7 @@
 import type { ConditionStatus } from '../conditions.js';
 import type { VmiPhase } from '../phases.js';
 import type { QuantityValue } from './domain.js';
+import type { VmiMigrationState } from './migration.js';
 
 export interface VmiCondition {
   type: string;
@@ -95,6 +96,8 @@ export interface VmiStatus {
   fsFreezeStatus?: string;
   launcherContainerImageVersion?: string;
   migrationMethod?: MigrationMethod;
+  /** The last migration of this VMI: where it went and how it ended. */
+  migrationState?: VmiMigrationState;
   memory?: MemoryStatus;
   currentCPUTopology?: CpuTopology;
   volumeStatus?: VolumeStatus[];

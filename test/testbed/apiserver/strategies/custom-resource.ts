@@ -27,7 +27,9 @@ export function customResourceStrategy(schema: SchemaNode, printerColumns: Print
       priority: c.priority ?? 0,
     })),
   ];
-  if (!printerColumns.some((c) => c.name === 'Age')) columns.push(column('Age'));
+  // As apiextensions-apiserver: Age only stands in for a CRD that declares no columns at all.
+  const defaultAge = printerColumns.length === 0;
+  if (defaultAge) columns.push(column('Age'));
   return {
     prepareForCreate(cr) {
       // With a status subresource, status is written only through it, never on create.
@@ -44,7 +46,7 @@ export function customResourceStrategy(schema: SchemaNode, printerColumns: Print
       cells(cr, now) {
         const cells: JsonValue[] = [str(meta(cr)['name']) ?? ''];
         for (const c of printerColumns) cells.push(cell(cr, c, now));
-        if (!printerColumns.some((c) => c.name === 'Age')) cells.push(ageOf(meta(cr)['creationTimestamp'], now));
+        if (defaultAge) cells.push(ageOf(meta(cr)['creationTimestamp'], now));
         return cells;
       },
     },
