@@ -39,12 +39,7 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
         libvirtRunDir: join(vmDir, 'run'),
         containerDisks: new Map([['data', { path: disk, format: 'raw' as const }]]),
         kernelBoot: { kernel: guest.kernel, initrd: guest.initrd },
-        hostDiskPrefixes: [],
-        hostDisks: new Map(),
-        vmiDisksDir: join(vmDir, 'private', 'vmi-disks'),
-        devDir: '/dev',
-        volumeModes: new Map(),
-        diskIo: new Map(),
+        persistentDisks: new Map(),
         emulator: '/usr/bin/qemu-system-x86_64',
       });
       // The launcher's prepare step for a containerDisk: a qcow2 overlay over the image.

@@ -1,15 +1,17 @@
-// hostDisk confinement with the real launcher, libvirt and qemu: the guest's data disk as a
-// host disk boots and mounts (qemu opened the checked file through the launcher's descriptor);
-// a symlink to a file outside, a symlinked parent for DiskOrCreate and the directory itself are
-// refused by Sync with INVALID_ARGUMENT naming the field, and nothing is created outside.
+// hostDisk with the real launcher, libvirt and qemu, laid out as the launcher pod mounts it (the
+// path's directory at <private>/vmi-disks/<volume>/): the guest's data disk as a host disk boots
+// and mounts (qemu opened the checked file through the launcher's descriptor); a DiskOrCreate
+// disk is made sparse at its capacity in the mount; a symlink in the mount, to a file outside or
+// inside, and a missing Disk are refused by Sync as LAUNCHER_ERR_VOLUME naming the field, and
+// nothing is created outside.
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { guestImage } from '../testbed/index.js';
-import { startLauncher, waitForReady } from './launcher-run.js';
+import { startLauncher, waitForReady, type LauncherRun } from './launcher-run.js';
 
 function withHostDisk(hostDisk: Record<string, unknown>) {
   return (vmi: Record<string, unknown>): Record<string, unknown> => {
@@ -18,46 +20,59 @@ function withHostDisk(hostDisk: Record<string, unknown>) {
   };
 }
 
-async function hostDirs(t: { after: (fn: () => Promise<void>) => void }) {
-  const base = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-'));
-  t.after(() => rm(base, { recursive: true, force: true }));
-  const disks = join(base, 'disks');
-  const outside = join(base, 'outside');
-  await mkdir(disks);
-  await mkdir(outside);
-  return { disks, outside };
+async function mounted(run: LauncherRun): Promise<boolean> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const fs = await run.cmd.getFilesystems({}).catch(() => ({ filesystems: [] }));
+    if (fs.filesystems.some((f) => f.mountPoint === '/mnt' && f.fileSystemType === 'ext4')) return true;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return false;
 }
 
-test('a host disk boots through the confined descriptor; escapes are refused by field', { timeout: 180_000 }, async (t) => {
-  const { disks } = await hostDirs(t);
-  await copyFile(guestImage().dataDisk, join(disks, 'data.img'));
-  const run = await startLauncher(t, { hostDiskDir: disks, editVmi: withHostDisk({ path: join(disks, 'data.img'), type: 'Disk' }) });
+test('a host disk in the pod mount boots through the confined descriptor', { timeout: 180_000 }, async (t) => {
+  const run = await startLauncher(t, {
+    editVmi: withHostDisk({ path: '/var/lib/images/data.img', type: 'Disk' }),
+    setUpPrivateDir: async (p) => {
+      await mkdir(join(p, 'vmi-disks', 'data'), { recursive: true });
+      await copyFile(guestImage().dataDisk, join(p, 'vmi-disks', 'data', 'data.img'));
+    },
+  });
   await waitForReady(run);
-  const deadline = Date.now() + 60_000;
-  let mounted = false;
-  while (!mounted && Date.now() < deadline) {
-    const fs = await run.cmd.getFilesystems({}).catch(() => ({ filesystems: [] }));
-    mounted = fs.filesystems.some((f) => f.mountPoint === '/mnt' && f.fileSystemType === 'ext4');
-    if (!mounted) await new Promise((r) => setTimeout(r, 300));
-  }
-  assert.ok(mounted, 'the guest mounted its data disk from the host disk');
+  assert.ok(await mounted(run), 'the guest mounted its data disk from the host disk');
 });
 
-test('Sync refuses a symlink out, a symlinked parent and the directory itself', { timeout: 180_000 }, async (t) => {
-  const { disks, outside } = await hostDirs(t);
-  await symlink('/etc/shadow', join(disks, 'shadow.img'));
-  await symlink(outside, join(disks, 'parent'));
-  const run = await startLauncher(t, { hostDiskDir: disks, standalone: false });
+test('Sync makes a DiskOrCreate disk in the mount; refuses symlinks and a missing Disk by field', { timeout: 180_000 }, async (t) => {
+  const outside = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-outside-'));
+  t.after(() => rm(outside, { recursive: true, force: true }));
+  await writeFile(join(outside, 'secret.img'), 'outside');
+  let mount = '';
+  const run = await startLauncher(t, {
+    standalone: false,
+    setUpPrivateDir: async (p) => {
+      mount = join(p, 'vmi-disks', 'data');
+      await mkdir(mount, { recursive: true });
+      await symlink(join(outside, 'secret.img'), join(mount, 'out.img'));
+      await writeFile(join(mount, 'real.img'), Buffer.alloc(4096));
+      await symlink('real.img', join(mount, 'in.img'));
+    },
+  });
   const cases = [
-    { path: join(disks, 'shadow.img'), type: 'Disk' },
-    { path: join(disks, 'parent', 'new.img'), type: 'DiskOrCreate', capacity: '1Mi' },
-    { path: disks, type: 'Disk' },
+    { path: '/h/out.img', type: 'Disk', want: /symbolic link/ },
+    { path: '/h/in.img', type: 'DiskOrCreate', capacity: '1Mi', want: /symbolic link/ },
+    { path: '/h/none.img', type: 'Disk', want: /does not exist/ },
   ];
-  for (const hostDisk of cases) {
+  for (const { want, ...hostDisk } of cases) {
     const vmi = withHostDisk(hostDisk)(run.vmi);
     const err = await run.cmd.sync({ vmiJson: Buffer.from(JSON.stringify(vmi)) }).then(() => undefined, (e: ServiceError) => e);
-    assert.equal(err?.code, status.INVALID_ARGUMENT, `${hostDisk.path}: ${err?.details}`);
-    assert.match(err.details, /^invalid VirtualMachineInstance: spec\.volumes\[0\]\.hostDisk\.path: /);
+    assert.equal(err?.code, status.FAILED_PRECONDITION, `${hostDisk.path}: ${err?.details}`);
+    assert.equal(err.metadata.get('podvirt-error-code')[0], 'LAUNCHER_ERR_VOLUME');
+    assert.match(err.details, /^spec\.volumes\[0\]\.hostDisk: /);
+    assert.match(err.details, want);
   }
-  assert.deepEqual(await readdir(outside), [], 'nothing was created outside the host-disk directory');
+  assert.deepEqual(await readdir(outside), ['secret.img'], 'nothing was created outside the mount');
+  // A disk to create: made sparse at its capacity in the mount (the domain then starts on it).
+  const vmi = withHostDisk({ path: '/h/new.img', type: 'DiskOrCreate', capacity: '16Mi' })(run.vmi);
+  await run.cmd.sync({ vmiJson: Buffer.from(JSON.stringify(vmi)) }, { timeoutMs: 90_000 });
+  assert.equal((await stat(join(mount, 'new.img'))).size, 16 * 1024 * 1024);
 });

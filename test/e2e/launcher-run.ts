@@ -17,8 +17,8 @@ export interface LauncherRunOptions {
   readonly qemuTimeout?: string;
   /** Pass the VMI as STANDALONE_VMI (default); false leaves the launcher waiting for a Sync call. */
   readonly standalone?: boolean;
-  /** `--host-disk-dir` for the launcher. */
-  readonly hostDiskDir?: string;
+  /** Fills the launcher's `--private-dir` before it starts, as the pod's mounts would (vmi-disks/<volume>/…). */
+  readonly setUpPrivateDir?: (privateDir: string) => Promise<void>;
   /** Changes the guest VMI before the launcher gets it. */
   readonly editVmi?: (vmi: Record<string, unknown>) => Record<string, unknown>;
 }
@@ -93,8 +93,9 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
     '--kubevirt-share-dir', share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
     '--private-dir', join(dir, 'private'), '--grace-period-seconds', String(opts.gracePeriodSeconds ?? 20),
     '--hook-sidecars', '0', '--allow-emulation', '--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps'),
-    ...(opts.hostDiskDir !== undefined ? ['--host-disk-dir', opts.hostDiskDir] : []),
   ];
+  await mkdir(join(dir, 'private'), { recursive: true });
+  await opts.setUpPrivateDir?.(join(dir, 'private'));
   const container = await startContainer({
     command: [process.execPath, join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'), ...args],
     stateDir: join(dir, 'container'),

@@ -11,7 +11,6 @@ export interface LauncherFlags {
   readonly containerDiskDir: string;
   readonly privateDir: string;
   readonly secretsDir: string;
-  readonly hostDiskDirs: readonly string[];
   /** Where block PVCs appear as devices (`/dev`; tests point it elsewhere). */
   readonly devDir: string;
   readonly gracePeriodSeconds: number;
@@ -29,7 +28,7 @@ export class FlagError extends Error {
 
 const VALUE = new Set([
   'name', 'namespace', 'uid', 'qemu-timeout', 'kubevirt-share-dir', 'ephemeral-disk-dir', 'container-disk-dir',
-  'private-dir', 'secrets-dir', 'host-disk-dir', 'dev-dir', 'grace-period-seconds', 'libvirt-caps-cache', 'allow-emulation',
+  'private-dir', 'secrets-dir', 'dev-dir', 'grace-period-seconds', 'libvirt-caps-cache', 'allow-emulation',
 ]);
 const BOOL = new Set(['allow-emulation', 'simulate-crash']);
 // KubeVirt passes these; they concern features podvirt does not have (or the monitor).
@@ -91,7 +90,6 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     containerDiskDir: one('container-disk-dir') ?? `${share}/container-disks`,
     privateDir,
     secretsDir: one('secrets-dir') ?? `${privateDir}/secret`,
-    hostDiskDirs: values.get('host-disk-dir') ?? [],
     devDir: one('dev-dir') ?? '/dev',
     gracePeriodSeconds: grace,
     allowEmulation: emulation === undefined ? false : parseBool(emulation, 'allow-emulation'),

@@ -21,7 +21,7 @@ import { readNodeFacts, type NodeFacts } from './host/node-facts.js';
 import { restrictSockets } from './host/restrict-sockets.js';
 import { toolVersion } from './host/tool-versions.js';
 import { FileTail } from './logs/file-tail.js';
-import { HostDisks } from './prepare/host-disks.js';
+import { PersistentDisks } from './prepare/persistent-disks.js';
 import { PodNetworkSetup } from './network/pod-network-setup.js';
 import { prepareFiles } from './prepare/prepare-files.js';
 import { CmdServer } from './server/cmd-server.js';
@@ -109,8 +109,8 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     // for its domain capabilities takes seconds under TCG, and the first Sync waits for them.
     const nodeFacts = nodeFactsOnce(socketPath, emulator, log);
     prefetchNodeFacts(nodeFacts, kvm.usable, flags.allowEmulation);
-    const hostDisks = new HostDisks({ roots: flags.hostDiskDirs, pid: o.pid });
-    cleanups.push(() => hostDisks.close());
+    const persistentDisks = new PersistentDisks({ vmiDisksDir: join(flags.privateDir, 'vmi-disks'), devDir: flags.devDir, pid: o.pid, log });
+    cleanups.push(() => persistentDisks.close());
     const network = new PodNetworkSetup({
       log,
       stateDir: join(flags.privateDir, uid),
@@ -123,7 +123,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     const hub = new WatchHub();
     const manager = new DomainManager({
       conn, identity, hub, log,
-      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, hostDisks, network, nodeFacts),
+      convert: inspectAndConvert(flags, kvm, dirs.run, emulator, persistentDisks, network, nodeFacts),
       prepare: (steps, po) => prepareFiles(steps, { secretsDir: flags.secretsDir, ...(po.signal ? { signal: po.signal } : {}) }),
       acpiEnabled,
       afterStart: async () => {

@@ -1,6 +1,7 @@
-// PVC volumes in the converter: filesystem claims as disk.img in the pod's mount, block claims
-// as /dev/<volume>, the image size from the claim recorded in the VMI status, KubeVirt's cache
-// and io defaults, shareable, and the refusals (lun, hotpluggable, a claim the pod lacks).
+// PVC volumes in the converter: the disk the inspect step opened in the pod's mount (a file for
+// a filesystem claim, a device for a block claim) reaches libvirt as the opened descriptor's
+// path, with KubeVirt's cache and io defaults, shareable, and the refusals (lun, hotpluggable,
+// a claim that was not opened).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DiskIoSupport } from '../src/convert/context.js';
@@ -9,14 +10,12 @@ import { findElement } from '../src/convert/xml.js';
 import { VmiInvalidError } from '@podvirt/api';
 import { baseVmi, context } from './vmi-fixture.js';
 
-const claimStatus = (capacity: string, request?: string) => ({
-  volumeStatus: [{ name: 'data', target: '', persistentVolumeClaimInfo: { claimName: 'c', volumeMode: 'Filesystem', capacity: { storage: capacity }, ...(request ? { requests: { storage: request } } : {}) } }],
-});
+const SPARSE: DiskIoSupport = { directIo: true, preallocated: false };
 
-function convert(disk: Record<string, unknown>, opts: { mode?: 'block' | 'filesystem'; io?: DiskIoSupport; status?: unknown; pvc?: Record<string, unknown> } = {}) {
-  const vmi = { ...baseVmi({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c', ...opts.pvc } }] }, { devices: { disks: [{ name: 'data', ...disk }] } }), status: opts.status ?? claimStatus('1Gi') };
-  const ctx = context({ volumeModes: new Map(opts.mode === undefined ? [['data', 'filesystem']] : [['data', opts.mode]]), diskIo: new Map(opts.io ? [['data', opts.io]] : []) });
-  return convertVmi(vmi as never, ctx);
+function convert(disk: Record<string, unknown>, opts: { block?: boolean; io?: DiskIoSupport; pvc?: Record<string, unknown> } = {}) {
+  const vmi = baseVmi({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c', ...opts.pvc } }] }, { devices: { disks: [{ name: 'data', ...disk }] } });
+  const ctx = context({ persistentDisks: new Map([['data', { path: '/proc/42/fd/9', block: opts.block === true, io: opts.io ?? SPARSE }]]) });
+  return convertVmi(vmi, ctx);
 }
 
 function rejects(field: string, fn: () => unknown): void {
@@ -24,31 +23,27 @@ function rejects(field: string, fn: () => unknown): void {
 }
 
 describe('persistentVolumeClaim volumes', () => {
-  test('filesystem claim: raw disk.img under vmi-disks/<volume>, sized by the smaller of request and capacity, whole MiB', () => {
-    const out = convert({}, { status: claimStatus('2Gi', '1000M') });
+  test('filesystem claim: a raw file disk on the opened disk.img; nothing left to prepare', () => {
+    const out = convert({});
     const disk = findElement(out.domain, 'devices/disk');
     assert.equal(disk?.attrs['type'], 'file');
-    assert.equal(findElement(disk!, 'source')?.attrs['file'], '/var/run/kubevirt-private/vmi-disks/data/disk.img');
+    assert.equal(findElement(disk!, 'source')?.attrs['file'], '/proc/42/fd/9');
     assert.equal(findElement(disk!, 'driver')?.attrs['type'], 'raw');
-    const mib = 1024n * 1024n;
-    const size = (1_000_000_000n / mib) * mib;
-    assert.deepEqual(out.prepare, [{ kind: 'diskImage', root: '/var/run/kubevirt-private/vmi-disks/data', path: '/var/run/kubevirt-private/vmi-disks/data/disk.img', what: 'claim c', sizeBytes: size, maxBytes: size }]);
+    assert.deepEqual(out.prepare, []);
   });
-  test('block claim: <disk type="block"> on /dev/<volume>', () => {
-    const out = convert({}, { mode: 'block' });
+  test('block claim: <disk type="block"> on the opened device', () => {
+    const out = convert({}, { block: true });
     const disk = findElement(out.domain, 'devices/disk');
     assert.equal(disk?.attrs['type'], 'block');
-    assert.equal(findElement(disk!, 'source')?.attrs['dev'], '/dev/data');
-    assert.deepEqual(out.prepare, [{ kind: 'blockDevice', root: '/dev', path: '/dev/data', what: 'claim c' }]);
+    assert.equal(findElement(disk!, 'source')?.attrs['dev'], '/proc/42/fd/9');
   });
-  test('readOnly claim: a readonly disk whose image is never created', () => {
-    const out = convert({}, { pvc: { readOnly: true } });
-    assert.ok(findElement(out.domain, 'devices/disk/readonly'));
-    assert.equal((out.prepare[0] as { sizeBytes?: bigint }).sizeBytes, undefined);
+  test('readOnly claim: a readonly disk', () => {
+    assert.ok(findElement(convert({}, { pvc: { readOnly: true } }).domain, 'devices/disk/readonly'));
   });
   test('cache and io defaults: none+native on a block device with O_DIRECT, none on a sparse file, writethrough without O_DIRECT', () => {
     const driver = (out: ReturnType<typeof convert>) => findElement(out.domain, 'devices/disk/driver')?.attrs;
-    assert.deepEqual([driver(convert({}, { mode: 'block', io: { directIo: true, preallocated: false } }))?.['cache'], driver(convert({}, { mode: 'block', io: { directIo: true, preallocated: false } }))?.['io']], ['none', 'native']);
+    const block = driver(convert({}, { block: true, io: { directIo: true, preallocated: false } }));
+    assert.deepEqual([block?.['cache'], block?.['io']], ['none', 'native']);
     const sparse = driver(convert({}, { io: { directIo: true, preallocated: false } }));
     assert.deepEqual([sparse?.['cache'], sparse?.['io']], ['none', undefined]);
     const full = driver(convert({}, { io: { directIo: true, preallocated: true } }));
@@ -65,12 +60,11 @@ describe('persistentVolumeClaim volumes', () => {
     assert.ok(findElement(out.domain, 'devices/disk/shareable'));
     assert.equal(findElement(out.domain, 'devices/disk/driver')?.attrs['cache'], 'none');
   });
-  test('refused by name: lun, hotpluggable, a claim the pod does not give, a claim under 1Mi', () => {
+  test('refused by name: lun, hotpluggable, a claim that was not opened', () => {
     rejects('spec.domain.devices.disks[0].lun', () => convert({ lun: {} }));
     rejects('spec.volumes[0].persistentVolumeClaim.hotpluggable', () => convert({}, { pvc: { hotpluggable: true } }));
     rejects('spec.domain.devices.disks[0].cache', () => convert({ shareable: true, cache: 'writeback' }));
-    assert.throws(() => convertVmi({ ...baseVmi({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c' } }] }, { devices: { disks: [{ name: 'data' }] } }) } as never, context()),
-      (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.volumes[0].persistentVolumeClaim' && /neither a device at \/dev\/data nor a mount/.test(e.message));
-    rejects('spec.volumes[0].persistentVolumeClaim', () => convert({}, { status: claimStatus('512Ki') }));
+    assert.throws(() => convertVmi(baseVmi({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c' } }] }, { devices: { disks: [{ name: 'data' }] } }), context()),
+      (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.volumes[0].persistentVolumeClaim' && /claim c was not opened/.test(e.message));
   });
 });

@@ -10,12 +10,11 @@ import { FileTail } from '../src/logs/file-tail.js';
 test('KubeVirt launcher flags parse; unsupported ones are collected, unknown ones refused', () => {
   const f = parseFlags(['--qemu-timeout', '245s', '--name', 'vm', '--uid=u-1', '--namespace', 'ns', '--kubevirt-share-dir', '/s',
     '--ephemeral-disk-dir', '/e', '--container-disk-dir', '/c', '--grace-period-seconds', '45', '--hook-sidecars', '0',
-    '--keep-after-failure', '--allow-emulation', '--host-disk-dir', '/a', '--host-disk-dir', '/b', '--dev-dir', '/d'], {});
+    '--keep-after-failure', '--allow-emulation', '--dev-dir', '/d'], {});
   assert.equal(f.qemuTimeoutMs, 245_000);
   assert.deepEqual([f.name, f.uid, f.namespace, f.shareDir, f.ephemeralDiskDir, f.containerDiskDir], ['vm', 'u-1', 'ns', '/s', '/e', '/c']);
   assert.equal(f.gracePeriodSeconds, 45);
   assert.equal(f.allowEmulation, true);
-  assert.deepEqual(f.hostDiskDirs, ['/a', '/b']);
   assert.equal(f.devDir, '/d');
   assert.deepEqual(f.ignored, ['hook-sidecars', 'keep-after-failure']);
   const d = parseFlags([], {});

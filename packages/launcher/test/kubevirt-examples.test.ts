@@ -69,9 +69,8 @@ const EXAMPLES: [string, Json, string | undefined][] = [
 
 const CTX = context({
   containerDisks: new Map(['containerdisk'].map((name) => [name, { path: `/var/run/kubevirt/container-disks/${name}/disk.img`, format: 'raw' as const }])),
-  hostDisks: new Map([['h', '/proc/42/fd/7']]),
-  // The pod mounts vmi-pvc.yaml's filesystem claim at <private>/vmi-disks/pvcdisk/.
-  volumeModes: new Map([['pvcdisk', 'filesystem' as const]]),
+  // The host disk and vmi-pvc.yaml's filesystem claim as the inspect step opened them in the pod's mounts.
+  persistentDisks: new Map(['h', 'pvcdisk'].map((name, i) => [name, { path: `/proc/42/fd/${7 + i}`, block: false, io: { directIo: true, preallocated: false } }])),
   // What the pod network set-up would have wired for the `default` interface.
   interfaces: new Map([['default', { ifaceName: 'default', binding: 'masquerade' as const, tap: 'tap0', mac: '52:54:00:00:00:01', mtu: 1500, guestIP: '10.0.2.2', reportedIPs: [], podInterfaceName: 'eth0' }]]),
 });

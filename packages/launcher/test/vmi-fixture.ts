@@ -29,12 +29,7 @@ export function context(overrides: Partial<ConverterContext> = {}): ConverterCon
     libvirtRunDir: '/var/run/libvirt',
     containerDisks: new Map([['cdisk', { path: '/var/run/kubevirt/container-disks/cdisk/disk.img', format: 'raw' }]]),
     kernelBoot: { kernel: '/var/run/kubevirt/container-disks/kernel-boot/boot/vmlinuz', initrd: '/var/run/kubevirt/container-disks/kernel-boot/boot/initrd.img' },
-    hostDiskPrefixes: ['/var/lib/podvirt/host-disks'],
-    hostDisks: new Map([['h', '/proc/42/fd/7']]),
-    vmiDisksDir: '/var/run/kubevirt-private/vmi-disks',
-    devDir: '/dev',
-    volumeModes: new Map(),
-    diskIo: new Map(),
+    persistentDisks: new Map([['h', { path: '/proc/42/fd/7', block: false, io: { directIo: true, preallocated: false } }]]),
     emulator: '/usr/bin/qemu-system-x86_64',
     ...overrides,
   };

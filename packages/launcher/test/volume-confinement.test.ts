@@ -1,83 +1,117 @@
-// A disk the launcher hands to qemu lies inside its pod's mount: `..` and symlinks that lead
-// out are refused, a PVC image is created sparse at the claim's size (or up to 10 % smaller
-// when the filesystem has less), an image larger than its claim is refused, and a block claim
-// must be a block device. Real files in a temp dir; nothing outside it is touched.
+// The disks that outlive a VM are found only in the pod's mounts and opened confined to them
+// (openConfined): a symlink out of the mount, a symlink at all, a mount the pod lacks and a
+// claim given in the wrong mode are refused naming the field; a hostDisk DiskOrCreate and a
+// filesystem claim's disk.img are created sparse at their size (up to 10 % smaller when the
+// volume has less), an image larger than its claim is refused; libvirt gets
+// /proc/<pid>/fd/<n>. Real files in a temp dir; nothing outside it is touched.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { VmiInvalidError } from '@podvirt/api';
 import { LauncherError } from '../src/errors.js';
-import { confinedDiskPath } from '../src/prepare/confined-path.js';
-import { ensureDiskImage, fittedSize, checkBlockDevice } from '../src/prepare/disk-image.js';
-import { inspectVolumes } from '../src/prepare/inspect-volumes.js';
+import { fittedSize } from '../src/prepare/disk-image.js';
+import { PersistentDisks } from '../src/prepare/persistent-disks.js';
 import { baseVmi } from './vmi-fixture.js';
 
-async function layout(t: { after: (fn: () => Promise<void>) => void }) {
+const MIB = 1 << 20;
+
+async function pod(t: { after: (fn: () => Promise<void>) => void }) {
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-confine-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const root = join(dir, 'vmi-disks', 'data');
-  await mkdir(root, { recursive: true });
+  const vmiDisksDir = join(dir, 'vmi-disks');
+  const devDir = join(dir, 'dev');
+  await mkdir(join(vmiDisksDir, 'data'), { recursive: true });
+  await mkdir(devDir);
   const outside = join(dir, 'host-secret.img');
   await writeFile(outside, 'do not touch');
-  return { dir, root, outside };
+  const disks = new PersistentDisks({ vmiDisksDir, devDir, pid: 4242 });
+  t.after(() => disks.close());
+  return { dir, root: join(vmiDisksDir, 'data'), outside, disks };
 }
 
-const volumeError = (pattern: RegExp) => (e: unknown) => e instanceof LauncherError && e.code === 'LAUNCHER_ERR_VOLUME' && pattern.test(e.message);
-
-test('paths with .. or symlinks that leave the mount are refused; the file outside stays untouched', async (t) => {
-  const { root, outside } = await layout(t);
-  await assert.rejects(confinedDiskPath(root, join(root, '..', '..', 'host-secret.img'), 'file', 'claim c'), volumeError(/outside the pod's mount/));
-  await symlink(outside, join(root, 'disk.img'));
-  await assert.rejects(ensureDiskImage({ root, path: join(root, 'disk.img'), what: 'claim c', sizeBytes: 1n << 20n }), volumeError(/resolves to .*host-secret.img, outside/));
-  await mkdir(join(root, 'sub'));
-  await symlink(join(root, '..', '..'), join(root, 'sub', 'up'));
-  await assert.rejects(ensureDiskImage({ root, path: join(root, 'sub', 'up', 'new.img'), what: 'claim c', sizeBytes: 1n << 20n }), volumeError(/outside the pod's mount/));
-  assert.equal((await stat(outside)).size, 'do not touch'.length);
-  assert.deepEqual((await readdir(join(root, '..', '..'))).sort(), ['host-secret.img', 'vmi-disks']);
+type VolumeSpec = { name: string } & Record<string, unknown>;
+function vmi(volumes: VolumeSpec[], status?: Record<string, unknown>) {
+  const v = baseVmi({ volumes }, { devices: { disks: volumes.map(({ name }) => ({ name })) } });
+  return status === undefined ? v : { ...v, status };
+}
+const claimStatus = (size: string, mode = 'Filesystem') => ({
+  volumeStatus: [{ name: 'data', target: '', persistentVolumeClaimInfo: { claimName: 'c', volumeMode: mode, capacity: { storage: size }, requests: { storage: size } } }],
 });
+const claim = (extra: Record<string, unknown> = {}): VolumeSpec[] => [{ name: 'data', persistentVolumeClaim: { claimName: 'c', ...extra } }];
+const volumeError = (field: string, pattern: RegExp) => (e: unknown) =>
+  e instanceof LauncherError && e.code === 'LAUNCHER_ERR_VOLUME' && e.message.startsWith(`${field}: `) && pattern.test(e.message);
 
-test('a symlink inside the mount is followed; a directory or a missing mount is refused', async (t) => {
-  const { dir, root } = await layout(t);
+test('symlinks in the mount are refused, whether they lead out or stay inside; the file outside stays untouched', async (t) => {
+  const { dir, root, outside, disks } = await pod(t);
+  await symlink(outside, join(root, 'disk.img'));
+  await assert.rejects(disks.resolve(vmi(claim(), claimStatus('1Mi'))), volumeError('spec.volumes[0].persistentVolumeClaim', /symbolic link/));
+  await assert.rejects(disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/somewhere/disk.img', type: 'DiskOrCreate', capacity: '1Mi' } }])),
+    volumeError('spec.volumes[0].hostDisk', /symbolic link/));
+  await rm(join(root, 'disk.img'));
   await writeFile(join(root, 'real.img'), Buffer.alloc(4096));
   await symlink('real.img', join(root, 'disk.img'));
-  assert.equal(await confinedDiskPath(root, join(root, 'disk.img'), 'file', 'claim c'), join(await import('node:fs/promises').then((f) => f.realpath(root)), 'real.img'));
-  await mkdir(join(root, 'dir.img'));
-  await assert.rejects(confinedDiskPath(root, join(root, 'dir.img'), 'file', 'claim c'), volumeError(/not a regular file/));
-  await assert.rejects(confinedDiskPath(join(dir, 'nope'), join(dir, 'nope', 'disk.img'), 'file', 'claim c'), volumeError(/is not mounted in this pod/));
+  await assert.rejects(disks.resolve(vmi(claim(), claimStatus('1Mi'))), volumeError('spec.volumes[0].persistentVolumeClaim', /symbolic link/));
+  assert.equal((await stat(outside)).size, 'do not touch'.length);
+  assert.deepEqual((await readdir(dir)).sort(), ['dev', 'host-secret.img', 'vmi-disks']);
 });
 
-test('disk.img: created sparse at the size, kept on the next start, refused when larger than the claim', async (t) => {
-  const { root } = await layout(t);
-  const path = join(root, 'disk.img');
-  await ensureDiskImage({ root, path, what: 'claim c', sizeBytes: 64n << 20n, maxBytes: 64n << 20n });
-  const st = await stat(path);
-  assert.equal(st.size, 64 << 20);
-  assert.ok(st.blocks * 512 < 1 << 20, 'sparse');
-  await writeFile(path, 'data', { flag: 'r+' });
-  await ensureDiskImage({ root, path, what: 'claim c', sizeBytes: 64n << 20n, maxBytes: 64n << 20n });
-  assert.equal((await stat(path)).size, 64 << 20, 'kept');
-  await assert.rejects(ensureDiskImage({ root, path, what: 'claim c', maxBytes: 32n << 20n }), volumeError(/disk image .* \(64Mi\) is larger than the claim \(32Mi\)/));
-  await assert.rejects(ensureDiskImage({ root, path: join(root, 'other.img'), what: 'claim c' }), volumeError(/does not exist/));
+test('a .. in a hostDisk path never reaches the disk: decodeVmi refuses it, and only the basename is looked up in the mount', async (t) => {
+  const { root, disks } = await pod(t);
+  assert.throws(() => vmi([{ name: 'data', hostDisk: { path: '/var/disks/../../etc/shadow', type: 'Disk' } }]), (e: unknown) => e instanceof VmiInvalidError);
+  await writeFile(join(root, 'a.img'), Buffer.alloc(4096));
+  const map = await disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/var/lib/images/a.img', type: 'Disk' } }]));
+  assert.match(map.get('data')?.path ?? '', /^\/proc\/4242\/fd\/\d+$/);
+  assert.equal(map.get('data')?.block, false);
 });
 
-test('free space: up to 10 % short is tolerated (the image shrinks), more is an error naming the claim', () => {
-  assert.equal(fittedSize(100n, 200n, 'claim c'), 100n);
-  assert.equal(fittedSize(100n, 90n, 'claim c'), 90n);
-  assert.throws(() => fittedSize(100n << 20n, 89n << 20n, 'claim c'), volumeError(/claim c: not enough space for a 100Mi disk image: 89Mi free/));
+test('hostDisk: Disk must exist; DiskOrCreate is made sparse at its capacity, once; a re-sync reuses the open file', async (t) => {
+  const { root, disks } = await pod(t);
+  await assert.rejects(disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/h/missing.img', type: 'Disk' } }])), volumeError('spec.volumes[0].hostDisk', /missing\.img" does not exist/));
+  const v = vmi([{ name: 'data', hostDisk: { path: '/h/new.img', type: 'DiskOrCreate', capacity: '8Mi' } }]);
+  const first = await disks.resolve(v);
+  const st = await stat(join(root, 'new.img'));
+  assert.equal(st.size, 8 * MIB);
+  assert.ok(st.blocks * 512 < MIB, 'sparse');
+  assert.equal((await disks.resolve(v)).get('data')?.path, first.get('data')?.path);
+  assert.equal(typeof first.get('data')?.io.directIo, 'boolean');
+  assert.equal(first.get('data')?.io.preallocated, false);
 });
 
-test('a block claim must be a block device; inspection tells block from filesystem and probes O_DIRECT', async (t) => {
-  const { dir, root } = await layout(t);
-  const dev = join(dir, 'dev');
-  await mkdir(dev);
-  await writeFile(join(dev, 'blk'), 'not a device');
-  await assert.rejects(checkBlockDevice(dev, join(dev, 'blk'), 'claim b'), volumeError(/not a block device/));
-  await assert.rejects(checkBlockDevice(dev, join(dev, 'gone'), 'claim b'), volumeError(/no block device at/));
-  const vmi = baseVmi({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c' } }, { name: 'blk', persistentVolumeClaim: { claimName: 'b' } }] });
-  const found = await inspectVolumes(vmi, join(dir, 'vmi-disks'), dev);
-  assert.equal(found.volumeModes.get('data'), 'filesystem');
-  assert.equal(found.volumeModes.has('blk'), false, 'a regular file at /dev/<vol> is no block claim');
-  assert.equal(typeof found.diskIo.get('data')?.directIo, 'boolean');
-  assert.deepEqual(await readdir(root), [], 'the O_DIRECT probe leaves nothing behind');
+test('a mount the pod lacks is refused by field', async (t) => {
+  const { disks } = await pod(t);
+  await assert.rejects(disks.resolve(vmi([{ name: 'other', hostDisk: { path: '/h/x.img', type: 'Disk' } }])), volumeError('spec.volumes[0].hostDisk', /does not exist/));
+  await assert.rejects(disks.resolve(vmi([{ name: 'other', persistentVolumeClaim: { claimName: 'c' } }])),
+    volumeError('spec.volumes[0].persistentVolumeClaim', /neither a device at .*\/dev\/other nor a mount at .*vmi-disks\/other for claim c/));
+});
+
+test('filesystem claim: disk.img created sparse at the claim size and kept; larger than the claim or missing on a read-only claim is refused', async (t) => {
+  const { root, disks } = await pod(t);
+  await disks.resolve(vmi(claim(), claimStatus('64Mi')));
+  const st = await stat(join(root, 'disk.img'));
+  assert.equal(st.size, 64 * MIB);
+  assert.ok(st.blocks * 512 < MIB, 'sparse');
+  await disks.close();
+  await writeFile(join(root, 'disk.img'), 'data', { flag: 'r+' });
+  await disks.resolve(vmi(claim(), claimStatus('64Mi')));
+  assert.equal((await stat(join(root, 'disk.img'))).size, 64 * MIB, 'kept');
+  await disks.close();
+  await assert.rejects(disks.resolve(vmi(claim(), claimStatus('32Mi'))), volumeError('spec.volumes[0].persistentVolumeClaim', /\(64Mi\) is larger than its volume allows \(32Mi\)/));
+  await rm(join(root, 'disk.img'));
+  await assert.rejects(disks.resolve(vmi(claim({ readOnly: true }), claimStatus('32Mi'))), volumeError('spec.volumes[0].persistentVolumeClaim', /does not exist/));
+  await assert.rejects(disks.resolve(vmi(claim(), claimStatus('512Ki'))), (e: unknown) => e instanceof VmiInvalidError && /smaller than 1Mi/.test(e.message));
+});
+
+test('a claim in the other mode than the pod gives it is refused by name', async (t) => {
+  const { disks } = await pod(t);
+  await assert.rejects(disks.resolve(vmi(claim(), claimStatus('1Mi', 'Block'))),
+    volumeError('spec.volumes[0].persistentVolumeClaim', /claim c has volumeMode Block, but the pod mounts it as a filesystem/));
+});
+
+test('free space: up to 10 % short is tolerated (the image shrinks), more is an error naming the field', () => {
+  assert.equal(fittedSize(100n, 200n, 'f'), 100n);
+  assert.equal(fittedSize(100n, 90n, 'f'), 90n);
+  assert.throws(() => fittedSize(100n << 20n, 89n << 20n, 'spec.volumes[0].hostDisk'),
+    (e: unknown) => e instanceof LauncherError && /^spec\.volumes\[0\]\.hostDisk: not enough space for a 100Mi disk image: 89Mi free/.test(e.message));
 });

@@ -1,5 +1,6 @@
 import type { NicAttachment } from '../network/network-plan.js';
 import type { DomainType } from './hypervisor.js';
+import type { PersistentDisk } from '../prepare/persistent-disks.js';
 
 /** A container image file the launcher found for a volume (or the kernel boot container). */
 export interface ImageFile {
@@ -23,21 +24,11 @@ export interface ConverterContext {
   readonly containerDisks: ReadonlyMap<string, ImageFile>;
   /** Files of `firmware.kernelBoot.container`, when the VMI uses it. */
   readonly kernelBoot?: { readonly kernel?: string; readonly initrd?: string };
-  /** hostDisk paths must live under one of these prefixes. */
-  readonly hostDiskPrefixes: readonly string[];
-  /** hostDisk volume name → the path libvirt opens (the confined open file, see prepare/host-disks.ts). */
-  readonly hostDisks: ReadonlyMap<string, string>;
   /**
-   * `<private dir>/vmi-disks`: the pod mounts each filesystem PVC's volume and each hostDisk's
-   * directory at `<dir>/<volume>/`, as KubeVirt does. Block PVCs are devices at `/dev/<volume>`.
+   * PVC and hostDisk volume name → its disk, found in the pod's mounts and opened confined to
+   * them (prepare/persistent-disks.ts): the path libvirt opens, block or file, its I/O support.
    */
-  readonly vmiDisksDir: string;
-  /** Where block PVC devices appear (`/dev`). */
-  readonly devDir: string;
-  /** PVC volume name → what the pod gives it: a block device, or a mounted directory. */
-  readonly volumeModes: ReadonlyMap<string, 'block' | 'filesystem'>;
-  /** Disk volume name → whether its file or device takes O_DIRECT and is fully allocated (PVC and hostDisk only). */
-  readonly diskIo: ReadonlyMap<string, DiskIoSupport>;
+  readonly persistentDisks: ReadonlyMap<string, PersistentDisk>;
   readonly emulator: string;
   /** Interface name → the tap, MAC and MTU the pod network set-up gave it (network/pod-network-setup.ts). */
   readonly interfaces?: ReadonlyMap<string, NicAttachment>;

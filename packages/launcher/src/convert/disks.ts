@@ -55,7 +55,7 @@ function diskElement(
   const prefix = bus === 'virtio' ? 'vd' : 'sd';
   const dev = devName(prefix, counters[prefix]++);
   const readonly = cdrom ? cdrom.readonly : disk.disk?.readonly === true || source.readonly === true;
-  const modes = driverModes(disk, field, source, ctx.diskIo.get(disk.name));
+  const modes = driverModes(disk, field, source, ctx.persistentDisks.get(disk.name)?.io);
   const element = el(
     'disk',
     { type: source.block === true ? 'block' : 'file', device: cdrom ? 'cdrom' : 'disk', model: bus === 'virtio' ? 'virtio-non-transitional' : undefined },

@@ -1,10 +1,8 @@
-import { join } from 'node:path';
 import type { DefaultedVmi } from '@podvirt/api';
 import type { LauncherFlags } from '../flags.js';
 import type { KvmProbeResult } from '../host/kvm-probe.js';
 import { fileExists, inspectImages } from '../prepare/container-disk-layout.js';
-import type { HostDisks } from '../prepare/host-disks.js';
-import { inspectVolumes } from '../prepare/inspect-volumes.js';
+import type { PersistentDisks } from '../prepare/persistent-disks.js';
 import type { NetworkedVmi, PodNetworkSetup } from '../network/pod-network-setup.js';
 import { runTool } from '../prepare/run-tool.js';
 import type { ConverterContext } from './context.js';
@@ -20,7 +18,7 @@ async function imageFormat(path: string): Promise<string> {
 
 /**
  * The impure half in front of the pure converter: find the image files, open the host disks
- * confined to their directories, decide the domain type, convert. The VMI was decoded once,
+ * (PVCs, host disks) confined to the pod's mounts, decide the domain type, convert. The VMI was decoded once,
  * by the Cmd server.
  */
 export function inspectAndConvert(
@@ -28,7 +26,7 @@ export function inspectAndConvert(
   kvm: KvmProbeResult,
   libvirtRunDir: string,
   emulator: string,
-  hostDisks: HostDisks,
+  persistentDisks: PersistentDisks,
   network: PodNetworkSetup,
   nodeFacts?: (domainType: DomainType) => Promise<NodeFacts | undefined>,
 ): (vmi: DefaultedVmi) => Promise<ConvertedDomain> {
@@ -38,8 +36,6 @@ export function inspectAndConvert(
     const facts = await nodeFacts?.(domainType);
     if (facts !== undefined) checkAgainstNode(vmi, facts, domainType);
     const images = await inspectImages(vmi, flags.containerDiskDir, { exists: fileExists, format: imageFormat });
-    const vmiDisksDir = join(flags.privateDir, 'vmi-disks');
-    const volumes = await inspectVolumes(vmi, vmiDisksDir, flags.devDir);
     const ctx: ConverterContext = {
       domainType,
       privateDir: flags.privateDir,
@@ -47,12 +43,7 @@ export function inspectAndConvert(
       libvirtRunDir,
       containerDisks: images.containerDisks,
       ...(images.kernelBoot ? { kernelBoot: images.kernelBoot } : {}),
-      hostDiskPrefixes: flags.hostDiskDirs,
-      hostDisks: await hostDisks.resolve(vmi),
-      vmiDisksDir,
-      devDir: flags.devDir,
-      volumeModes: volumes.volumeModes,
-      diskIo: volumes.diskIo,
+      persistentDisks: await persistentDisks.resolve(vmi),
       emulator,
       interfaces: await network.resolve(vmi as NetworkedVmi),
     };

@@ -14,20 +14,7 @@ export type PrepareStep =
       readonly networkData?: DataSource;
       readonly instanceId: string;
       readonly hostname: string;
-    }
-  | {
-      /** A raw image in a directory the pod mounts (PVC, hostDisk); created sparse when missing and `sizeBytes` is set. */
-      readonly kind: 'diskImage';
-      /** The mount: the image must really lie inside it, symlinks resolved. */
-      readonly root: string;
-      readonly path: string;
-      /** For messages: `claim data`, `hostDisk /var/disks/a.img`. */
-      readonly what: string;
-      readonly sizeBytes?: bigint;
-      /** An existing image larger than this does not fit its claim. */
-      readonly maxBytes?: bigint;
-    }
-  | { readonly kind: 'blockDevice'; readonly root: string; readonly path: string; readonly what: string };
+    };
 
 /** Where a cloud-init document comes from; secret references are read from the mounted secret volume. */
 export type DataSource =

@@ -1,10 +1,9 @@
-import { join, normalize } from 'node:path';
+import { join } from 'node:path';
 import {
   toBytes,
   VmiInvalidError,
   type CloudInitNoCloudSource,
   type DefaultedVmi,
-  type HostDiskSource,
   type LocalObjectReference,
   type Volume,
 } from '@podvirt/api';
@@ -22,9 +21,9 @@ export interface VolumeSource {
   /** A block device (`<disk type="block">`), not a file. */
   readonly block?: boolean;
   readonly readonly?: boolean;
-  /** PVC: cache and io get KubeVirt's defaults from the disk's O_DIRECT support. */
+  /** PVC and hostDisk: cache and io get KubeVirt's defaults from the disk's O_DIRECT support. */
   readonly persistent?: boolean;
-  /** Files to create before the domain starts; none for a host disk, opened by the inspect step. */
+  /** Files to create before the domain starts; none for a persistent disk, opened by the inspect step. */
   readonly prepare?: PrepareStep;
 }
 
@@ -50,8 +49,8 @@ export function convertVolume(vmi: DefaultedVmi, volume: Volume, index: number, 
     return { path, format: 'raw', discard: 'unmap', prepare: { kind: 'emptyDisk', path, sizeBytes, field: `${field}.emptyDisk.capacity` } };
   }
   if (volume.cloudInitNoCloud !== undefined) return cloudInit(vmi, volume.cloudInitNoCloud, name, ctx);
-  if (volume.persistentVolumeClaim !== undefined) return persistentVolumeClaim(vmi, name, volume.persistentVolumeClaim, `${field}.persistentVolumeClaim`, ctx);
-  if (volume.hostDisk !== undefined) return hostDisk(volume.hostDisk, name, `${field}.hostDisk`, ctx);
+  if (volume.persistentVolumeClaim !== undefined) return persistentVolumeClaim(name, volume.persistentVolumeClaim, `${field}.persistentVolumeClaim`, ctx);
+  if (volume.hostDisk !== undefined) return hostDisk(volume.hostDisk.shared === true, name, `${field}.hostDisk`, ctx);
   throw new Error(`volume ${name} has no source: decodeVmi lets none through`);
 }
 
@@ -86,15 +85,9 @@ function dataSource(
   return undefined;
 }
 
-/** The path is absolute and free of `..` (decodeVmi); whether this launcher may open it is its own rule. */
-function hostDisk(hd: HostDiskSource, name: string, field: string, ctx: ConverterContext): VolumeSource {
-  const path = normalize(hd.path);
-  const allowed = ctx.hostDiskPrefixes.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
-  if (!allowed) {
-    throw VmiInvalidError.at(`${field}.path`, 'Forbidden', `${path} is outside the allowed host disk directories (${ctx.hostDiskPrefixes.join(', ') || 'none'})`);
-  }
-  // The inspect step opened the file confined to its directory; libvirt gets that open file's path.
-  const opened = ctx.hostDisks.get(name);
-  if (opened === undefined) throw VmiInvalidError.at(`${field}.path`, 'NotFound', `${path} was not opened`);
-  return { path: opened, format: 'raw', shareable: hd.shared === true };
+/** The pod mounts the path's directory; the inspect step opened the file confined to it. */
+function hostDisk(shared: boolean, name: string, field: string, ctx: ConverterContext): VolumeSource {
+  const disk = ctx.persistentDisks.get(name);
+  if (disk === undefined) throw VmiInvalidError.at(`${field}.path`, 'NotFound', `the host disk of volume ${name} was not opened`);
+  return { path: disk.path, format: 'raw', persistent: true, ...(shared ? { shareable: true } : {}) };
 }

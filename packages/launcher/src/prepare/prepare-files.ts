@@ -3,7 +3,6 @@ import { chmod, mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'no
 import { basename, dirname, join } from 'node:path';
 import type { DataSource, PrepareStep } from '../convert/prepare-step.js';
 import { LauncherError } from '../errors.js';
-import { checkBlockDevice, ensureDiskImage } from './disk-image.js';
 import { fileExists } from './container-disk-layout.js';
 import { runTool } from './run-tool.js';
 
@@ -27,15 +26,6 @@ export interface PrepareOptions {
  */
 export async function prepareFiles(steps: readonly PrepareStep[], o: PrepareOptions): Promise<void> {
   for (const step of steps) {
-    // Persistent disks live in the pod's mounts: checked and made in place, never renamed over.
-    if (step.kind === 'diskImage') {
-      await ensureDiskImage(step);
-      continue;
-    }
-    if (step.kind === 'blockDevice') {
-      await checkBlockDevice(step.root, step.path, step.what);
-      continue;
-    }
     if (await fileExists(step.path)) continue;
     // Owner-only: cloud-init data may hold passwords and keys; disks hold the guest's data.
     await mkdir(dirname(step.path), { recursive: true, mode: 0o700 });
