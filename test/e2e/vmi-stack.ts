@@ -160,9 +160,11 @@ export class VmiSuite {
     return (await this.core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.involvedObject.name === name && e.involvedObject.kind === 'VirtualMachineInstance');
   }
 
-  /** The guest's serial log inside its pod: the `private` emptyDir under the kubelet root. */
+  /** The guest's serial log inside its pod: the `private` emptyDir under the root of the kubelet that runs the pod. */
   serialLog(vmi: VirtualMachineInstance, podUid: string): string {
-    const privateDir = join(this.stack.testbed.kubeletRoot, 'pods', podUid, 'volumes', 'kubernetes.io~empty-dir', 'private');
+    const node = vmi.status?.activePods?.[podUid];
+    const root = this.stack.testbed.nodes.find((n) => n.nodeName === node)?.kubeletRoot ?? this.stack.testbed.kubeletRoot;
+    const privateDir = join(root, 'pods', podUid, 'volumes', 'kubernetes.io~empty-dir', 'private');
     return join(privateDir, vmi.metadata.uid ?? '', 'virt-serial0-log');
   }
 
@@ -190,7 +192,7 @@ export class VmiSuite {
   }
 
   diagnostics(): string {
-    return `${this.stack.controller.tail(15)}\n${this.stack.handler.tail(25)}`;
+    return [this.stack.controller.tail(15), ...this.stack.nodes.map((n) => n.handler.tail(25))].join('\n');
   }
 
   async close(): Promise<void> {

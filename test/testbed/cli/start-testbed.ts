@@ -8,6 +8,8 @@ import type { JsonObject } from '../apiserver/json.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { readPodvirtCrds } from './podvirt-crds.js';
+import { testbedNodes, type TestbedNode } from './testbed-nodes.js';
+import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { ImageMap } from '../kubelet/image-map.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { VolumeController } from '../storage/volume-controller.js';
@@ -21,14 +23,18 @@ export interface TestbedOptions {
   logger?: Logger;
   /** Extra CRDs beside podvirt's own from manifests/crds. */
   crds?: JsonObject[];
+  /** How many nodes (kubelets), 1 by default; see testbed-nodes.ts for their names and dirs. */
+  nodes?: number;
 }
 
 export interface Testbed {
   kubeconfigPath: string;
   apiUrl: string;
   apiServer: ApiServer;
+  /** The first node's; every node is in `nodes`. */
   nodeName: string;
   kubeletRoot: string;
+  nodes: readonly TestbedNode[];
   close(): Promise<void>;
 }
 
@@ -42,8 +48,8 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     ...(options.historySize === undefined ? {} : { historySize: options.historySize }),
   });
   const kubeconfigPath = join(options.stateDir, 'kubeconfig');
-  const kubeletRoot = join(options.stateDir, 'kubelet');
-  const nodeName = options.nodeName ?? hostname();
+  const nodes = testbedNodes(options.stateDir, options.nodeName ?? hostname(), options.nodes ?? 1);
+  const [{ nodeName, kubeletRoot }] = nodes as [TestbedNode, ...TestbedNode[]];
   const closers: Array<() => Promise<void>> = [() => apiServer.close()];
   const close = async (): Promise<void> => {
     for (const c of closers.splice(0).reverse()) await c();
@@ -59,19 +65,24 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     const volumes = new VolumeController({ kubeConfig, logger: log, provisionDir: join(options.stateDir, 'volumes') });
     closers.push(() => volumes.close());
     await volumes.start();
-    const kubelet = new Kubelet({
-      kubeConfig,
-      nodeName,
-      rootDir: kubeletRoot,
-      logger: log,
-      ...(options.imageMap === undefined ? {} : { imageMap: options.imageMap }),
-    });
-    closers.push(() => kubelet.close());
-    await kubelet.start();
+    let network: PodNetwork | undefined;
+    for (const n of nodes) {
+      const kubelet = new Kubelet({
+        kubeConfig,
+        nodeName: n.nodeName,
+        rootDir: n.kubeletRoot,
+        logger: log,
+        ...(options.imageMap === undefined ? {} : { imageMap: options.imageMap }),
+        ...(network === undefined ? {} : { network }),
+      });
+      closers.push(() => kubelet.close());
+      await kubelet.start();
+      network ??= kubelet.network;
+    }
   } catch (err) {
     await close();
     throw err;
   }
   let closing: Promise<void> | undefined;
-  return { kubeconfigPath, apiUrl: apiServer.url, apiServer, nodeName, kubeletRoot, close: () => (closing ??= close()) };
+  return { kubeconfigPath, apiUrl: apiServer.url, apiServer, nodeName, kubeletRoot, nodes, close: () => (closing ??= close()) };
 }

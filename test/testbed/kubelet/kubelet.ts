@@ -29,6 +29,8 @@ export interface KubeletOptions {
   runtime?: ContainerRuntime;
   /** Where the CNI plugins are (default: Debian's /usr/lib/cni). */
   cniPath?: string;
+  /** Another kubelet's pod network to join (a second node on the same testbed); that kubelet owns it. */
+  network?: PodNetwork;
 }
 
 /**
@@ -56,7 +58,7 @@ export class Kubelet {
     this.#log = options.logger.child({ component: 'kubelet', node: options.nodeName });
     this.#hostIP = options.hostIP ?? '127.0.0.1';
     this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({ repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node' }));
-    this.#network = new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
+    this.#network = options.network ?? new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
     this.#runtime = options.runtime ?? processRuntime();
     this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name));
     const selector = `spec.nodeName=${options.nodeName}`;
@@ -78,7 +80,7 @@ export class Kubelet {
   }
 
   async start(): Promise<void> {
-    await this.#network.start();
+    if (this.options.network === undefined) await this.#network.start();
     const port = await this.#logs.listen(this.#hostIP);
     const name = this.options.nodeName;
     try {
@@ -143,7 +145,7 @@ export class Kubelet {
       await Promise.all([...this.#workers.values()].map((w) => w.terminate(this.options.shutdownGraceMs ?? 5000, false)));
       this.#workers.clear();
       await this.#logs.close();
-      await this.#network.close();
+      if (this.options.network === undefined) await this.#network.close();
       await rm(this.options.rootDir, { recursive: true, force: true });
     })();
     return this.#closing;

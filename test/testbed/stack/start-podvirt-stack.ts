@@ -25,9 +25,24 @@ export interface PodvirtStackOptions {
   /** The node binary that runs everything; the test's own by default. */
   readonly node?: string;
   /** Every stdout line of controller and handler as it arrives. */
-  readonly onLogLine?: (component: 'controller' | 'handler', line: string) => void;
+  readonly onLogLine?: (component: 'controller' | 'handler', line: string, nodeName?: string) => void;
   /** Sees every API request from the start, before controller and handler run (an audit log). */
   readonly onRequest?: RequestListener;
+  /** How many nodes, each with its kubelet and handler (1 by default; 2 for migration). */
+  readonly nodes?: number;
+}
+
+/** One node of the stack: its kubelet's pods dir as its handler sees it, and that handler. */
+export interface StackNode {
+  readonly nodeName: string;
+  readonly podsDir: string;
+  /** The handler's host dirs: node.sock and ghost-records/ are here. */
+  readonly handlerDir: string;
+  readonly nodeApiSocket: string;
+  /** The node's current handler process; replaced by restartHandler(). */
+  readonly handler: StackProcess;
+  /** Starts a new handler once the current one has exited (kill it first); resolves once it has started. */
+  restartHandler(): Promise<StackProcess>;
 }
 
 export interface PodvirtStack {
@@ -48,6 +63,8 @@ export interface PodvirtStack {
   readonly handler: StackProcess;
   /** Starts a new handler once the current one has exited (kill it first); resolves once it has started. */
   restartHandler(): Promise<StackProcess>;
+  /** Every node, the first one being the node the single-node fields above describe. */
+  readonly nodes: readonly StackNode[];
   /** Stops handler and controller (SIGTERM), then the testbed (its pods end), then removes the symlink. Idempotent. */
   close(): Promise<void>;
 }
@@ -83,6 +100,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     stateDir,
     ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.nodes === undefined ? {} : { nodes: options.nodes }),
   });
   const closers: Array<() => Promise<unknown>> = [() => testbed.close()];
   if (options.onRequest !== undefined) testbed.apiServer.onRequest(options.onRequest);
@@ -92,18 +110,23 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
   try {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(testbed.kubeconfigPath);
-    const kubeletPods = join(testbed.kubeletRoot, 'pods');
-    await mkdir(kubeletPods, { recursive: true });
-    const podsDir = await shortPodsLink(kubeletPods);
-    closers.push(() => rm(podsDir, { force: true }));
-    await labelSchedulable(kubeConfig, testbed.nodeName);
+    const podsDirs: string[] = [];
+    for (const n of testbed.nodes) {
+      const kubeletPods = join(n.kubeletRoot, 'pods');
+      await mkdir(kubeletPods, { recursive: true });
+      const link = await shortPodsLink(kubeletPods);
+      podsDirs.push(link);
+      closers.push(() => rm(link, { force: true }));
+      await labelSchedulable(kubeConfig, n.nodeName);
+    }
+    const podsDir = podsDirs[0] ?? '';
 
     // The components run as the install manifests say (manifests/*.yaml), through the mapping
     // in testbed-command.ts; their namespace comes from the manifests too.
     const manifests = await loadManifests(root);
     await createNamespaces(kubeConfig, manifests);
     const handlerDir = join(stateDir, 'handler');
-    const mapping = async (workload: ManifestWorkload, extraArgs: readonly string[]): Promise<TestbedMapping> => {
+    const mapping = async (workload: ManifestWorkload, extraArgs: readonly string[], at = { nodeName: testbed.nodeName, podsDir, handlerDir, index: 0 }): Promise<TestbedMapping> => {
       const kubeconfig = join(stateDir, `${workload.name}.kubeconfig`);
       await writeKubeconfig(kubeconfig, testbed.apiUrl, `system:serviceaccount:${workload.namespace}:${workload.serviceAccountName}`);
       return {
@@ -111,9 +134,9 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
           '/usr/bin/podvirt-controller': [node, join(root, 'packages/controller/bin/podvirt-controller.js')],
           '/usr/bin/podvirt-handler': [node, join(root, 'packages/handler/bin/podvirt-handler.js')],
         },
-        fieldRefs: { 'spec.nodeName': testbed.nodeName, 'metadata.name': `${workload.name}-0`, 'metadata.namespace': workload.namespace, 'status.podIP': '127.0.0.1' },
-        // Both handler host dirs are one per-stack dir: suites find node.sock and ghost-records/ there.
-        hostPaths: { '/var/lib/kubelet/pods': podsDir, '/var/run/podvirt': handlerDir, '/var/run/podvirt-private': handlerDir },
+        fieldRefs: { 'spec.nodeName': at.nodeName, 'metadata.name': `${workload.name}-${at.index}`, 'metadata.namespace': workload.namespace, 'status.podIP': '127.0.0.1' },
+        // Both handler host dirs are one per-node dir: suites find node.sock and ghost-records/ there.
+        hostPaths: { '/var/lib/kubelet/pods': at.podsDir, '/var/run/podvirt': at.handlerDir, '/var/run/podvirt-private': at.handlerDir },
         flagValues: { '--metrics-port': '0', '--health-port': '0' },
         extraArgs: ['--kubeconfig', kubeconfig, ...extraArgs],
       };
@@ -130,20 +153,18 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('controller', line) }),
     });
     closers.push(() => controller.stop());
-    const handlerArgv = [...handlerCommand.argv, ...(options.handlerArgs ?? [])];
-    const startHandler = (): StackProcess => new StackProcess({
-      name: 'handler',
-      argv: handlerArgv,
-      env: env(handlerCommand),
-      ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('handler', line) }),
-    });
-    let handler = startHandler();
-    closers.push(() => handler.stop());
-    // Both list their informers before they act: wait so that a test's first VMI is not
+    const nodes: StackNode[] = [];
+    for (const [index, n] of testbed.nodes.entries()) {
+      const at = { nodeName: n.nodeName, podsDir: podsDirs[index] ?? '', handlerDir: index === 0 ? handlerDir : join(stateDir, `handler-${index + 1}`), index };
+      const command = index === 0 ? handlerCommand : testbedCommand(handlerWorkload, await mapping(handlerWorkload, [], at));
+      nodes.push(stackNode(at, [...command.argv, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
+    }
+    const first = nodes[0] as StackNode;
+    // All list their informers before they act: wait so that a test's first VMI is not
     // timed against a process still starting.
     await Promise.all([
       startedLine(controller, (l) => l.msg === 'controller started'),
-      startedLine(handler, (l) => / started$/.test(l.msg)),
+      ...nodes.map((n) => startedLine(n.handler, (l) => / started$/.test(l.msg))),
     ]);
     let closing: Promise<void> | undefined;
     return {
@@ -153,19 +174,15 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       nodeName: testbed.nodeName,
       stateDir,
       podsDir,
-      nodeApiSocket: join(handlerDir, 'node.sock'),
+      nodeApiSocket: first.nodeApiSocket,
       controllerCommand,
       handlerCommand,
       controller,
       get handler() {
-        return handler;
+        return first.handler;
       },
-      async restartHandler() {
-        await handler.exited;
-        handler = startHandler();
-        await startedLine(handler, (l) => / started$/.test(l.msg));
-        return handler;
-      },
+      restartHandler: () => first.restartHandler(),
+      nodes,
       close: () => (closing ??= closeAll()),
     };
   } catch (err) {
@@ -175,6 +192,41 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
 }
 
 const START_TIMEOUT_MS = 30_000;
+
+type OnLogLine = PodvirtStackOptions['onLogLine'];
+
+/** A node's handler, started now, restartable, stopped by the stack's close. */
+function stackNode(
+  at: { nodeName: string; podsDir: string; handlerDir: string },
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  onLogLine: OnLogLine,
+  closers: Array<() => Promise<unknown>>,
+): StackNode {
+  const start = (): StackProcess => new StackProcess({
+    name: 'handler',
+    argv: [...argv],
+    env,
+    ...(onLogLine === undefined ? {} : { onLine: (line: string) => onLogLine('handler', line, at.nodeName) }),
+  });
+  let handler = start();
+  closers.push(() => handler.stop());
+  return {
+    nodeName: at.nodeName,
+    podsDir: at.podsDir,
+    handlerDir: at.handlerDir,
+    nodeApiSocket: join(at.handlerDir, 'node.sock'),
+    get handler() {
+      return handler;
+    },
+    async restartHandler() {
+      await handler.exited;
+      handler = start();
+      await startedLine(handler, (l) => / started$/.test(l.msg));
+      return handler;
+    },
+  };
+}
 
 async function startedLine(proc: StackProcess, match: (line: LogLine) => boolean): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
