@@ -58,6 +58,8 @@ export function guestVmi(guest: GuestImage, extraKernelArgs = ''): Record<string
         devices: {
           autoattachGraphicsDevice: false,
           autoattachMemBalloon: false,
+          // The launcher runs outside any pod here and refuses to wire the host's network namespace.
+          autoattachPodInterface: false,
           disks: [{ name: 'data', disk: { bus: 'virtio' } }],
         },
       },

@@ -45,6 +45,9 @@ export function guestVmi(guest: GuestImage, name: string, opts: GuestVmiOptions 
         devices: {
           autoattachGraphicsDevice: false,
           autoattachMemBalloon: false,
+          // No implicit pod network for suites not about networking (a guest NIC adds a DHCP
+          // exchange and the network set-up to every boot); vmi-network tests the default one.
+          autoattachPodInterface: false,
           disks: [{ name: 'data', disk: { bus: 'virtio' } }],
           ...opts.devices,
         },

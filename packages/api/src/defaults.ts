@@ -3,8 +3,6 @@
 // touches its argument, and applying it twice changes nothing more.
 //
 // Deliberately not defaulted, unlike KubeVirt:
-// - no pod network interface is added (KubeVirt adds `default` with bridge binding): podvirt's
-//   launcher wires no guest NIC yet, so an implicit one would be a lie;
 // - `cpu.model` stays unset (KubeVirt writes `host-model`): under emulation the converter
 //   picks the model;
 // - the firmware UUID is derived from the name, not random (see firmware-uuid.ts).
@@ -18,6 +16,7 @@ import {
   defaultResources,
 } from './defaults-compute.js';
 import { defaultAutoattach, defaultDisks, defaultVolumeDisks, defaultVolumes, defaultWatchdog } from './defaults-devices.js';
+import { defaultPodInterface } from './defaults-network.js';
 import { resolveDefaultsOptions, type DefaultsOptions } from './defaults-options.js';
 import type { DefaultedVmi } from './types/defaulted.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
@@ -60,6 +59,7 @@ export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOpt
   defaultDisks(domain.devices, settings.diskBus);
   defaultWatchdog(domain.devices);
   defaultAutoattach(domain.devices);
+  defaultPodInterface(copy.spec, domain.devices, settings.networkInterface);
   defaultVolumes(copy.spec.volumes);
   defaultStatus(copy);
   // Each default* above writes the field DefaultedVmi declares required.

@@ -6,9 +6,12 @@ export { textProblem } from './validate-text.js';
 export {
   DEFAULT_DISK_BUS,
   DEFAULT_MACHINE_TYPE,
+  DEFAULT_NETWORK_INTERFACE,
   DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS,
   type DefaultsOptions,
+  type InterfaceBinding,
 } from './defaults-options.js';
+export { DEFAULT_POD_NETWORK_NAME } from './defaults-network.js';
 export { ConditionStatus, VmiConditionReason, VmiConditionType } from './conditions.js';
 export { checkVmi, decodeVmi, type DecodeOptions } from './decode-vmi.js';
 export { EventReason, EventType } from './event-reasons.js';

@@ -18,7 +18,7 @@ const REFUSALS = new Set(['LAUNCHER_ERR_INVALID_VMI', 'LAUNCHER_ERR_NODE_LACKS']
 const CTX = context({
   containerDisks: new Map(NAME_POOL.map((name) => [name, { path: `/var/run/kubevirt/container-disks/${name}/disk.img`, format: 'raw' as const }])),
   // What the pod network set-up would have wired for an interface of that name.
-  interfaces: new Map(NAME_POOL.map((name) => [name, { ifaceName: name, binding: 'masquerade' as const, tap: 'tap0', mac: '52:54:00:00:00:01', mtu: 1500, guestIP: '10.0.2.2', reportedIPs: [], podInterfaceName: 'eth0' }])),
+  interfaces: new Map([...NAME_POOL, 'default'].map((name) => [name, { ifaceName: name, binding: 'masquerade' as const, tap: 'tap0', mac: '52:54:00:00:00:01', mtu: 1500, guestIP: '10.0.2.2', reportedIPs: [], podInterfaceName: 'eth0' }])),
 });
 
 function decodeOutcome(decode: () => unknown): 'accepted' | string {

@@ -153,6 +153,6 @@ describe('interfaces in the domain XML', () => {
     assert.deepEqual(findElement(d, 'devices/interface/address')?.attrs, { type: 'pci', domain: '0x0000', bus: '0x05', slot: '0x01', function: '0x0' });
   });
   test('an interface the network set-up did not wire is refused by its path', () => {
-    assert.throws(() => convertVmi(vmi({}), context()), (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.domain.devices.interfaces[0]');
+    assert.throws(() => convertVmi(vmi({}), context({ interfaces: new Map() })), (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.domain.devices.interfaces[0]');
   });
 });

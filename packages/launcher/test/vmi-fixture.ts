@@ -31,6 +31,8 @@ export function context(overrides: Partial<ConverterContext> = {}): ConverterCon
     kernelBoot: { kernel: '/var/run/kubevirt/container-disks/kernel-boot/boot/vmlinuz', initrd: '/var/run/kubevirt/container-disks/kernel-boot/boot/initrd.img' },
     persistentDisks: new Map([['h', { path: '/proc/42/fd/7', block: false, io: { directIo: true, preallocated: false } }]]),
     emulator: '/usr/bin/qemu-system-x86_64',
+    // The pod interface defaulting adds to a VMI that names none, as the network set-up wires it.
+    interfaces: new Map([['default', { ifaceName: 'default', binding: 'bridge', tap: 'tap0', mac: '0a:58:0a:c8:00:05', mtu: 1500, guestIP: '10.200.0.5', reportedIPs: ['10.200.0.5'], podInterfaceName: 'eth0' }]]),
     ...overrides,
   };
 }

@@ -1,8 +1,8 @@
-// `scripts/demo --network`: the pod network reaches the guest. A bridge variant of
-// manifests/examples/vmi-masquerade.yaml and the example itself (masquerade, a listed port) boot
-// on the testbed; kubectl shows their IPs; the host fetches each guest's boot_id from the VMI's
-// IP on port 8080; each guest fetches a page from the host, and the masquerade guest reaches the
-// bridge one.
+// `scripts/demo --network`: the pod network reaches the guest. A variant of
+// manifests/examples/vmi-masquerade.yaml without interfaces (defaulted to bridge) and the
+// example itself (masquerade, a listed port) boot on the testbed; kubectl shows their IPs; the
+// host fetches each guest's boot_id from the VMI's IP on port 8080; each guest fetches a page
+// from the host, and the masquerade guest reaches the bridge one.
 // Deleting them leaves no namespace, tap, bridge, rule or address allocation. Traffic only
 // ever goes to addresses on the testbed's own bridge.
 import { readTcp } from '../sandbox/read-tcp.js';
@@ -65,16 +65,20 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
     cleanups.unshift(() => watch.stop());
     const core = s.kubeConfig.makeApiClient(CoreV1Api);
 
-    // The example as is (masquerade, port 8080 listed), and a bridge variant of it, each with a
-    // kernel argument that has the guest fetch the host's page; the masquerade guest also
+    // The example as is (masquerade, port 8080 listed), and a variant that names no interface
+    // and no network, which gets KubeVirt's default (interface `default`, bridge binding), each
+    // with a kernel argument that has the guest fetch the host's page; the masquerade guest also
     // reaches the bridge one.
     const base = await readFile(join(root, EXAMPLE), 'utf8');
     const withArgs = (text: string, args: string): string => text.replace(/(kernelArgs: .*)/, `$1 ${args}`);
     const bridgeFile = join(s.stateDir, 'vmi-bridge.yaml');
-    await writeFile(bridgeFile, withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-bridge`)
+    const unnamed = withArgs(base, `podvirt.fetch=http://${hostIP}:${port}/from-bridge`)
       .replace('name: testvm-net', 'name: testvm-bridge')
-      .replace(/masquerade: \{\}\n\s+ports:\n\s+- name: boot-id\n\s+port: 8080/, 'bridge: {}'));
-    out.step(`${EXAMPLE} with a bridge interface instead (the pod's IP and MAC move into the guest), podvirt.fetch=http://${hostIP}:${port}/… on its kernel line`);
+      .replace(/\n {6}interfaces:\n(?: {6}[ -].*\n)+/, '\n')
+      .replace(/\n {2}networks:\n(?: {2}[ -].*\n)+/, '\n');
+    if (/interfaces:|networks:/.test(unnamed)) throw new Error(`could not drop the interfaces and networks of ${EXAMPLE}`);
+    await writeFile(bridgeFile, unnamed);
+    out.step(`${EXAMPLE} without its interfaces and networks: defaulting gives it the pod interface \`default\` with the bridge binding, as KubeVirt's does (the pod's IP and MAC move into the guest); podvirt.fetch=http://${hostIP}:${port}/… on its kernel line`);
     await shell.kubectl(['apply', '-f', bridgeFile]);
     const bridge = await showGuest(s, shell, watch, core, 'testvm-bridge', out, signal);
 
