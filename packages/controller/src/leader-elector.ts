@@ -6,8 +6,8 @@
 // Expiry is judged by this replica's own clock: it measures how long a holder's record has
 // stayed unchanged since it saw it, so clock skew between replicas does not matter.
 
+import { abortableSleep } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { abortableDelay as delay } from './abortable-delay.js';
 import { isConflict } from './controller-error.js';
 import type { LeaseClient, LeaseRecord } from './lease-client.js';
 
@@ -62,7 +62,7 @@ export class LeaderElector {
    * aborts when leadership ends; resolves once `lead` has returned, telling why it ended.
    */
   async run(signal: AbortSignal, lead: (leading: AbortSignal) => Promise<void>): Promise<LeadershipEnd> {
-    while (!signal.aborted && !(await this.#tryAcquireOrRenew(signal))) await delay(this.#o.retryIntervalMs, signal);
+    while (!signal.aborted && !(await this.#tryAcquireOrRenew(signal))) await abortableSleep(this.#o.retryIntervalMs, signal);
     if (signal.aborted) return 'stopped';
     this.#leader = true;
     this.#o.log.info({ identity: this.#o.identity }, 'became leader');
@@ -89,7 +89,7 @@ export class LeaderElector {
     let renewedAt = this.#o.now();
     const stop = AbortSignal.any([signal, leading]);
     for (;;) {
-      await delay(this.#o.renewIntervalMs, stop);
+      await abortableSleep(this.#o.renewIntervalMs, stop);
       if (stop.aborted) return 'stopped';
       if (await this.#tryAcquireOrRenew(stop)) renewedAt = this.#o.now();
       else if (this.#o.now() - renewedAt >= this.#o.renewDeadlineMs) return 'lost';

@@ -1,3 +1,4 @@
+export { abortableSleep } from './abortable-sleep.js';
 export { TOKEN_REFRESH_MS } from './bearer-token.js';
 export { EventRecorder, type EventRecorderOptions } from './event-recorder.js';
 export type { CoreEvent, EventCountPatch, EventSink, ObjectReference } from './event-sink.js';

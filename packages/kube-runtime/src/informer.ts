@@ -4,9 +4,9 @@
 // object each resync period, so that a missed event or a failed write is repaired. The
 // controller and the handler both keep their caches in it.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isKubeApiError } from './kube-api-error.js';
 import type { KubeWatchEvent } from './kube-client.js';
+import { abortableSleep } from './abortable-sleep.js';
 
 /** The smallest object shape the cache needs. */
 export interface KubeObject {
@@ -159,7 +159,7 @@ export class Informer<T extends KubeObject> {
   async #backoff(failures: number, signal: AbortSignal): Promise<void> {
     const base = this.#o.retryMs ?? DEFAULT_RETRY_MS;
     const ms = Math.min(base * 2 ** (failures - 1), this.#o.maxRetryMs ?? DEFAULT_MAX_RETRY_MS);
-    await sleep(ms, undefined, { signal }).catch(() => undefined);
+    await abortableSleep(ms, signal);
   }
 
   async #relist(signal: AbortSignal): Promise<string> {

@@ -7,8 +7,8 @@
 // does not answer.
 
 import type { cmd } from '@podvirt/proto';
+import { abortableSleep } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { abortableSleep } from '../abortable-sleep.js';
 import type { DomainCache } from './domain-cache.js';
 import type { LauncherClient } from './launcher-client.js';
 import { probeSocket } from './socket-probe.js';

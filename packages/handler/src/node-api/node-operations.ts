@@ -4,9 +4,9 @@
 // launcher's domain stream reports the change and the handler writes it.
 
 import { EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
+import { abortableSleep } from '@podvirt/kube-runtime';
 import { unfreezeTimeoutProblem, type cmd, type node } from '@podvirt/proto';
 import type { Logger } from 'pino';
-import { abortableSleep } from '../abortable-sleep.js';
 import { HandlerError } from '../handler-error.js';
 import type { LauncherObservation, ObserveTarget } from '../launcher/launcher-registry.js';
 import { LauncherState } from '../launcher/launcher-state.js';
