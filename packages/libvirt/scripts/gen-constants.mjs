@@ -58,6 +58,7 @@ const ENUMS = [
   ['SetTimeFlags', 'virDomainSetTimeFlags', ['VIR_DOMAIN_TIME_'], 'Set-time flags.'],
   ['JobType', 'virDomainJobType', ['VIR_DOMAIN_JOB_'], 'Job types.'],
   ['JobOperation', 'virDomainJobOperation', ['VIR_DOMAIN_JOB_OPERATION_'], 'Job operations.'],
+  ['MigrateFlags', 'virDomainMigrateFlags', ['VIR_MIGRATE_'], 'Flags of a migration (virDomainMigrateFlags).'],
 ];
 
 function parseEnums(xml) {

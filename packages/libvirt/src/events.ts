@@ -52,7 +52,9 @@ export type DomainEvent =
     readonly stateCode: number;
     readonly reasonCode: number;
   })
-  | (EventBase & { readonly kind: 'JOB_COMPLETED'; readonly stats: Readonly<Record<string, TypedParamValue>> });
+  | (EventBase & { readonly kind: 'JOB_COMPLETED'; readonly stats: Readonly<Record<string, TypedParamValue>> })
+  /** A migration's pre-copy pass ended; `iteration` counts them from 1. */
+  | (EventBase & { readonly kind: 'MIGRATION_ITERATION'; readonly iteration: number });
 
 const DETAILS: Readonly<Record<DomainEventTypeName, Readonly<Record<string, number>>>> = {
   DEFINED: DefinedDetail,
@@ -116,6 +118,8 @@ const DECODERS: ReadonlyMap<number, (callbackId: number, r: XdrReader) => Domain
     kind: 'JOB_COMPLETED', callbackId, domain: readDomainRef(r),
     stats: typedParamsToRecord(r.array(Limits.DOMAIN_JOB_STATS_MAX, readTypedParam)),
   })],
+  [RemoteProc.DOMAIN_EVENT_CALLBACK_MIGRATION_ITERATION,
+    (callbackId, r) => ({ kind: 'MIGRATION_ITERATION', callbackId, domain: readDomainRef(r), iteration: r.int() })],
 ]);
 
 /**

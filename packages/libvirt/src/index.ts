@@ -31,3 +31,7 @@ export { readTypedParam, typedParamsToRecord, writeTypedParam } from './wire/typ
 export type { TypedParam, TypedParamValue } from './wire/typed-param.js';
 export { XdrReader } from './xdr/xdr-reader.js';
 export { XdrWriter } from './xdr/xdr-writer.js';
+export {
+  domainAbortJob, domainJobStats, domainMigrateSetMaxSpeed, domainMigrateStartPostCopy, jobStat, migrateDomain,
+} from './domain-migration.js';
+export type { JobStats, MigrateOptions } from './domain-migration.js';

@@ -71,6 +71,8 @@ describe('domain events', () => {
     assert.ok(agent?.kind === 'AGENT_LIFECYCLE');
     assert.deepEqual([agent.state, agent.reason], ['CONNECTED', 'CHANNEL']);
     assert.equal(decodeDomainEvent(RemoteProc.DOMAIN_EVENT_CALLBACK_REBOOT, withDom(2, () => undefined))?.kind, 'REBOOT');
+    const pass = decodeDomainEvent(RemoteProc.DOMAIN_EVENT_CALLBACK_MIGRATION_ITERATION, withDom(8, (w) => w.int(3)));
+    assert.equal(pass?.kind === 'MIGRATION_ITERATION' ? pass.iteration : undefined, 3);
     const wd = decodeDomainEvent(RemoteProc.DOMAIN_EVENT_CALLBACK_WATCHDOG, withDom(3, (w) => w.int(3)));
     assert.ok(wd?.kind === 'WATCHDOG' && wd.action === 'POWEROFF');
     const added = decodeDomainEvent(RemoteProc.DOMAIN_EVENT_CALLBACK_DEVICE_ADDED, withDom(5, (w) => w.string('virtio-disk1', 99)));

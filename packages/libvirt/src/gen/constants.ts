@@ -668,3 +668,29 @@ export const JobOperation = {
   SNAPSHOT_DELETE: 10,
 } as const;
 export type JobOperationName = keyof typeof JobOperation;
+
+/** Flags of a migration (virDomainMigrateFlags). */
+export const MigrateFlags = {
+  LIVE: 1,
+  PEER2PEER: 2,
+  TUNNELLED: 4,
+  PERSIST_DEST: 8,
+  UNDEFINE_SOURCE: 16,
+  PAUSED: 32,
+  NON_SHARED_DISK: 64,
+  NON_SHARED_INC: 128,
+  CHANGE_PROTECTION: 256,
+  UNSAFE: 512,
+  OFFLINE: 1024,
+  COMPRESSED: 2048,
+  ABORT_ON_ERROR: 4096,
+  AUTO_CONVERGE: 8192,
+  RDMA_PIN_ALL: 16384,
+  POSTCOPY: 32768,
+  TLS: 65536,
+  PARALLEL: 131072,
+  NON_SHARED_SYNCHRONOUS_WRITES: 262144,
+  POSTCOPY_RESUME: 524288,
+  ZEROCOPY: 1048576,
+} as const;
+export type MigrateFlagsName = keyof typeof MigrateFlags;
