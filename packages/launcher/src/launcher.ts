@@ -1,6 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DefaultedVmi } from '@podvirt/api';
+import { DEFAULT_MACHINE_TYPE, type DefaultedVmi } from '@podvirt/api';
 import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
@@ -95,6 +95,10 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   try {
     const daemon = await (o.daemon ?? startDaemon(dirs, flags.capsCacheDir, log, stop));
     cleanups.push(() => daemon.supervisor.close());
+    // Read now, while the launcher gets ready: the handler's first call (Info) asks for them, and
+    // the first Sync waits behind it.
+    const versions = lazyVersions(daemon.kind.binary, emulator);
+    void versions();
     const kvm = await kvmProbe;
     log.info({ kvm }, 'hypervisor probed');
     const socketPath = daemon.socketPath;
@@ -105,8 +109,8 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     cleanups.push(() => conn.close());
     await conn.ready({ signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
 
-    // Read now, while the handler finds the socket and sends the first Sync: asking the emulator
-    // for its domain capabilities takes seconds under TCG, and the first Sync waits for them.
+    // Read now, for the default machine type, while the handler finds the socket and sends the
+    // first Sync, which would otherwise wait for them.
     const nodeFacts = nodeFactsOnce(socketPath, emulator, log);
     prefetchNodeFacts(nodeFacts, kvm.usable, flags.allowEmulation);
     const persistentDisks = new PersistentDisks({ vmiDisksDir: join(flags.privateDir, 'vmi-disks'), devDir: flags.devDir, pid: o.pid, log });
@@ -141,7 +145,6 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     const tail = new FileTail({ path: join(dirs.log, 'qemu', `${identity.domain}.log`), onLine: (line) => qemuLog.info(line) });
     cleanups.push(() => tail.close());
 
-    const versions = lazyVersions(daemon.kind.binary, emulator);
     const server = await CmdServer.listen({ socketDir: join(flags.shareDir, 'sockets'), manager, agent, hub, log, versions });
     cleanups.push(() => server.close());
     await server.markReady();
@@ -157,35 +160,41 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   }
 }
 
-function prefetchNodeFacts(nodeFacts: (domainType: string) => Promise<NodeFacts | undefined>, kvmUsable: boolean, allowEmulation: boolean): void {
+function prefetchNodeFacts(nodeFacts: (domainType: string, machine: string) => Promise<NodeFacts | undefined>, kvmUsable: boolean, allowEmulation: boolean): void {
   let domainType: string;
   try {
     domainType = decideDomainType(kvmUsable, allowEmulation);
   } catch {
     return; // Each Sync names the problem.
   }
-  void nodeFacts(domainType);
+  void nodeFacts(domainType, DEFAULT_MACHINE_TYPE);
 }
 
 /**
- * The node's facts, read from the daemon once (at start, or at the first Sync) and kept; when they cannot be read
+ * The node's facts for a domain type and machine type, read from the daemon once (at start for
+ * the default machine type, or at the first Sync that asks) and kept; when they cannot be read
  * the checks are skipped (libvirt still refuses what it cannot do) and tried again next time.
  */
-function nodeFactsOnce(socketPath: string, emulator: string, log: Logger): (domainType: string) => Promise<NodeFacts | undefined> {
-  let facts: Promise<NodeFacts> | undefined;
-  return async (domainType) => {
-    facts ??= (async () => {
-      const client = await LibvirtClient.connect({ socketPath, uri: 'qemu:///system', timeoutMs: 15_000 });
-      try {
-        return await readNodeFacts(client, emulator, domainType);
-      } finally {
-        await client.close().catch(() => undefined);
-      }
-    })();
+function nodeFactsOnce(socketPath: string, emulator: string, log: Logger): (domainType: string, machine: string) => Promise<NodeFacts | undefined> {
+  const read = new Map<string, Promise<NodeFacts>>();
+  return async (domainType, machine) => {
+    const key = `${domainType} ${machine}`;
+    let facts = read.get(key);
+    if (facts === undefined) {
+      facts = (async () => {
+        const client = await LibvirtClient.connect({ socketPath, uri: 'qemu:///system', timeoutMs: 15_000 });
+        try {
+          return await readNodeFacts(client, emulator, domainType, machine);
+        } finally {
+          await client.close().catch(() => undefined);
+        }
+      })();
+      read.set(key, facts);
+    }
     try {
       return await facts;
     } catch (err) {
-      facts = undefined;
+      if (read.get(key) === facts) read.delete(key);
       log.warn({ err }, 'node capabilities unreadable, checks left to libvirt');
       return undefined;
     }
@@ -196,8 +205,12 @@ function lazyVersions(daemonBinary: string, emulator: string): () => Promise<{ l
   let cached: Promise<{ launcher: string; libvirt: string; qemu: string }> | undefined;
   return () => {
     cached ??= (async () => {
-      const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-      return { launcher: pkg.version ?? '', libvirt: await toolVersion(daemonBinary), qemu: await toolVersion(emulator) };
+      const [pkg, libvirt, qemu] = await Promise.all([
+        readFile(new URL('../../package.json', import.meta.url), 'utf8').then((text) => JSON.parse(text) as { version?: string }),
+        toolVersion(daemonBinary),
+        toolVersion(emulator),
+      ]);
+      return { launcher: pkg.version ?? '', libvirt, qemu };
     })();
     return cached;
   };

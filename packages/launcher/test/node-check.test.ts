@@ -6,9 +6,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
+import { ErrorNumber, LibvirtError } from '@podvirt/libvirt';
 import { checkAgainstNode } from '../src/convert/node-check.js';
 import { NodeLacksError } from '../src/errors.js';
-import { parseCpu, parseMachines, type NodeFacts } from '../src/host/node-facts.js';
+import { parseCpu, parseMachines, readNodeFacts, type CapabilitiesSource, type NodeFacts } from '../src/host/node-facts.js';
 import { toGrpcStatus } from '../src/server/grpc-status.js';
 import { baseVmi } from './vmi-fixture.js';
 
@@ -58,3 +59,45 @@ for (const [title, domain, field, words] of REFUSED) {
     assert.equal(found.code, status.FAILED_PRECONDITION);
   });
 }
+
+/** A daemon that has the fixtures' emulator: domain capabilities for its q35 machines only. */
+function daemon(calls: string[]): CapabilitiesSource {
+  const libvirtError = (code: number, message: string): LibvirtError =>
+    new LibvirtError({ code, domain: 10, message, level: 2, str1: null, str2: null, str3: null, int1: 0, int2: 0 });
+  return {
+    getCapabilities: () => {
+      calls.push('capabilities');
+      return Promise.resolve(fixture('capabilities-x86_64.xml'));
+    },
+    getDomainCapabilities: ({ machine }) => {
+      calls.push(`domcaps ${machine}`);
+      if (machine === 'broken') return Promise.reject(libvirtError(ErrorNumber.INTERNAL_ERROR, 'internal error: probe failed'));
+      if (!machines.has(machine)) return Promise.reject(libvirtError(ErrorNumber.INVALID_ARG, `invalid argument: the machine '${machine}' is not supported by emulator '${EMULATOR}'`));
+      return Promise.resolve(fixture('domcaps-q35-tcg.xml'));
+    },
+  };
+}
+
+test('the facts of a machine type come from its domain capabilities alone (the host capabilities probe every emulator)', async () => {
+  const calls: string[] = [];
+  const facts = await readNodeFacts(daemon(calls), EMULATOR, 'qemu', 'q35');
+  assert.deepEqual(calls, ['domcaps q35']);
+  assert.deepEqual([...facts.machines], [['q35', 288], ['pc-q35-7.2', 288]]);
+  assert.ok(facts.cpuModels.has('qemu64') && facts.cpuModes.has('host-model') && !facts.cpuModes.has('host-passthrough'));
+  assert.equal(checkAgainstNode(baseVmi({}, { cpu: { model: 'Skylake-Client', cores: 2 } }), facts, 'qemu'), undefined);
+  assert.throws(() => checkAgainstNode(baseVmi({}, { cpu: { model: 'host-passthrough' } }), facts, 'qemu'), /no host CPU to pass through/);
+});
+
+test('a machine type the emulator lacks is refused naming the ones it offers, read from the host capabilities', async () => {
+  const calls: string[] = [];
+  const facts = await readNodeFacts(daemon(calls), EMULATOR, 'qemu', 'pc-q35-99.0');
+  assert.deepEqual(calls, ['domcaps pc-q35-99.0', 'capabilities']);
+  assert.throws(
+    () => checkAgainstNode(baseVmi({}, { machine: { type: 'pc-q35-99.0' } }), facts, 'qemu'),
+    (err: unknown) => err instanceof NodeLacksError && err.field === 'spec.domain.machine.type' && /no machine type "pc-q35-99.0"; it offers pc-q35-.* \(25 in all\)$/.test(err.message),
+  );
+});
+
+test('domain capabilities refused for another reason prove nothing: the error reaches the caller', async () => {
+  await assert.rejects(readNodeFacts(daemon([]), EMULATOR, 'qemu', 'broken'), /probe failed/);
+});

@@ -28,12 +28,12 @@ export function inspectAndConvert(
   emulator: string,
   persistentDisks: PersistentDisks,
   network: PodNetworkSetup,
-  nodeFacts?: (domainType: DomainType) => Promise<NodeFacts | undefined>,
+  nodeFacts?: (domainType: DomainType, machine: string) => Promise<NodeFacts | undefined>,
 ): (vmi: DefaultedVmi) => Promise<ConvertedDomain> {
   return async (vmi) => {
     const domainType = decideDomainType(kvm.usable, flags.allowEmulation);
     // What the node lacks is named before images are looked at or anything is defined.
-    const facts = await nodeFacts?.(domainType);
+    const facts = await nodeFacts?.(domainType, vmi.spec.domain.machine.type);
     if (facts !== undefined) checkAgainstNode(vmi, facts, domainType);
     const images = await inspectImages(vmi, flags.containerDiskDir, { exists: fileExists, format: imageFormat });
     const ctx: ConverterContext = {

@@ -1,12 +1,22 @@
-// What this node's emulator can give a domain, read once from the launcher's own libvirt
-// daemon: the machine types with their vCPU limits (capabilities), the CPU models and modes
-// for the domain type (domain capabilities), and the node's memory. The converter's caller
-// checks a VMI against them before anything is defined (node-check.ts).
+// What this node's emulator can give a domain, read from the launcher's own libvirt daemon for
+// the machine type a VMI asks for: that machine type's vCPU limit, the CPU models and modes for
+// the domain type (all from the domain capabilities of that machine), and the node's memory.
+// The converter's caller checks a VMI against them before anything is defined (node-check.ts).
+//
+// The host capabilities (every machine type of every emulator) are read only to name the
+// alternatives when a machine type is missing: libvirt builds them by probing every
+// qemu-system-* binary on the node, which takes a second or more for each one not in its cache,
+// and would sit on every VMI's start.
 
 import { totalmem } from 'node:os';
+import { LibvirtError } from '@podvirt/libvirt';
 
 export interface NodeFacts {
-  /** Machine type name (aliases such as `q35` included) → the most vCPUs it takes. */
+  /**
+   * Machine type name → the most vCPUs it takes: the one asked for, by its own name and
+   * libvirt's canonical one (`q35`, `pc-q35-7.2`); when the emulator lacks it, the ones it
+   * offers instead (aliases included).
+   */
   readonly machines: ReadonlyMap<string, number>;
   /** CPU model names the emulator knows for custom mode. */
   readonly cpuModels: ReadonlySet<string>;
@@ -50,9 +60,29 @@ export function parseCpu(domainCapabilities: string): { modes: Set<string>; mode
   return { modes, models };
 }
 
-export async function readNodeFacts(source: CapabilitiesSource, emulator: string, virtType: string): Promise<NodeFacts> {
-  const machines = parseMachines(await source.getCapabilities(), emulator);
-  const domcaps = await source.getDomainCapabilities({ emulator, arch: 'x86_64', machine: 'q35', virtType });
+/** `<machine>pc-q35-7.2</machine>` and `<vcpu max='288'/>` of domain capabilities. */
+export function parseDomainMachine(domainCapabilities: string): { canonical: string | undefined; maxVcpus: number | undefined } {
+  const canonical = /<machine>([^<]+)<\/machine>/.exec(domainCapabilities)?.[1]?.trim();
+  const max = ATTR('max').exec(/<vcpu[^>]*>/.exec(domainCapabilities)?.[0] ?? '')?.[1];
+  return { canonical, maxVcpus: max === undefined ? undefined : Number(max) };
+}
+
+export async function readNodeFacts(source: CapabilitiesSource, emulator: string, virtType: string, machine: string): Promise<NodeFacts> {
+  const memoryBytes = BigInt(totalmem());
+  let domcaps: string;
+  try {
+    domcaps = await source.getDomainCapabilities({ emulator, arch: 'x86_64', machine, virtType });
+  } catch (err) {
+    // libvirt answers INVALID_ARG for a machine type the emulator does not have.
+    if (!(err instanceof LibvirtError) || err.codeName !== 'INVALID_ARG') throw err;
+    const machines = parseMachines(await source.getCapabilities(), emulator);
+    // Refused for another reason: nothing is proven, the caller leaves the checks to libvirt.
+    if (machines.size === 0 || machines.has(machine)) throw err;
+    return { machines, cpuModels: new Set(), cpuModes: new Set(), memoryBytes };
+  }
+  const { canonical, maxVcpus = 1 } = parseDomainMachine(domcaps);
+  const machines = new Map([[machine, maxVcpus]]);
+  if (canonical !== undefined) machines.set(canonical, maxVcpus);
   const { modes, models } = parseCpu(domcaps);
-  return { machines, cpuModels: models, cpuModes: modes, memoryBytes: BigInt(totalmem()) };
+  return { machines, cpuModels: models, cpuModes: modes, memoryBytes };
 }
