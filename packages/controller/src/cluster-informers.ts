@@ -1,14 +1,15 @@
 // The controller's view of the cluster: kube-runtime informers for VMIs, for launcher pods
-// (label `kubevirt.io=virt-launcher`) and for PVCs, served as VmiStore, PodStore and ClaimStore.
+// (label `kubevirt.io=virt-launcher`), for PVCs and for the kubelet's FailedMount Events about
+// pods, served as VmiStore, PodStore, ClaimStore and MountEventStore.
 // The informers relist on 410 and retry with backoff by themselves; the VMI informer re-delivers
 // every VMI each resync period, which repairs whatever a lost event or a failed write left behind.
 
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance } from '@podvirt/api';
 import { Informer, kubeListWatch, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { ClaimStore } from './claim-check.js';
-import type { PodStore, VmiStore } from './cluster-roles.js';
+import type { MountEventStore, PodStore, VmiStore } from './cluster-roles.js';
 
 export type PodChange = 'add' | 'update' | 'delete';
 
@@ -21,6 +22,8 @@ export interface ClusterInformersOptions {
   readonly onPod: (pod: V1Pod, change: PodChange) => void;
   /** A PVC appeared, changed (e.g. became Bound) or went away. */
   readonly onClaim?: (claim: V1PersistentVolumeClaim) => void;
+  /** The kubelet could not mount a volume of this launcher pod (a FailedMount Event). */
+  readonly onMountFailure?: (pod: V1Pod) => void;
   /** Every VMI is re-delivered this often; client-go controllers use minutes. */
   readonly resyncMs?: number;
   /** First pause before a failed list or watch is retried (it doubles). */
@@ -28,15 +31,17 @@ export interface ClusterInformersOptions {
 }
 
 export const LAUNCHER_POD_SELECTOR = `${APP_LABEL}=${LAUNCHER_APP_LABEL_VALUE}`;
+export const MOUNT_EVENT_SELECTOR = 'involvedObject.kind=Pod,reason=FailedMount';
 export const DEFAULT_RESYNC_MS = 5 * 60_000;
 export const DEFAULT_RESTART_DELAY_MS = 2_000;
 
 const CHANGE = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' } as const;
 
-export class ClusterInformers implements VmiStore, PodStore, ClaimStore {
+export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEventStore {
   readonly #vmis: Informer<VirtualMachineInstance>;
   readonly #pods: Informer<V1Pod>;
   readonly #claims: Informer<V1PersistentVolumeClaim>;
+  readonly #mountEvents: Informer<CoreV1Event>;
 
   constructor(options: ClusterInformersOptions) {
     const { client, namespace, log } = options;
@@ -70,6 +75,16 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore {
       resyncPeriodMs,
       retryMs,
     });
+    this.#mountEvents = new Informer<CoreV1Event>({
+      source: kubeListWatch(client, { path: `/api/v1${scope}/events`, fieldSelector: MOUNT_EVENT_SELECTOR }),
+      onEvent: (type, event) => {
+        const pod = this.#pods.get(`${event.involvedObject.namespace ?? ''}/${event.involvedObject.name ?? ''}`);
+        if (type !== 'RESYNC' && type !== 'DELETED' && pod !== undefined) options.onMountFailure?.(pod);
+      },
+      log: log.child({ informer: 'mount-events' }),
+      resyncPeriodMs,
+      retryMs,
+    });
   }
 
   get(namespace: string, name: string): VirtualMachineInstance | undefined {
@@ -92,16 +107,20 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore {
     return this.#podsIn(namespace).filter((pod) => pod.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claimName) === true);
   }
 
+  mountEvents(namespace: string, podUid: string): CoreV1Event[] {
+    return this.#mountEvents.list().filter((e) => e.involvedObject.namespace === namespace && e.involvedObject.uid === podUid);
+  }
+
   /** Lists every kind (retrying until it works or `signal` aborts), then keeps watching. */
   async start(signal: AbortSignal): Promise<void> {
-    const all = [this.#vmis, this.#pods, this.#claims];
+    const all = [this.#vmis, this.#pods, this.#claims, this.#mountEvents];
     for (const informer of all) informer.start();
     await Promise.all(all.map((informer) => informer.waitForSync(signal)));
   }
 
   /** Stops every watch and timer. Idempotent. */
   async close(): Promise<void> {
-    await Promise.all([this.#vmis.close(), this.#pods.close(), this.#claims.close()]);
+    await Promise.all([this.#vmis.close(), this.#pods.close(), this.#claims.close(), this.#mountEvents.close()]);
   }
 
   #podsIn(namespace: string): V1Pod[] {

@@ -5,7 +5,7 @@
 // ControllerErrors: CONTROLLER_CONFLICT on a stale resourceVersion, CONTROLLER_NOT_FOUND when
 // the object is gone, CONTROLLER_API_FAILED otherwise.
 
-import type { V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import type { EventType, VirtualMachineInstance } from '@podvirt/api';
 
 /** The informer's view of VMIs: possibly stale, never blocking. */
@@ -18,6 +18,11 @@ export interface VmiStore {
 export interface PodStore {
   /** Pods whose controlling owner is the VMI with this UID. */
   ownedBy(namespace: string, vmiUid: string): V1Pod[];
+}
+
+/** The kubelet's FailedMount Events about pods, as an informer holds them. */
+export interface MountEventStore {
+  mountEvents(namespace: string, podUid: string): CoreV1Event[];
 }
 
 export interface MetadataPatch {

@@ -76,6 +76,7 @@ export class ControllerApp {
       onVmi: (vmi) => controller.vmiChanged(vmi),
       onPod: (pod, change) => controller.podChanged(pod, change),
       onClaim: (claim) => controller.claimChanged(claim),
+      onMountFailure: (pod) => controller.podChanged(pod, 'update'),
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
     const controller: VmiController = new VmiController({
@@ -85,6 +86,7 @@ export class ControllerApp {
         vmis: informers,
         pods: informers,
         claims: informers,
+        mountEvents: informers,
         vmiClient: new KubeVmiClient(client),
         podClient: new KubePodClient(client),
         events,

@@ -10,7 +10,7 @@
 // finish before the handler has written the final phase, so a finished pod of a Running VMI
 // is given a grace window instead of being failed at once.
 
-import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import {
   checkVmi,
   ConditionStatus,
@@ -28,7 +28,7 @@ import {
 } from '@podvirt/api';
 import { ClaimReason, type ClaimCheck } from './claim-check.js';
 import { computeImage, computeTermination, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
-import { imagePullProblem, unschedulable } from './pod-start-problem.js';
+import { FAILED_MOUNT_REASON, imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
 import { withReadyCondition } from './ready-condition.js';
 import { rfc3339 } from './rfc3339.js';
 import { statusEqual } from './status-equal.js';
@@ -45,6 +45,8 @@ export interface DecideInput {
   readonly podDownGraceMs?: number;
   /** The VMI's PVCs as the claim informer sees them; no PVC volume is checked when unset. */
   readonly claims?: ClaimCheck;
+  /** The kubelet's FailedMount Events about the VMI's pods. */
+  readonly mountEvents?: readonly CoreV1Event[];
 }
 
 /** A VMI waiting for a claim that is in use by another VMI looks again this often. */
@@ -62,7 +64,7 @@ const POD_SCHEDULED = 'PodScheduled';
 /** The Event reason when no node can take the launcher pod, as the scheduler records it on the pod. */
 const FAILED_SCHEDULING_REASON = 'FailedScheduling';
 
-const IMAGE_PULL_REASONS: ReadonlySet<string> = new Set(['ErrImagePull', 'ImagePullBackOff']);
+const POD_PROBLEM_REASONS: ReadonlySet<string> = new Set(['ErrImagePull', 'ImagePullBackOff', FAILED_MOUNT_REASON]);
 
 interface Step {
   phase: string;
@@ -186,10 +188,10 @@ function podScheduledCondition(conditions: VmiCondition[], podCondition: V1PodCo
   return [...others, condition];
 }
 
-/** Why the controller cannot make progress, for Synchronized=False: no pod could be created (or a claim holds it), or its image cannot be pulled. */
-function syncProblem(phase: string, pod: V1Pod | undefined, pending: SyncError | undefined): SyncError | undefined {
+/** Why the controller cannot make progress, for Synchronized=False: no pod could be created (or a claim holds it), its image cannot be pulled or a volume mounted. */
+function syncProblem(phase: string, pod: V1Pod | undefined, pending: SyncError | undefined, mountEvents: readonly CoreV1Event[]): SyncError | undefined {
   if (phase === VmiPhase.Pending) return pending;
-  if (phase === VmiPhase.Scheduling && pod !== undefined) return imagePullProblem(pod);
+  if (phase === VmiPhase.Scheduling && pod !== undefined) return imagePullProblem(pod) ?? mountProblem(pod, mountEvents);
   return undefined;
 }
 
@@ -215,7 +217,7 @@ function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, s
   if (controllerOwnsStatus(current.phase ?? VmiPhase.Unset)) {
     const unplaced = phase === VmiPhase.Scheduling && pod !== undefined ? unschedulable(pod) : undefined;
     conditions = podScheduledCondition(conditions, unplaced, input.now);
-    conditions = synchronizedCondition(conditions, syncProblem(phase, pod, syncError), input.now);
+    conditions = synchronizedCondition(conditions, syncProblem(phase, pod, syncError, input.mountEvents ?? []), input.now);
   }
   status.conditions = conditions;
   return status;
@@ -238,7 +240,7 @@ function startProblemEvents(before: readonly VmiCondition[], after: readonly Vmi
     const now = after.find((c) => c.type === type);
     if (now?.reason === undefined) continue;
     // The claim reasons of a Pending VMI have their own Events; only the pod's are recorded here.
-    if (type === VmiConditionType.Synchronized && !IMAGE_PULL_REASONS.has(now.reason)) continue;
+    if (type === VmiConditionType.Synchronized && !POD_PROBLEM_REASONS.has(now.reason)) continue;
     const was = before.find((c) => c.type === type);
     if (was?.reason === now.reason && was.message === now.message) continue;
     const reason = type === POD_SCHEDULED ? FAILED_SCHEDULING_REASON : now.reason;

@@ -6,7 +6,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
-import type { EventRecorder, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
+import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
 import { checkClaims, type ClaimCheck, type ClaimStore } from './claim-check.js';
 import { isConflict } from './controller-error.js';
 import { decideVmi } from './decide-vmi.js';
@@ -27,6 +27,8 @@ export interface SyncDeps {
   readonly podDownGraceMs?: number;
   /** PVCs and the pods using them; PVC volumes are not checked without it. */
   readonly claims?: ClaimStore;
+  /** FailedMount Events of the VMI's pods; none are looked at when unset. */
+  readonly mountEvents?: MountEventStore;
 }
 
 export interface SyncResult {
@@ -83,6 +85,7 @@ class Attempt {
       now: this.deps.now(),
       ...(createError === undefined ? {} : { createError }),
       ...(claims === undefined ? {} : { claims }),
+      ...(this.deps.mountEvents === undefined ? {} : { mountEvents: this.pods.flatMap((p) => this.deps.mountEvents?.mountEvents(this.namespace, p.metadata?.uid ?? '') ?? []) }),
     };
     return decideVmi(this.deps.podDownGraceMs === undefined ? input : { ...input, podDownGraceMs: this.deps.podDownGraceMs });
   }

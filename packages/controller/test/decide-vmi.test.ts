@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VmiStatus } from '@podvirt/api';
 import { decideVmi } from '../src/decide-vmi.js';
 import type { VmiDecision } from '../src/vmi-decision.js';
@@ -306,6 +306,28 @@ describe('why a Scheduling VMI does not start (copied from its pod, as KubeVirt 
     assert.equal(backoff.createPod, false, 'the pod exists: nothing is created again');
     const pulled = decideVmi({ vmi: { ...vmi, status: backoff.status }, pods: [launcherPod({ node: 'node01', phase: 'Running', ready: false })], now });
     assert.equal(pulled.status.conditions?.find((x) => x.type === 'Synchronized'), undefined);
+  });
+
+  test('a volume the kubelet cannot mount (a FailedMount Event on the pod) is Synchronized=False FailedMount, once as a Warning', () => {
+    const vmi = vmiFixture({ status: { phase: 'Scheduling' } });
+    const pod = pending({ phase: 'Pending' });
+    const mountEvent = (message: string, at: string, uid = pod.metadata?.uid ?? ''): CoreV1Event => ({
+      metadata: { name: `e-${at}`, namespace: 'default' }, reason: 'FailedMount', message, lastTimestamp: new Date(at),
+      involvedObject: { kind: 'Pod', namespace: 'default', name: pod.metadata?.name ?? '', uid },
+    });
+    const events = [
+      mountEvent('MountVolume.SetUp failed for volume "ci-udata" : secret "old" not found', '2025-01-01T00:01:00Z'),
+      mountEvent('MountVolume.SetUp failed for volume "ci-udata" : secret "ud" not found', '2025-01-01T00:02:00Z'),
+      mountEvent('about another pod', '2025-01-01T00:03:00Z', 'other-uid'),
+    ];
+    const d = decideVmi({ vmi, pods: [pod], now, mountEvents: events });
+    const sync = d.status.conditions?.find((x) => x.type === 'Synchronized');
+    assert.equal(`${sync?.status}/${sync?.reason}`, 'False/FailedMount');
+    assert.match(sync?.message ?? '', /^virt-launcher pod \S*: MountVolume\.SetUp failed for volume "ci-udata" : secret "ud" not found$/);
+    assert.deepEqual(d.events.map((e) => `${e.type}/${e.reason}: ${e.message}`), [`Warning/FailedMount: ${sync?.message ?? ''}`]);
+    assert.deepEqual(decideVmi({ vmi: { ...vmi, status: d.status }, pods: [pod], now, mountEvents: events }).events, [], 'no repeat');
+    const started = decideVmi({ vmi: { ...vmi, status: d.status }, pods: [launcherPod({ node: 'node01', phase: 'Running', ready: false })], now, mountEvents: events });
+    assert.equal(started.status.conditions?.find((x) => x.type === 'Synchronized'), undefined, 'gone once the pod runs');
   });
 
   test('a VMI being deleted records no start-problem Events', () => {

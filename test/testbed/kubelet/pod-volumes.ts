@@ -4,8 +4,8 @@
 // directory). A volume that cannot be set up yet — a missing Secret, an unbound claim — is an
 // error the worker reports as FailedMount and retries, as the real kubelet does.
 
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, mkdir, stat, writeFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
 import type { CoreV1Api, V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { PodPaths } from './pod-paths.js';
 
@@ -53,6 +53,21 @@ async function claim(core: CoreV1Api, namespace: string, volume: V1Volume, block
   return path;
 }
 
+/**
+ * A subPath the volume does not hold is created as a directory, as the kubelet does (KubeVirt
+ * mounts both `userdata` and `userData` of a cloud-init Secret; the key it lacks becomes an empty
+ * directory). `..` and absolute subPaths are refused, as the API server would.
+ */
+async function makeMissingSubPaths(containers: readonly V1Container[], sources: VolumeSources): Promise<void> {
+  for (const m of containers.flatMap((c) => c.volumeMounts ?? [])) {
+    const source = sources.get(m.name);
+    if (source === undefined || m.subPath === undefined || m.subPath === '') continue;
+    if (isAbsolute(m.subPath) || m.subPath.split('/').includes('..')) throw new VolumeSetupError(`volume "${m.name}": subPath ${JSON.stringify(m.subPath)} must be a relative path without ".."`);
+    const path = join(source, m.subPath);
+    if ((await lstat(path).catch(() => undefined)) === undefined) await mkdir(path, { recursive: true, mode: 0o750 });
+  }
+}
+
 /** Sets up every volume of `pod`; throws VolumeSetupError naming the first that cannot be yet. */
 export async function setUpVolumes(core: CoreV1Api, pod: V1Pod, paths: PodPaths): Promise<VolumeSources> {
   const namespace = pod.metadata?.namespace ?? 'default';
@@ -71,5 +86,6 @@ export async function setUpVolumes(core: CoreV1Api, pod: V1Pod, paths: PodPaths)
       sources.set(volume.name, await claim(core, namespace, volume, asDevice.has(volume.name)));
     }
   }
+  await makeMissingSubPaths(containers, sources);
   return sources;
 }
