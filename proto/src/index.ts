@@ -13,3 +13,5 @@ export {
 } from './promise-client.js';
 export { ERROR_CODE_TRAILER } from './error-code-trailer.js';
 export { lenientService, malformedReason, refuseMalformedUnary } from './malformed-request.js';
+export * as deviceplugin from './gen/deviceplugin/v1beta1/api.js';
+export { DEVICE_PLUGIN_API_VERSION, DEVICE_PLUGINS_DIR, KUBELET_SOCKET_NAME, DEVICE_HEALTHY, DEVICE_UNHEALTHY } from './device-plugin-api.js';

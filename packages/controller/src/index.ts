@@ -34,3 +34,4 @@ export { DEFAULT_CPU_REQUEST, launcherPodPrefix, renderLauncherPod, VM_NAME_LABE
 export { PodEventReason, syncVmi, type SyncDeps, type SyncResult } from './sync-vmi.js';
 export { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
 export { ownerKey, VmiController, vmiKey, type VmiControllerOptions } from './vmi-controller.js';
+export { DEVICE_RESOURCE_PREFIX, KVM_RESOURCE, TUN_RESOURCE, VHOST_NET_RESOURCE, deviceResources } from './device-resources.js';

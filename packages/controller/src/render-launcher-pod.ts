@@ -35,6 +35,7 @@ import {
   QEMU_TIMEOUT_BASE_SECONDS,
   QEMU_TIMEOUT_JITTER_SECONDS,
 } from './launcher-layout.js';
+import { deviceResources } from './device-resources.js';
 import { memoryOverheadBytes } from './memory-overhead.js';
 import { renderConsoleLogContainer } from './render-console-log-container.js';
 import { renderImageInitContainers } from './render-image-containers.js';
@@ -92,6 +93,9 @@ function resources(vmi: DefaultedVmi, config: LauncherPodConfig): V1ResourceRequ
   if (limitMemory !== undefined) limits['memory'] = bytesQuantity(toBytes(limitMemory) + overhead);
   const limitCpu = domain.resources?.limits?.cpu;
   if (limitCpu !== undefined) limits['cpu'] = String(limitCpu);
+  const devices = deviceResources(vmi, config.allowEmulation);
+  Object.assign(requests, devices);
+  Object.assign(limits, devices);
   return Object.keys(limits).length > 0 ? { requests, limits } : { requests };
 }
 

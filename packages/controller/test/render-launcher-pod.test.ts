@@ -136,8 +136,33 @@ describe('renderLauncherPod', () => {
     // 128Mi guest, 1 vCPU, graphics auto-attached, no emulation.
     const expected = 128n * MI + FIXED_OVERHEAD_BYTES + (128n * MI) / 512n + 8n * MI + 32n * MI;
     assert.equal(memoryOverheadBytes({ guestMemoryBytes: 128n * MI, vcpus: 1, graphics: true, allowEmulation: false }), expected - 128n * MI);
-    assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory: `${expected / 1024n}Ki`, cpu: '100m' } });
+    const kvm = { 'devices.kubevirt.io/kvm': '1' };
+    assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory: `${expected / 1024n}Ki`, cpu: '100m', ...kvm }, limits: kvm });
   });
+
+  // KubeVirt's getRequiredResources: kvm unless emulation is allowed; tun for a NIC; vhost-net
+  // for a virtio NIC unless emulation is allowed. Requests and limits alike.
+  const withNic = (model?: string): VirtualMachineInstance => withSpec((v) => {
+    v.spec.networks = [{ name: 'default', pod: {} }];
+    v.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {}, ...(model === undefined ? {} : { model }) }];
+  });
+  const deviceCases = [
+    { name: 'no NIC, emulation not allowed', vmi: vmiFixture(), allowEmulation: false, want: { kvm: '1' } },
+    { name: 'no NIC, emulation allowed', vmi: vmiFixture(), allowEmulation: true, want: {} },
+    { name: 'virtio NIC (default model), no emulation', vmi: withNic(), allowEmulation: false, want: { kvm: '1', tun: '1', 'vhost-net': '1' } },
+    { name: 'virtio NIC, emulation allowed', vmi: withNic('virtio'), allowEmulation: true, want: { tun: '1' } },
+    { name: 'e1000 NIC, no emulation', vmi: withNic('e1000'), allowEmulation: false, want: { kvm: '1', tun: '1' } },
+  ];
+  for (const c of deviceCases) {
+    test(`device plugin resources: ${c.name}`, () => {
+      const resources = renderLauncherPod(c.vmi, { ...config, allowEmulation: c.allowEmulation }).spec?.containers[0]?.resources;
+      const pick = (list: Record<string, string> | undefined): Record<string, string> => Object.fromEntries(
+        Object.entries(list ?? {}).filter(([k]) => k.startsWith('devices.kubevirt.io/')).map(([k, v]) => [k.slice('devices.kubevirt.io/'.length), v]),
+      );
+      assert.deepEqual(pick(resources?.requests as Record<string, string>), c.want);
+      assert.deepEqual(pick(resources?.limits as Record<string, string> | undefined), c.want);
+    });
+  }
 
   test('resources: vCPUs, no graphics, emulation, limits and cpu from the VMI', () => {
     const vmi = withSpec((v) => {

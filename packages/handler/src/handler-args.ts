@@ -2,7 +2,8 @@
 
 import { parseArgs } from 'node:util';
 import { DurationError, parseDuration as parseGoDuration } from '@podvirt/api/duration';
-import { NODE_API_SOCKET } from '@podvirt/proto';
+import { DEVICE_PLUGINS_DIR, NODE_API_SOCKET } from '@podvirt/proto';
+import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
 import { HandlerError } from './handler-error.js';
 
 export interface NodeApiTlsArgs {
@@ -34,6 +35,17 @@ export interface HandlerArgs {
   readonly heartbeatIntervalMs: number;
   /** Bound on finishing in-flight reconciles at SIGTERM. */
   readonly shutdownGraceMs: number;
+  /** The kvm/tun/vhost-net device plugins; undefined with --disable-device-plugins. */
+  readonly devicePlugins: DevicePluginArgs | undefined;
+}
+
+export interface DevicePluginArgs {
+  /** The kubelet's device-plugins directory (plugin sockets and kubelet.sock). */
+  readonly dir: string;
+  /** Where the host's /dev is seen from. */
+  readonly deviceRoot: string;
+  /** Device IDs each plugin advertises. */
+  readonly maxDevices: number;
 }
 
 // Defaults from virt-handler: 10 VM workers, --watchdog-timeout 30s, a 300 s domain resync,
@@ -60,9 +72,12 @@ export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node
                        --tls-allowed-client ID... [--node-api-tls-address ADDR]]
                       [--http-address ADDR] [--metrics-port PORT] [--health-port PORT]
                       [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
+                      [--device-plugins-dir DIR] [--device-root DIR] [--max-devices N]
+                      [--disable-device-plugins]
   --node-name defaults to $NODE_NAME; durations as Go writes them (1h30m, 90s, 300ms; a bare number is seconds).
   Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
-  --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port).`;
+  --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port),
+  --device-plugins-dir ${DEVICE_PLUGINS_DIR}, --device-root / (the host's /dev is <root>/dev), --max-devices ${DEFAULT_DEVICES_PER_PLUGIN}.`;
 
 const OPTIONS = {
   kubeconfig: { type: 'string' },
@@ -84,6 +99,10 @@ const OPTIONS = {
   'health-port': { type: 'string', default: DEFAULTS.port },
   'heartbeat-interval': { type: 'string', default: DEFAULTS.heartbeat },
   'shutdown-grace': { type: 'string', default: DEFAULTS.shutdownGrace },
+  'device-plugins-dir': { type: 'string', default: DEVICE_PLUGINS_DIR },
+  'device-root': { type: 'string', default: '/' },
+  'max-devices': { type: 'string', default: String(DEFAULT_DEVICES_PER_PLUGIN) },
+  'disable-device-plugins': { type: 'boolean', default: false },
 } as const;
 
 export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): HandlerArgs {
@@ -112,7 +131,20 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
     healthPort: parsePort('--health-port', values['health-port']),
     heartbeatIntervalMs: parseDuration('--heartbeat-interval', values['heartbeat-interval']),
     shutdownGraceMs: parseDuration('--shutdown-grace', values['shutdown-grace']),
+    devicePlugins: values['disable-device-plugins'] ? undefined : {
+      dir: values['device-plugins-dir'],
+      deviceRoot: values['device-root'],
+      maxDevices: parseMaxDevices(values['max-devices']),
+    },
   };
+}
+
+// A device ID list is sent whole on every health change; the kubelet has no stated limit, but a
+// count beyond 100,000 is a typo, not a node.
+function parseMaxDevices(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1 || n > 100_000) throw invalid(`--max-devices must be an integer from 1 to 100000, got ${text}`);
+  return n;
 }
 
 type Values = Partial<Record<'node-api-tls-port' | 'node-api-tls-address' | 'tls-cert' | 'tls-key' | 'tls-client-ca', string>> & {

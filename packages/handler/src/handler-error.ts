@@ -47,7 +47,9 @@ export type HandlerErrorCode =
   /** Node API: a malformed request; the message names the field. */
   | 'HANDLER_ERR_INVALID_REQUEST'
   /** A server (node API, metrics, health) could not listen. */
-  | 'HANDLER_ERR_LISTEN';
+  | 'HANDLER_ERR_LISTEN'
+  /** A device plugin could not serve on its socket or register with the kubelet. */
+  | 'HANDLER_ERR_DEVICE_PLUGIN';
 
 export class HandlerError extends Error {
   readonly code: HandlerErrorCode;

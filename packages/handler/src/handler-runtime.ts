@@ -5,10 +5,14 @@
 // (node unschedulable again), in-flight reconciles finished within the bound, launcher streams
 // closed — the VMs keep running.
 
+import { join } from 'node:path';
 import type { EventSink } from '@podvirt/kube-runtime';
+import { KUBELET_SOCKET_NAME } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { HandlerArgs } from './handler-args.js';
 import { HandlerController } from './handler-controller.js';
+import { DevicePlugins } from './device-plugins/device-plugins.js';
+import { kubeletRegistrar, type KubeletRegistrar } from './device-plugins/kubelet-registration.js';
 import { GhostRecordStore } from './ghost-records/ghost-record-store.js';
 import { healthRoutes } from './health/health-routes.js';
 import { HttpEndpoints, type EndpointRoute } from './health/http-endpoints.js';
@@ -33,6 +37,8 @@ export interface HandlerRuntimeOptions {
   readonly log: Logger;
   /** process_* metrics; main turns them on. */
   readonly processMetrics?: boolean;
+  /** The kubelet's Registration service (default: kubelet.sock in the device-plugins directory). */
+  readonly registrar?: KubeletRegistrar;
 }
 
 export class HandlerRuntime {
@@ -41,6 +47,8 @@ export class HandlerRuntime {
   readonly heartbeat: Heartbeat;
   readonly readiness = new Readiness();
   readonly records: GhostRecordStore;
+  /** Undefined with --disable-device-plugins. */
+  readonly devicePlugins: DevicePlugins | undefined;
   readonly #o: HandlerRuntimeOptions;
   readonly #endpoints: HttpEndpoints[] = [];
   #nodeApi: NodeApiServer | undefined;
@@ -73,6 +81,16 @@ export class HandlerRuntime {
     });
     this.readiness.add('informer-synced', () => this.controller.informer.synced);
     this.readiness.add('node-api-listening', () => this.#nodeApi !== undefined);
+    const dp = args.devicePlugins;
+    this.devicePlugins = dp === undefined ? undefined : new DevicePlugins({
+      dir: dp.dir,
+      deviceRoot: dp.deviceRoot,
+      devicesPerPlugin: dp.maxDevices,
+      registrar: options.registrar ?? kubeletRegistrar(join(dp.dir, KUBELET_SOCKET_NAME)),
+      log: log.child({ subcomponent: 'device-plugins' }),
+    });
+    const plugins = this.devicePlugins;
+    if (plugins !== undefined) this.readiness.add('device-plugins-registered', () => plugins.registered);
   }
 
   /** The HTTP ports actually bound: metrics first, then health when it is separate. */
@@ -101,6 +119,8 @@ export class HandlerRuntime {
     const records = await this.records.load();
     log.info({ dir: this.records.dir, records: records.length }, 'ghost records loaded');
     await this.#listenHttp();
+    // Registration retries in the background; /readyz reports it until the kubelet took them.
+    await this.devicePlugins?.start();
     const ops = new NodeOperations({
       resolver: new VmiResolver({ nodeName: args.nodeName, local: this.controller.informer, remote: this.#o.vmiApi }),
       launchers: this.controller.registry,
@@ -151,7 +171,7 @@ export class HandlerRuntime {
     this.readiness.markShuttingDown();
     // Attached consoles would hold the node API's graceful close open until its bound.
     this.#streams?.close();
-    await Promise.all([this.#nodeApi?.close(), this.heartbeat.close()]);
+    await Promise.all([this.#nodeApi?.close(), this.heartbeat.close(), this.devicePlugins?.close()]);
     await this.controller.close(this.#o.args.shutdownGraceMs);
     await Promise.all(this.#endpoints.map((e) => e.close()));
   }

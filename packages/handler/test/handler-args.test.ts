@@ -13,6 +13,7 @@ const DEFAULT_REST = {
   healthPort: 8443,
   heartbeatIntervalMs: 60_000,
   shutdownGraceMs: 15_000,
+  devicePlugins: { dir: '/var/lib/kubelet/device-plugins', deviceRoot: '/', maxDevices: 1000 },
 };
 
 test('defaults follow virt-handler; NODE_NAME fills --node-name', () => {
@@ -65,4 +66,14 @@ test('bad flags are HANDLER_ERR_INVALID_ARGS', () => {
   bad(['--tls-allowed-client', 'CN=x']);
   assert.equal(parseDuration('x', '2'), 2_000);
   assert.equal(parseDuration('x', '1.5h'), 5_400_000);
+});
+
+test('device plugin flags: directory, device root, count, off switch; a bad count is refused by name', () => {
+  const args = parseHandlerArgs(['--device-plugins-dir', '/dp', '--device-root', '/host', '--max-devices', '10'], { NODE_NAME: 'n' });
+  assert.deepEqual(args.devicePlugins, { dir: '/dp', deviceRoot: '/host', maxDevices: 10 });
+  assert.equal(parseHandlerArgs(['--disable-device-plugins'], { NODE_NAME: 'n' }).devicePlugins, undefined);
+  for (const bad of ['0', '-1', '1.5', 'many', '100001']) {
+    assert.throws(() => parseHandlerArgs(['--max-devices', bad], { NODE_NAME: 'n' }), (err: unknown) =>
+      isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS') && err.message.includes('--max-devices'));
+  }
 });

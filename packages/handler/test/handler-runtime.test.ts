@@ -36,6 +36,7 @@ test('start → ready and schedulable; close → not ready, unschedulable, launc
       nodeName: NODE, podsDir: dir, workers: 2, watchdogMs: 30_000, resyncPeriodMs: 60_000,
       ghostRecordDir: join(dir, 'records'), nodeApiSocket: join(dir, 'api', 'node.sock'), nodeApiTls: undefined,
       httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
+      devicePlugins: undefined,
     },
     vmiApi: kube, eventApi: new FakeEvents(), nodePatcher: patcher, log: quietLog(),
   });

@@ -16,6 +16,7 @@ import { WatchHub } from './domain/watch-hub.js';
 import { waitForEnd } from './domain/wait-for-end.js';
 import { LauncherError } from './errors.js';
 import { FlagError, type LauncherFlags } from './flags.js';
+import { presentDeviceNodes } from './host/device-nodes.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
 import { readNodeFacts, type NodeFacts } from './host/node-facts.js';
 import { restrictSockets } from './host/restrict-sockets.js';
@@ -100,7 +101,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     const versions = lazyVersions(daemon.kind.binary, emulator);
     void versions();
     const kvm = await kvmProbe;
-    log.info({ kvm }, 'hypervisor probed');
+    log.info({ kvm, devices: await presentDeviceNodes() }, 'hypervisor probed');
     const socketPath = daemon.socketPath;
     const conn = new ReconnectingConnection({
       connect: (signal) => LibvirtDomainConnection.connect(socketPath, signal),

@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { presentDeviceNodes } from '../src/host/device-nodes.js';
 import { probeFirmware, probeKvm } from '../src/host/kvm-probe.js';
 
 const deps = (over: Partial<Parameters<typeof probeKvm>[0]> = {}) => ({
@@ -33,4 +34,10 @@ test('the probe firmware runs to its exit port under TCG', async (t) => {
       (err) => resolve(err === null ? 0 : typeof err.code === 'number' ? err.code : null)),
   );
   assert.equal(code, 99);
+});
+
+test('presentDeviceNodes names the plugin device nodes that exist, in a fixed order', async () => {
+  const have = new Set(['/dev/vhost-net', '/dev/kvm']);
+  assert.deepEqual(await presentDeviceNodes(async (p) => have.has(p)), ['/dev/kvm', '/dev/vhost-net']);
+  assert.deepEqual(await presentDeviceNodes(async () => false), []);
 });

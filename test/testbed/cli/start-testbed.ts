@@ -25,6 +25,8 @@ export interface TestbedOptions {
   crds?: JsonObject[];
   /** How many nodes (kubelets), 1 by default; see testbed-nodes.ts for their names and dirs. */
   nodes?: number;
+  /** Where the kubelet finds device plugins' host paths (default `/`; a fake device tree in tests). */
+  deviceHostRoot?: string;
 }
 
 export interface Testbed {
@@ -74,6 +76,7 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
         logger: log,
         ...(options.imageMap === undefined ? {} : { imageMap: options.imageMap }),
         ...(network === undefined ? {} : { network }),
+        ...(options.deviceHostRoot === undefined ? {} : { deviceHostRoot: options.deviceHostRoot }),
       });
       closers.push(() => kubelet.close());
       await kubelet.start();

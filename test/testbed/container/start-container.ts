@@ -10,6 +10,7 @@ import type { BindMount } from './container-state-paths.js';
 import { killNamespaceProcesses } from './kill-namespace-processes.js';
 import { MemoryCgroup } from './memory-cgroup.js';
 import { mountNamespaceOf } from './mount-namespace.js';
+import { deviceArgs, PRIVATE_DEV_SETUP, type DeviceNode } from './private-dev.js';
 
 export interface ContainerOptions {
   /** argv of the container's main process, looked up on PATH. */
@@ -33,6 +34,8 @@ export interface ContainerOptions {
   readonly leftoverGraceMs?: number;
   /** Run every process of the container under this memory limit (a memory cgroup of its own). */
   readonly memory?: { readonly cgroupName: string; readonly limitBytes: number };
+  /** A private /dev holding the standard nodes and exactly these (see private-dev.ts); unset: the host's /dev. */
+  readonly devices?: readonly DeviceNode[];
 }
 
 export interface ContainerExit {
@@ -70,9 +73,15 @@ export interface Container {
 // `set +m` right after stops bash from printing a job-control "Done" line into the logs.
 const SETUP = `set -e
 exec 4>&2 2>&3
-pidns=$1 n=$2; shift 2
+${PRIVATE_DEV_SETUP}
+pidns=$1 privdev=$2 ndev=$3; shift 3
 start() {
   if [ "$pidns" = 1 ]; then mount -t proc proc /proc; fi
+  if [ "$privdev" = 1 ]; then private_dev; fi
+  while [ "$ndev" -gt 0 ]; do
+    mkdir -p "$(dirname "$1")"; mknod -m "$5" "$1" "$2" "$3" "$4"; shift 5; ndev=$((ndev - 1))
+  done
+  n=$1; shift
   while [ "$n" -gt 0 ]; do
     src=$1; tgt=$2; ro=$3; shift 3; n=$((n - 1))
     if [ -d "$src" ]; then mkdir -p "$tgt"
@@ -101,8 +110,10 @@ exit "$rc"
 function unshareArgs(opts: ContainerOptions, binds: readonly BindMount[]): string[] {
   const pidns = opts.pidNamespace === true;
   const bindArgs = binds.flatMap((b) => [b.source, b.target, b.readOnly === true ? 'ro' : 'rw']);
+  const devices = opts.devices ?? [];
   return ['--mount', '--propagation', 'private', ...(pidns ? ['--pid'] : []), '/bin/bash', '-c', SETUP,
-    'podvirt-container', pidns ? '1' : '0', String(binds.length), ...bindArgs, ...opts.command];
+    'podvirt-container', pidns ? '1' : '0', opts.devices === undefined ? '0' : '1', String(devices.length), ...deviceArgs(devices),
+    String(binds.length), ...bindArgs, ...opts.command];
 }
 
 /** Waits for the set-up handshake; resolves with whatever the set-up printed before it. */

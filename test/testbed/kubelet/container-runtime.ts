@@ -1,4 +1,5 @@
 import type { BindMount } from '../container/container-state-paths.js';
+import type { DeviceNode } from '../container/private-dev.js';
 import { startContainer, type Container } from '../container/start-container.js';
 
 /** One container to start inside a pod sandbox the kubelet has already made. */
@@ -13,6 +14,8 @@ export interface RuntimeContainerSpec {
   readonly netnsPath?: string;
   /** resources.limits.memory: the container's processes run under it (a memory cgroup named `cgroupName`). */
   readonly memory?: { readonly cgroupName: string; readonly limitBytes: number };
+  /** Device plugin allocations: a private /dev with exactly these nodes (unset: the host's /dev). */
+  readonly devices?: readonly DeviceNode[];
 }
 
 /**
@@ -38,6 +41,7 @@ export function processRuntime(): ContainerRuntime {
         ...(spec.netnsPath === undefined ? {} : { netnsPath: spec.netnsPath }),
         ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
         ...(spec.memory === undefined ? {} : { memory: spec.memory }),
+        ...(spec.devices === undefined ? {} : { devices: spec.devices }),
       }),
   };
 }

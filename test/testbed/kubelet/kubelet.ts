@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { CoreV1Api, ListWatch, PatchStrategy, setHeaderOptions, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { EventRecorder } from '../scheduler/event-recorder.js';
@@ -9,6 +10,7 @@ import { nodeObject, nodeStatus } from './node-object.js';
 import { PodWorker } from './pod-worker.js';
 import { PodNetwork } from '../sandbox/pod-network.js';
 import { processRuntime, type ContainerRuntime } from './container-runtime.js';
+import { DevicePluginRegistry, withDeviceResources } from './device-plugin-registry.js';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -31,6 +33,8 @@ export interface KubeletOptions {
   cniPath?: string;
   /** Another kubelet's pod network to join (a second node on the same testbed); that kubelet owns it. */
   network?: PodNetwork;
+  /** Where device plugins' host paths are looked up (default `/`; a test's fake device tree). */
+  deviceHostRoot?: string;
 }
 
 /**
@@ -48,6 +52,9 @@ export class Kubelet {
   readonly #imageMap: ImageMap;
   readonly #network: PodNetwork;
   readonly #runtime: ContainerRuntime;
+  /** Device plugins register on `<root>/device-plugins/kubelet.sock`. */
+  readonly devicePlugins: DevicePluginRegistry;
+  #beatSoon: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #restart: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
@@ -60,6 +67,7 @@ export class Kubelet {
     this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({ repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node' }));
     this.#network = options.network ?? new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
     this.#runtime = options.runtime ?? processRuntime();
+    this.devicePlugins = new DevicePluginRegistry({ dir: join(options.rootDir, 'device-plugins'), log: this.#log, onChange: () => this.#beatSoon?.() });
     this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name));
     const selector = `spec.nodeName=${options.nodeName}`;
     this.#pods = new ListWatch<V1Pod>('/api/v1/pods', new Watch(options.kubeConfig), () => this.#core.listPodForAllNamespaces({ fieldSelector: selector }), false, undefined, selector);
@@ -90,11 +98,21 @@ export class Kubelet {
     }
     const beat = async (): Promise<void> => {
       await this.#core.patchNodeStatus(
-        { name, body: { status: nodeStatus(name, this.#hostIP, port, new Date(), this.#readySince) } },
+        { name, body: { status: withDeviceResources(nodeStatus(name, this.#hostIP, port, new Date(), this.#readySince), this.devicePlugins.resources()) } },
         setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
       );
     };
     await beat();
+    let queued = false;
+    this.#beatSoon = () => {
+      if (queued || this.#closed) return;
+      queued = true;
+      setImmediate(() => {
+        queued = false;
+        void beat().catch((err: unknown) => this.#log.warn({ err }, 'node status update failed'));
+      });
+    };
+    await this.devicePlugins.start();
     this.#heartbeat = setInterval(() => void beat().catch((err: unknown) => this.#log.warn({ err }, 'node status update failed')), this.options.statusIntervalMs ?? 10_000);
     await this.#pods.start();
     this.#log.info({ port }, 'kubelet running');
@@ -121,6 +139,7 @@ export class Kubelet {
         restartDelayMs: this.options.restartDelayMs ?? 1000,
         runtime: this.#runtime,
         network: this.#network,
+        devices: { registry: this.devicePlugins, hostRoot: this.options.deviceHostRoot ?? '/' },
       },
       pod,
     );
@@ -145,6 +164,7 @@ export class Kubelet {
       await Promise.all([...this.#workers.values()].map((w) => w.terminate(this.options.shutdownGraceMs ?? 5000, false)));
       this.#workers.clear();
       await this.#logs.close();
+      await this.devicePlugins.close();
       if (this.options.network === undefined) await this.#network.close();
       await rm(this.options.rootDir, { recursive: true, force: true });
     })();

@@ -7,6 +7,8 @@ import type { Container } from '../container/start-container.js';
 import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { EventRecorder } from '../scheduler/event-recorder.js';
 import { ContainerLogWriter } from './container-log.js';
+import { containerDevices } from './container-devices.js';
+import type { DevicePluginRegistry } from './device-plugin-registry.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerBinds, containerEnv } from './container-spec.js';
 import { containerArgv, type ImageCommand, type ImageMap } from './image-map.js';
@@ -27,6 +29,8 @@ export interface PodWorkerDeps {
   runtime: ContainerRuntime;
   /** Makes and removes the pods' sandboxes (network namespace + CNI). */
   network: PodNetwork;
+  /** Device plugins: allocations for containers with extended resources, from `hostRoot`'s nodes. */
+  devices?: { registry: DevicePluginRegistry; hostRoot: string };
 }
 
 /** Longest wait between two attempts at a sandbox that CNI refused. */
@@ -107,6 +111,7 @@ export class PodWorker {
       }));
       // The sandbox outlives the containers: it goes only once the last one has ended.
       await this.deps.network.destroy(this.#pod.metadata?.uid ?? '').catch((err: unknown) => this.#log.warn({ err }, 'removing the pod sandbox failed'));
+      this.deps.devices?.registry.release(this.#pod.metadata?.uid ?? '');
       await this.#flushStatus();
       await rm(this.paths.podDir, { recursive: true, force: true });
       if (confirmDeletion) await this.#confirmDeletion();
@@ -260,8 +265,10 @@ export class PodWorker {
     if (image === undefined) return undefined;
     try {
       await mkdir(dirname(this.paths.log(spec.name)), { recursive: true });
+      const devices = this.deps.devices && await containerDevices(this.deps.devices.registry, this.deps.devices.hostRoot, this.#pod.metadata?.uid ?? '', spec);
       const logs = new ContainerLogWriter(this.paths.log(spec.name));
       const container = await this.deps.runtime.start({
+        ...(devices === undefined ? {} : { devices }),
         command: containerArgv(image, spec.command, spec.args),
         stateDir: this.paths.containerState(spec.name),
         binds: containerBinds(this.#pod, spec, this.paths, this.#sources),

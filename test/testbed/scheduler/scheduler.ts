@@ -2,6 +2,7 @@ import { CoreV1Api, ListWatch, PatchStrategy, setHeaderOptions, Watch, type Kube
 import type { Logger } from 'pino';
 import { EventRecorder } from './event-recorder.js';
 import { pickNode } from './pick-node.js';
+import { addUsage, extendedUsage, insufficientResources, podExtendedResources } from './resource-fit.js';
 
 export interface SchedulerOptions {
   kubeConfig: KubeConfig;
@@ -91,11 +92,15 @@ export class Scheduler {
     const nodes = this.#nodes.list();
     const podsPerNode = new Map<string, number>();
     let waiting = false;
+    let usage: Map<string, Map<string, number>> | undefined;
     for (const pod of this.#pods.list()) {
       if (this.#closed) return;
       if (pod.spec?.nodeName !== undefined && pod.spec.nodeName !== '') continue;
       if (pod.metadata?.deletionTimestamp !== undefined || (pod.spec?.schedulerName ?? this.#name) !== this.#name) continue;
-      const placement = pickNode(pod, nodes, podsPerNode);
+      const wanted = podExtendedResources(pod);
+      if (wanted.size > 0) usage ??= extendedUsage((await this.#core.listPodForAllNamespaces()).items);
+      const used = usage;
+      const placement = pickNode(pod, nodes, podsPerNode, (node) => insufficientResources(wanted, node, used?.get(node.metadata?.name ?? '')));
       const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
       if ('reason' in placement) {
         waiting = true;
@@ -107,6 +112,7 @@ export class Scheduler {
         continue;
       }
       await this.#bind(pod, placement.node, key);
+      if (usage !== undefined) addUsage(usage, placement.node, wanted);
       podsPerNode.set(placement.node, (podsPerNode.get(placement.node) ?? 0) + 1);
     }
     if (waiting) this.#schedule(this.options.retryMs ?? 1000);

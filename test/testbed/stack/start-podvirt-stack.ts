@@ -20,6 +20,11 @@ export interface PodvirtStackOptions {
   /** Extra flags for podvirt-controller / podvirt-handler, after the stack's own. */
   readonly controllerArgs?: readonly string[];
   readonly handlerArgs?: readonly string[];
+  /**
+   * A fake host root whose dev/ holds the device nodes: the handlers' --device-root and where
+   * the kubelets read the allocated nodes from (default: the real /dev).
+   */
+  readonly deviceRoot?: string;
   /** Extra environment for both processes. */
   readonly env?: Readonly<Record<string, string>>;
   /** The node binary that runs everything; the test's own by default. */
@@ -101,6 +106,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.nodes === undefined ? {} : { nodes: options.nodes }),
+    ...(options.deviceRoot === undefined ? {} : { deviceHostRoot: options.deviceRoot }),
   });
   const closers: Array<() => Promise<unknown>> = [() => testbed.close()];
   if (options.onRequest !== undefined) testbed.apiServer.onRequest(options.onRequest);
@@ -126,7 +132,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     const manifests = await loadManifests(root);
     await createNamespaces(kubeConfig, manifests);
     const handlerDir = join(stateDir, 'handler');
-    const mapping = async (workload: ManifestWorkload, extraArgs: readonly string[], at = { nodeName: testbed.nodeName, podsDir, handlerDir, index: 0 }): Promise<TestbedMapping> => {
+    const mapping = async (workload: ManifestWorkload, extraArgs: readonly string[], at = { nodeName: testbed.nodeName, podsDir, handlerDir, kubeletRoot: testbed.kubeletRoot, index: 0 }): Promise<TestbedMapping> => {
       const kubeconfig = join(stateDir, `${workload.name}.kubeconfig`);
       await writeKubeconfig(kubeconfig, testbed.apiUrl, `system:serviceaccount:${workload.namespace}:${workload.serviceAccountName}`);
       return {
@@ -136,7 +142,10 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
         },
         fieldRefs: { 'spec.nodeName': at.nodeName, 'metadata.name': `${workload.name}-${at.index}`, 'metadata.namespace': workload.namespace, 'status.podIP': '127.0.0.1' },
         // Both handler host dirs are one per-node dir: suites find node.sock and ghost-records/ there.
-        hostPaths: { '/var/lib/kubelet/pods': at.podsDir, '/var/run/podvirt': at.handlerDir, '/var/run/podvirt-private': at.handlerDir },
+        hostPaths: {
+          '/var/lib/kubelet/pods': at.podsDir, '/var/run/podvirt': at.handlerDir, '/var/run/podvirt-private': at.handlerDir,
+          '/var/lib/kubelet/device-plugins': join(at.kubeletRoot, 'device-plugins'),
+        },
         flagValues: { '--metrics-port': '0', '--health-port': '0' },
         extraArgs: ['--kubeconfig', kubeconfig, ...extraArgs],
       };
@@ -155,9 +164,10 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     closers.push(() => controller.stop());
     const nodes: StackNode[] = [];
     for (const [index, n] of testbed.nodes.entries()) {
-      const at = { nodeName: n.nodeName, podsDir: podsDirs[index] ?? '', handlerDir: index === 0 ? handlerDir : join(stateDir, `handler-${index + 1}`), index };
+      const at = { nodeName: n.nodeName, podsDir: podsDirs[index] ?? '', handlerDir: index === 0 ? handlerDir : join(stateDir, `handler-${index + 1}`), kubeletRoot: n.kubeletRoot, index };
       const command = index === 0 ? handlerCommand : testbedCommand(handlerWorkload, await mapping(handlerWorkload, [], at));
-      nodes.push(stackNode(at, [...command.argv, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
+      const deviceRoot = options.deviceRoot === undefined ? [] : ['--device-root', options.deviceRoot];
+      nodes.push(stackNode(at, [...command.argv, ...deviceRoot, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
     }
     const first = nodes[0] as StackNode;
     // All list their informers before they act: wait so that a test's first VMI is not
