@@ -169,3 +169,15 @@ test('kubelet restart: a new kubelet.sock re-registers every plugin; a removed p
   await eventually(() => seen.length === 1, { what: 'list from the new socket' });
   assert.deepEqual(seen, ['5 Healthy']);
 });
+
+test('a device whose directory does not exist yet (/dev/net) is watched from its ancestor and gets its plugin when it appears', async (t) => {
+  const node = await fakeNode(t, ['dev/kvm']);
+  await rm(join(node.root, 'dev/net'), { recursive: true });
+  const registrar = new FakeRegistrar();
+  const plugins = await start(t, { ...node, registrar });
+  await registrar.called(1);
+  await mkdir(join(node.root, 'dev/net'));
+  await writeFile(join(node.root, 'dev/net/tun'), '');
+  await registrar.called(2);
+  assert.deepEqual(plugins.resources.sort(), ['devices.kubevirt.io/kvm', 'devices.kubevirt.io/tun']);
+});

@@ -2,10 +2,12 @@
 // /readyz and /metrics on their ports, the node API on its socket, and a graceful close that
 // leaves the launcher running and the node unschedulable.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { deviceplugin } from '@podvirt/proto';
 import { NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
 import { HandlerRuntime } from '../src/handler-runtime.js';
 import type { NodeMetadataPatch, NodePatcher } from '../src/heartbeat/node-patcher.js';
@@ -66,4 +68,47 @@ test('start → ready and schedulable; close → not ready, unschedulable, launc
   await assert.rejects(stat(join(dir, 'api', 'node.sock')), { code: 'ENOENT' });
   assert.ok((await stat(join(dir, 'records', 'uid-1'))).isFile(), 'the record stays for the next handler');
   await assert.rejects(fetch(`http://127.0.0.1:${healthPort}/healthz`));
+});
+
+test('device plugins: /readyz names them until the kubelet.sock that was missing at start appears and takes their registration', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'pvh-rt-dp-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(join(dir, 'host', 'dev'), { recursive: true });
+  await writeFile(join(dir, 'host', 'dev', 'kvm'), '');
+  const pluginsDir = join(dir, 'dp');
+  const runtime = new HandlerRuntime({
+    args: {
+      nodeName: NODE, podsDir: dir, workers: 1, watchdogMs: 30_000, resyncPeriodMs: 60_000,
+      ghostRecordDir: join(dir, 'records'), nodeApiSocket: join(dir, 'api', 'node.sock'), nodeApiTls: undefined,
+      httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
+      devicePlugins: { dir: pluginsDir, deviceRoot: join(dir, 'host'), maxDevices: 3 },
+    },
+    vmiApi: new FakeKube(), eventApi: new FakeEvents(), nodePatcher: new RecordingPatcher(), log: quietLog(),
+  });
+  t.after(() => runtime.close());
+  const ac = new AbortController();
+  t.after(() => ac.abort());
+  assert.equal(await runtime.start(ac.signal), true);
+  const readyz = async (): Promise<{ status: number; body: string }> => {
+    const res = await fetch(`http://127.0.0.1:${runtime.httpPorts[1]}/readyz`);
+    return { status: res.status, body: await res.text() };
+  };
+  assert.deepEqual(await readyz(), { status: 503, body: 'not ready: device-plugins-registered\n' });
+
+  // A kubelet's Registration service appears (the handler's watch sees the socket, no backoff wait).
+  const registered: deviceplugin.RegisterRequest[] = [];
+  const kubelet = new grpc.Server();
+  kubelet.addService(deviceplugin.RegistrationService, {
+    register: (call: grpc.ServerUnaryCall<deviceplugin.RegisterRequest, deviceplugin.Empty>, cb: grpc.sendUnaryData<deviceplugin.Empty>) => {
+      registered.push(call.request);
+      cb(null, {});
+    },
+  } satisfies deviceplugin.RegistrationServer);
+  await new Promise<void>((resolve, reject) => kubelet.bindAsync(`unix:${join(pluginsDir, 'kubelet.sock')}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  t.after(() => kubelet.forceShutdown());
+  await eventually(async () => (await readyz()).status === 200, { what: '/readyz 200', deadlineMs: 15_000 });
+  assert.deepEqual(registered.map((r) => [r.version, r.endpoint, r.resourceName]), [['v1beta1', 'podvirt-kvm.sock', 'devices.kubevirt.io/kvm']]);
+  assert.ok((await stat(join(pluginsDir, 'podvirt-kvm.sock'))).isSocket());
+  await runtime.close();
+  await assert.rejects(stat(join(pluginsDir, 'podvirt-kvm.sock')), { code: 'ENOENT' }, 'close removes the plugin socket');
 });

@@ -176,3 +176,20 @@ void test('memory limit: a container that stays within it ends normally, not OOM
   assert.deepEqual(exit, { code: 0, signal: null, oomKilled: false });
   await assert.rejects(access(join(MEMORY_CGROUP_ROOT, TESTBED_CGROUP_PARENT, cgroupName)));
 });
+
+void test('devices: a private /dev with the standard nodes and exactly the given device nodes; the host /dev is untouched', async (t) => {
+  const dir = await tempDir(t);
+  const stateDir = join(dir, 'state');
+  const c = await startContainer({
+    command: ['/bin/sh', '-c', 'for p in /dev/null /dev/urandom /dev/kvm /dev/net/tun /dev/vhost-net; do [ -c $p ] && echo "have $p"; done; echo x > /dev/null && echo wrote; [ -d /dev/pts ] && echo pts; echo end; sleep 60'],
+    stateDir,
+    pidNamespace: true,
+    devices: [{ path: '/dev/net/tun', type: 'c', major: 10, minor: 200, mode: 0o600 }],
+  });
+  t.after(() => c.stop({ graceMs: 100 }));
+  const out = lines(c.stdout);
+  assert.deepEqual(await out(6), ['have /dev/null', 'have /dev/urandom', 'have /dev/net/tun', 'wrote', 'pts', 'end']);
+  await c.stop({ graceMs: 100 });
+  await assertNoTrace(c, stateDir);
+  await access('/dev/null');
+});

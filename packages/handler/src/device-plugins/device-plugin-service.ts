@@ -5,7 +5,7 @@
 // environment, mounts or annotations.
 
 import * as grpc from '@grpc/grpc-js';
-import { DEVICE_HEALTHY, DEVICE_UNHEALTHY, deviceplugin } from '@podvirt/proto';
+import { DEVICE_HEALTHY, DEVICE_UNHEALTHY, type deviceplugin } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { DEVICE_PERMISSIONS, deviceIds, type HostDevice } from './host-devices.js';
 

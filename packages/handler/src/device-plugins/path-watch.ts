@@ -2,6 +2,8 @@
 // its directory (fs.watch), re-checked with lstat on every event that names it, because events
 // coalesce and a rename shows up as the same event as a removal. The watch starts before the
 // first check, as KubeVirt's device health check does, so a change between the two is not lost.
+// A directory that does not exist yet (/dev/net on a node without tun) is waited for by watching
+// the nearest ancestor that does, moving down once it appears.
 
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat } from 'node:fs/promises';
@@ -28,14 +30,34 @@ export class PathWatch {
 
   /** Starts watching; resolves with whether the path exists now (no onChange for that). */
   async start(): Promise<boolean> {
-    const name = basename(this.path);
-    this.#watcher = watch(dirname(this.path), { persistent: false }, (_event, file) => {
-      // Some kernels give no file name; then any event may be ours.
-      if (file === null || file === name) this.recheck();
-    });
-    this.#watcher.on('error', (err) => this.#onError(err));
+    this.#arm();
     this.#present = await this.#exists();
     return this.#present;
+  }
+
+  /** Watches the path's directory, or else its nearest existing ancestor until the directory appears. */
+  #arm(): void {
+    if (this.#closed) return;
+    this.#watcher?.close();
+    const name = basename(this.path);
+    const dir = dirname(this.path);
+    for (let at = dir; ; at = dirname(at)) {
+      try {
+        this.#watcher = watch(at, { persistent: false }, (_event, file) => {
+          if (at !== dir) {
+            this.#arm();
+            void this.recheck();
+          } else if (file === null || file === name) {
+            // Some kernels give no file name; then any event may be ours.
+            void this.recheck();
+          }
+        });
+        this.#watcher.on('error', (err) => this.#onError(err));
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || at === dirname(at)) throw err;
+      }
+    }
   }
 
   get present(): boolean {
