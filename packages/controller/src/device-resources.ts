@@ -3,9 +3,9 @@
 // when emulation is not allowed, tun when the VM has a NIC (each one is a tap in the pod), and
 // vhost-net when a NIC is virtio and emulation is not allowed (with emulation allowed KubeVirt
 // leaves /dev/vhost-net out uniformly and qemu emulates the NIC in userspace). Device plugin
-// resources take no overcommit, so the same count goes in requests and limits.
-// KubeVirt also asks for tun when a VMI lists no interface but would get the default pod NIC;
-// podvirt adds no default NIC, so only listed interfaces count.
+// resources take no overcommit, so the same count goes in requests and limits. The VMI is the
+// decoded one, so the default pod interface virt-api adds to a VMI that names no network counts
+// as KubeVirt's check (an interface, or autoattachPodInterface not false) counts it.
 
 import type { DefaultedVmi } from '@podvirt/api';
 

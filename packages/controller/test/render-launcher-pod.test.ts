@@ -131,8 +131,12 @@ describe('renderLauncherPod', () => {
     });
   }
 
+  const noNic = (): VirtualMachineInstance => withSpec((v) => {
+    v.spec.domain.devices.autoattachPodInterface = false;
+  });
+
   test('resources: guest memory plus the documented overhead; default cpu request', () => {
-    const pod = renderLauncherPod(vmiFixture(), config);
+    const pod = renderLauncherPod(noNic(), config);
     // 128Mi guest, 1 vCPU, graphics auto-attached, no emulation.
     const expected = 128n * MI + FIXED_OVERHEAD_BYTES + (128n * MI) / 512n + 8n * MI + 32n * MI;
     assert.equal(memoryOverheadBytes({ guestMemoryBytes: 128n * MI, vcpus: 1, graphics: true, allowEmulation: false }), expected - 128n * MI);
@@ -147,8 +151,9 @@ describe('renderLauncherPod', () => {
     v.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {}, ...(model === undefined ? {} : { model }) }];
   });
   const deviceCases = [
-    { name: 'no NIC, emulation not allowed', vmi: vmiFixture(), allowEmulation: false, want: { kvm: '1' } },
-    { name: 'no NIC, emulation allowed', vmi: vmiFixture(), allowEmulation: true, want: {} },
+    { name: 'no NIC, emulation not allowed', vmi: noNic(), allowEmulation: false, want: { kvm: '1' } },
+    { name: 'no NIC, emulation allowed', vmi: noNic(), allowEmulation: true, want: {} },
+    { name: 'no interface named: the default pod interface (virtio)', vmi: vmiFixture(), allowEmulation: false, want: { kvm: '1', tun: '1', 'vhost-net': '1' } },
     { name: 'virtio NIC (default model), no emulation', vmi: withNic(), allowEmulation: false, want: { kvm: '1', tun: '1', 'vhost-net': '1' } },
     { name: 'virtio NIC, emulation allowed', vmi: withNic('virtio'), allowEmulation: true, want: { tun: '1' } },
     { name: 'e1000 NIC, no emulation', vmi: withNic('e1000'), allowEmulation: false, want: { kvm: '1', tun: '1' } },
@@ -166,6 +171,7 @@ describe('renderLauncherPod', () => {
 
   test('resources: vCPUs, no graphics, emulation, limits and cpu from the VMI', () => {
     const vmi = withSpec((v) => {
+      v.spec.domain.devices.autoattachPodInterface = false;
       v.spec.domain.resources = { requests: { memory: '1Gi', cpu: '500m' }, limits: { memory: '1Gi', cpu: '2' } };
       v.spec.domain.cpu = { sockets: 1, cores: 2, threads: 1 };
       v.spec.domain.devices.autoattachGraphicsDevice = false;
