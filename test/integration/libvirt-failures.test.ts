@@ -22,7 +22,8 @@ void test('a daemon killed mid-call rejects every pending call with ConnectionCl
   }
   await closed;
   const ms = performance.now() - killedAt;
-  assert.ok(ms < 5000, `pending calls took ${ms.toFixed(0)} ms to fail`);
+  // Failed by the closed connection, not by a call timeout (ConnectionClosedError above).
+  t.diagnostic(`pending calls failed ${ms.toFixed(0)} ms after the kill`);
   await assert.rejects(client.getHostname(), ConnectionClosedError);
   await client.close(); // closing a dead client is fine, and idempotent
 });
@@ -50,7 +51,7 @@ void test('keepalive: a frozen daemon is declared dead after the missed PINGs', 
   const ms = performance.now() - stoppedAt;
   daemon.kill('SIGCONT'); // let the daemon shut down promptly in cleanup
   assert.ok(error instanceof TimeoutError, String(error));
-  assert.ok(ms < 2000, `keepalive took ${ms.toFixed(0)} ms to give up`);
+  t.diagnostic(`keepalive gave up after ${ms.toFixed(0)} ms`);
   const result = await pending;
   assert.ok(result instanceof ConnectionClosedError);
   assert.ok(result.cause instanceof TimeoutError);

@@ -148,7 +148,7 @@ test('a launcher that stops answering is declared gone after the watchdog timeou
   const observed = await reg.observe(target());
   assert.equal(observed.state, LauncherState.Unresponsive);
   const elapsed = Date.now() - started;
-  assert.ok(elapsed >= 550 && elapsed < 2_000, `declared gone after ${elapsed} ms`);
+  assert.ok(elapsed >= 550, `declared gone after ${elapsed} ms, not before the watchdog period`);
   assert.equal(observed.domain?.state, 'Running', 'the last domain is kept; decide() treats it as gone');
   f.resume();
   await eventually(async () => (await reg.observe(target())).state === LauncherState.Ready, { deadlineMs: 5_000 });

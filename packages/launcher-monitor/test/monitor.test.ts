@@ -110,15 +110,13 @@ for (const pidNamespace of [false, true]) {
       const launcher = writeScript(dir, 'launcher.sh', startQemuScript(false, 5));
       const monitor = start(t, ['--launcher-bin', launcher, '--qemu-stop-timeout=20s', dir]);
 
-      const began = Date.now();
       assert.deepEqual(await monitor.exited, { code: 5, signal: null });
-      assert.ok(Date.now() - began < 10_000, 'qemu stopped on SIGTERM, well before the bound');
       const [qemuPid] = readPids(join(dir, 'qemu.pid'));
       assert.deepEqual(messages(monitor.lines, 'terminating leftover qemu')[0]?.['pids'], [qemuPid]);
       const reapedQemu = messages(monitor.lines, 'reaped orphan').find((l) => l.pid === qemuPid);
       assert.equal(reapedQemu?.['comm'], 'qemu-system-x86');
       assert.equal(reapedQemu?.['how'], 'killed');
-      assert.equal(reapedQemu?.['status'], 15);
+      assert.equal(reapedQemu?.['status'], 15, 'qemu stopped on SIGTERM, not SIGKILLed at the 20 s bound');
       assert.equal(messages(monitor.lines, 'monitor exiting')[0]?.['qemu'], 'terminated');
     });
 
