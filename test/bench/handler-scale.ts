@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { eventually } from '@podvirt/test-support';
 import { startTestApiServer, type TestApiServer } from '../e2e/testbed-helpers.js';
 import { repoRoot, StackProcess } from '../testbed/index.js';
 import { BenchLauncher } from './handler-fake-launchers.js';
@@ -21,14 +22,6 @@ const handlerBin = join(repoRoot(import.meta.url), 'packages/handler/bin/podvirt
 async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
-}
-
-async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 300_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(20);
-  }
 }
 
 function startHandler(api: TestApiServer, dir: string, podsDir: string): StackProcess {
@@ -80,14 +73,14 @@ async function scale(n: number): Promise<void> {
     const custom = kc.makeApiClient(CustomObjectsApi);
     handler = startHandler(api, dir, podsDir);
     const h = handler;
-    await until('handler ready', () => h.lines.some((l) => l.msg === 'handler ready'));
+    await eventually(() => h.lines.some((l) => l.msg === 'handler ready'), { what: 'handler ready', deadlineMs: 300_000 });
     await sleep(2_000);
     const idle = await rssMiB(h.pid);
 
     for (let i = 0; i < n; i++) launchers.push(await BenchLauncher.start(podsDir, `p${i}`));
     const createdAt = performance.now();
     for (let i = 0; i < n; i++) await createVmi(custom, i);
-    await until(`${n} Running`, async () => (await runningCount(custom)).running === n, 120_000).catch((err: unknown) => {
+    await eventually(async () => (await runningCount(custom)).running === n, { what: `${n} Running`, deadlineMs: 120_000 }).catch((err: unknown) => {
       throw new Error(`${String(err)}\n${h.tail(20)}`);
     });
     const allRunningMs = performance.now() - createdAt;
@@ -96,10 +89,10 @@ async function scale(n: number): Promise<void> {
 
     h.kill('SIGKILL');
     await h.exited;
-    await until('streams closed', () => launchers.every((l) => l.openStreams === 0), 10_000);
+    await eventually(() => launchers.every((l) => l.openStreams === 0), { what: 'streams closed', deadlineMs: 10_000 });
     const restartAt = performance.now();
     handler = startHandler(api, dir, podsDir);
-    await until('re-adopted', () => launchers.every((l) => l.openStreams === 1));
+    await eventually(() => launchers.every((l) => l.openStreams === 1), { what: 're-adopted', deadlineMs: 300_000 });
     const readoptMs = performance.now() - restartAt;
     const after = await runningCount(custom);
     console.log(`handler with ${n} fake launchers: RSS idle ${idle.toFixed(1)} MiB, with ${n} Running ${loaded.toFixed(1)} MiB; ` +

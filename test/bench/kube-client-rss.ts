@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { eventually } from '@podvirt/test-support';
 import { startTestApiServer, type TestApiServer } from '../e2e/testbed-helpers.js';
 import { repoRoot, StackProcess } from '../testbed/index.js';
 import { BenchLauncher } from './handler-fake-launchers.js';
@@ -28,14 +29,6 @@ const SETTLE_MS = 3_000;
 async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
-}
-
-async function until(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 300_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(50);
-  }
 }
 
 const vmiBody = (name: string): object => ({
@@ -57,11 +50,11 @@ async function measureController(bin: string, n: number): Promise<Figures> {
     const custom = api.kubeConfig.makeApiClient(CustomObjectsApi);
     proc = new StackProcess({ name: 'controller', argv: [process.execPath, bin, '--kubeconfig', api.kubeconfigPath, '--allow-emulation'], env: { ...process.env } });
     const p = proc;
-    await until('controller started', () => p.lines.some((l) => l.msg === 'controller started'), 60_000);
+    await eventually(() => p.lines.some((l) => l.msg === 'controller started'), { what: 'controller started', deadlineMs: 60_000 });
     await sleep(SETTLE_MS);
     const idle = await rssMiB(p.pid);
     for (let i = 0; i < n; i++) await custom.createNamespacedCustomObject({ ...VMI_API, body: vmiBody(`rss-${i}`) });
-    await until(`${n} launcher pods`, async () => (await core.listNamespacedPod({ namespace: 'default' })).items.length >= n);
+    await eventually(async () => (await core.listNamespacedPod({ namespace: 'default' })).items.length >= n, { what: `${n} launcher pods`, deadlineMs: 300_000 });
     await sleep(SETTLE_MS);
     return { idle, loaded: await rssMiB(p.pid) };
   } finally {
@@ -97,15 +90,15 @@ async function measureHandler(bin: string, n: number): Promise<Figures> {
       env: { ...process.env },
     });
     const p = proc;
-    await until('handler ready', () => p.lines.some((l) => l.msg === 'handler ready'), 60_000);
+    await eventually(() => p.lines.some((l) => l.msg === 'handler ready'), { what: 'handler ready', deadlineMs: 60_000 });
     await sleep(SETTLE_MS);
     const idle = await rssMiB(p.pid);
     for (let i = 0; i < n; i++) launchers.push(await BenchLauncher.start(podsDir, `p${i}`));
     for (let i = 0; i < n; i++) await createScheduledVmi(custom, i);
-    await until(`${n} Running`, async () => {
+    await eventually(async () => {
       const list = (await custom.listNamespacedCustomObject(VMI_API)) as { items: Array<{ status?: { phase?: string } }> };
       return list.items.filter((v) => v.status?.phase === 'Running').length === n;
-    });
+    }, { what: `${n} Running`, deadlineMs: 300_000 });
     await sleep(SETTLE_MS);
     return { idle, loaded: await rssMiB(p.pid) };
   } finally {

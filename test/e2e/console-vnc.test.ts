@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { node } from '@podvirt/proto';
+import { eventually } from '@podvirt/test-support';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { repoRoot, stackLeftovers } from '../testbed/index.js';
 import { nodeApiSocket, podvirtctl } from './handler-node.js';
@@ -183,15 +184,15 @@ describe('console, VNC and guest-console-log on the testbed', () => {
     // An abrupt end is seen by the handler a moment after the client: until then the VMI's
     // console is still taken, and a new attach is refused; try again then.
     const cycle = async (i: number): Promise<void> => {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
+      await eventually(async () => {
         try {
-          return await attachOnce(i);
+          await attachOnce(i);
+          return true;
         } catch (err) {
-          if (!/another client is attached/.test((err as Error).message) || Date.now() > deadline) throw err;
-          await new Promise((r) => setTimeout(r, 50));
+          if (/another client is attached/.test((err as Error).message)) return undefined;
+          throw err;
         }
-      }
+      }, { what: `attach ${i} once the previous client's end is seen`, deadlineMs: 10_000, stepMs: 50 });
     };
     const attachOnce = async (i: number): Promise<void> => {
       const call = client.console();

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
+import { eventually } from '@podvirt/test-support';
 import type { RequestRecord } from '../testbed/apiserver/index.js';
 import { guestImage, stackLeftovers, startPodvirtStack, waitForConsoleText, type PodvirtStack } from '../testbed/index.js';
 import { allManifests, at, container, find, ROOT, type ManifestDoc } from './ship-manifests-helpers.js';
@@ -77,17 +78,10 @@ describe('manifests in the running stack: commands and RBAC', () => {
       throw err;
     }
   };
-  const eventually = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = BOOT_TIMEOUT_MS): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stack.controller.tail(10)}\n${stack.handler.tail(20)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = BOOT_TIMEOUT_MS): Promise<T> =>
+    eventually(probe, { what, deadlineMs, stepMs: 250, detail: () => `${stack.controller.tail(10)}\n${stack.handler.tail(20)}` });
   const phase = async (name: string, want: string): Promise<void> => {
-    await eventually(`${name} ${want}`, () => Promise.resolve(phases.get(name)?.has(want) === true ? true : undefined));
+    await waitFor(`${name} ${want}`, () => Promise.resolve(phases.get(name)?.has(want) === true ? true : undefined));
   };
   const ctl = (...args: string[]): Promise<{ stdout: string }> =>
     run(process.execPath, [join(ROOT, 'packages/ctl/bin/podvirtctl.js'), '--socket', stack.nodeApiSocket, ...args], { timeout: 60_000 });
@@ -108,7 +102,7 @@ describe('manifests in the running stack: commands and RBAC', () => {
     }
     assert.equal(stack.handlerCommand.env['NODE_NAME'], stack.nodeName);
     // --leader-elect --lease-namespace=podvirt from the Deployment: the Lease is there, held by the pod name.
-    const lease = await eventually('the leader Lease', async () =>
+    const lease = await waitFor('the leader Lease', async () =>
       (await stack.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'podvirt', name: 'podvirt-controller' }).catch(() => undefined)));
     assert.equal(lease.spec?.holderIdentity, stack.controllerCommand.env['POD_NAME']);
   });
@@ -127,14 +121,14 @@ describe('manifests in the running stack: commands and RBAC', () => {
     // Twice: the second Paused/Unpaused Event repeats the first, which the handler counts (a patch).
     for (let round = 0; round < 2; round++) {
       await ctl('pause', 'vmi', 'testvm');
-      await eventually('Paused condition', async () => ((await vmi('testvm'))?.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') === true ? true : undefined));
+      await waitFor('Paused condition', async () => ((await vmi('testvm'))?.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') === true ? true : undefined));
       await ctl('unpause', 'vmi', 'testvm');
-      await eventually('Paused condition gone', async () => ((await vmi('testvm'))?.status?.conditions?.some((c) => c.type === 'Paused') === false ? true : undefined));
+      await waitFor('Paused condition gone', async () => ((await vmi('testvm'))?.status?.conditions?.some((c) => c.type === 'Paused') === false ? true : undefined));
     }
     const paused = (await stack.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=testvm' })).items.find((e) => e.reason === 'Paused');
     assert.equal(paused?.count, 2, 'one Paused Event, counted twice');
 
-    const events = await eventually('SyncFailed for testvm-gpu', async () => {
+    const events = await waitFor('SyncFailed for testvm-gpu', async () => {
       const list = await stack.kubeConfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=testvm-gpu' });
       return list.items.find((e) => e.reason === 'SyncFailed');
     });
@@ -147,7 +141,7 @@ describe('manifests in the running stack: commands and RBAC', () => {
     await phase('testvm', 'Succeeded');
     await phase('testvm-cloudinit', 'Succeeded');
     for (const name of ['testvm', 'testvm-cloudinit', 'testvm-gpu']) {
-      await eventually(`${name} gone`, async () => ((await vmi(name)) === undefined ? true : undefined), 90_000);
+      await waitFor(`${name} gone`, async () => ((await vmi(name)) === undefined ? true : undefined), 90_000);
     }
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { PodExpectations } from '../src/pod-expectations.js';
 import { ownerKey, VmiController } from '../src/vmi-controller.js';
@@ -7,15 +8,6 @@ import { FakeCluster } from './fake-cluster.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 
 const log = pino({ level: 'silent' });
-
-async function until(what: string, probe: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
-    if (probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  throw new Error(`never: ${what}`);
-}
 
 describe('VmiController', () => {
   test('syncs every VMI of the store on start, follows pod events, and stops on abort', async () => {
@@ -32,13 +24,13 @@ describe('VmiController', () => {
     });
     const stop = new AbortController();
     const run = controller.run(stop.signal);
-    await until('pod created', () => cluster.calls.includes('create pod'));
+    await eventually(() => cluster.calls.includes('create pod'), { what: 'pod created' });
     const [pod] = cluster.ownedBy('default', 'vmi-uid');
     assert.ok(pod);
     assert.equal(ownerKey(pod), 'default/testvmi');
     // The informer reports the pod: the expectation is met and the VMI moves on.
     controller.podChanged(pod, 'add');
-    await until('Scheduling', () => cluster.vmi('default', 'testvmi').status?.phase === 'Scheduling');
+    await eventually(() => cluster.vmi('default', 'testvmi').status?.phase === 'Scheduling', { what: 'Scheduling' });
     assert.equal(cluster.calls.filter((c) => c === 'create pod').length, 1);
     stop.abort();
     await run;
@@ -60,9 +52,9 @@ describe('VmiController', () => {
     });
     const stop = new AbortController();
     const run = controller.run(stop.signal);
-    await until('three failures', () => cluster.calls.filter((c) => c === 'create pod').length >= 3);
+    await eventually(() => cluster.calls.filter((c) => c === 'create pod').length >= 3, { what: 'three failures' });
     cluster.createFailure = undefined;
-    await until('created', () => cluster.ownedBy('default', 'vmi-uid').length === 1);
+    await eventually(() => cluster.ownedBy('default', 'vmi-uid').length === 1, { what: 'created' });
     stop.abort();
     await run;
   });

@@ -3,8 +3,8 @@
 // and the VNC proxy's port line. The pseudo-terminal path (raw mode) is test/e2e/console-*.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { startFakeNodeServer, type FakeNodeServer } from './fake-node-server.js';
 import { runCtl, startCtl } from './run-ctl.js';
 
@@ -58,12 +58,10 @@ describe('podvirtctl console and vnc against a fake node API', () => {
     const callsBefore = consoleCalls();
     const ctl = startCtl(['console', 'hang', ...socket()]);
     // Once the server holds the call, podvirtctl has its SIGINT handler.
-    const deadline = Date.now() + 10_000;
-    while (consoleCalls() === callsBefore && Date.now() < deadline) await sleep(20);
+    await eventually(() => consoleCalls() > callsBefore, { what: 'the console call held', deadlineMs: 10_000 });
     ctl.child.kill('SIGINT');
     assert.equal((await ctl.done).code, 130);
-    while (fake.cancelled.length === cancelledBefore && Date.now() < deadline) await sleep(20);
-    assert.ok(fake.cancelled.length > cancelledBefore, 'the stream was cancelled');
+    await eventually(() => fake.cancelled.length > cancelledBefore, { what: 'the stream cancelled', deadlineMs: 10_000 });
   });
 
   test('vnc --proxy-only prints {"port":N} and relays a TCP client; without --proxy-only it is a usage error', async () => {

@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
+import { eventually } from '@podvirt/test-support';
 import { guestImage } from '../guest/guest-image.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
@@ -30,14 +31,9 @@ const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
 const NS = 'default';
 const TIMEOUT_MS = 120_000;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = TIMEOUT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+/** The shared eventually, every 250 ms; a probe that throws (the guest not answering yet) is a miss. */
+function until<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = TIMEOUT_MS): Promise<T> {
+  return eventually(() => probe().catch(() => undefined), { what, deadlineMs, stepMs: 250 });
 }
 
 export async function networkDemo(o: NetworkDemoOptions): Promise<void> {

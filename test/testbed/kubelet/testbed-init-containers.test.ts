@@ -6,17 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { eventually } from '@podvirt/test-support';
 import { startTestbed, type Testbed } from '../cli/start-testbed.js';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('testbed kubelet: init containers', () => {
   let tb: Testbed;
@@ -44,13 +35,13 @@ describe('testbed kubelet: init containers', () => {
         containers: [sh('main', 'echo main >> /shared/order; cat /shared/order; sleep 30')],
       },
     } });
-    const running = await until('ordered running', async () => ((await read('ordered')).status?.phase === 'Running' ? read('ordered') : undefined));
+    const running = await eventually(async () => ((await read('ordered')).status?.phase === 'Running' ? read('ordered') : undefined), { what: 'ordered running', deadlineMs: 20_000 });
     assert.deepEqual(running.status?.initContainerStatuses?.map((s) => [s.name, s.state?.terminated?.reason]), [['first', 'Completed'], ['second', 'Completed']]);
     assert.equal(running.status?.conditions?.find((c) => c.type === 'Initialized')?.status, 'True');
-    const logs = await until('main output', async () => {
+    const logs = await eventually(async () => {
       const text = await core.readNamespacedPodLog({ namespace: 'default', name: 'ordered', container: 'main' });
       return text.includes('main') ? text : undefined;
-    });
+    }, { what: 'main output', deadlineMs: 20_000 });
     assert.equal(logs, 'first\nsecond\nmain\n');
     await core.deleteNamespacedPod({ namespace: 'default', name: 'ordered' });
   });
@@ -65,7 +56,7 @@ describe('testbed kubelet: init containers', () => {
         containers: [sh('main', 'sleep 30')],
       },
     } });
-    const failed = await until('broken failed', async () => ((await read('broken')).status?.phase === 'Failed' ? read('broken') : undefined));
+    const failed = await eventually(async () => ((await read('broken')).status?.phase === 'Failed' ? read('broken') : undefined), { what: 'broken failed', deadlineMs: 20_000 });
     const init = failed.status?.initContainerStatuses ?? [];
     assert.deepEqual([init[0]?.state?.terminated?.exitCode, init[1]?.state?.waiting?.reason], [4, 'PodInitializing']);
     assert.equal(failed.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'PodInitializing');
