@@ -10,16 +10,15 @@
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { guestVmi, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestImage } from '../testbed/index.js';
+import { pct } from './latency-sample.js';
 import { floor } from './libvirt-floor.js';
 
 const RUNNING_TIMEOUT_MS = 600_000;
 
-const pct = (values: readonly number[], p: number): number => {
+const row = (label: string, values: readonly number[]): string => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+  return `  ${label.padEnd(34)} P50 ${(pct(sorted, 50) / 1000).toFixed(2).padStart(7)} s   P95 ${(pct(sorted, 95) / 1000).toFixed(2).padStart(7)} s   (n=${values.length})`;
 };
-const row = (label: string, values: readonly number[]): string =>
-  `  ${label.padEnd(34)} P50 ${(pct(values, 50) / 1000).toFixed(2).padStart(7)} s   P95 ${(pct(values, 95) / 1000).toFixed(2).padStart(7)} s   (n=${values.length})`;
 
 interface BatchFigures {
   controller: number[];

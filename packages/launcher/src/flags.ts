@@ -51,7 +51,12 @@ function parseBool(text: string, flag: string): boolean {
   throw new FlagError(`--${flag}: expected true or false, got ${JSON.stringify(text)}`);
 }
 
-/** Pure: argv after the program name, and the environment. Unknown flags are an error, not a guess. */
+/**
+ * Pure: argv after the program name, and the environment. Unknown flags are an error, not a guess.
+ * Split by hand, not by node:util's parseArgs (which the handler, the controller and podvirtctl
+ * use): KubeVirt's launcher pod speaks Go's flag grammar — one or two dashes (`-name`), a boolean
+ * with or without `=value` — and parseArgs would read `-name` as five short flags.
+ */
 export function parseFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): LauncherFlags {
   const values = new Map<string, string[]>();
   const ignored: string[] = [];

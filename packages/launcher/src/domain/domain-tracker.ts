@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { GraceState } from '../grace-clock.js';
@@ -183,7 +184,7 @@ export class DomainTracker {
         return;
       } catch (err) {
         this.#o.log.debug({ err, attempt }, 'guest info not available yet');
-        await new Promise((r) => setTimeout(r, 1000).unref());
+        await sleep(1000, undefined, { ref: false });
       }
     }
   }
