@@ -1,13 +1,20 @@
-// The launcher's pod network set-up against the real kernel, without a VM: a "pod" namespace
-// (eth0 on a bridge in an "outside" namespace) and a "guest" namespace whose veth stands in
-// for the tap. busybox udhcpc gets its lease from the launcher's DHCP server; traffic flows
-// in through the pod IP and out through the NAT (masquerade) or the bridge. Only namespaces
-// and addresses made here are used.
+// The pod network's two phases against the real kernel, without a VM: a "pod" namespace (eth0
+// on a bridge in an "outside" namespace) holding a stand-in launcher, and a "guest" namespace
+// whose veth stands in for the tap. The handler's PodNetworkWiring enters the pod namespace by
+// the stand-in's pid and wires it; the launcher's PodNetworkSetup there serves DHCP, and busybox
+// udhcpc gets its lease from it; traffic flows in through the pod IP and out through the NAT
+// (masquerade) or the bridge. Only namespaces and addresses made here are used.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test, type TestContext } from 'node:test';
+import { decodeVmi, POD_NETWORK_HANDOFF_FILE, VmiInvalidError } from '@podvirt/api';
+import { PodNetworkWiring } from '@podvirt/handler';
+import { pino } from 'pino';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 
 const runner = fileURLToPath(new URL('./pod-network-run.js', import.meta.url));
@@ -42,24 +49,61 @@ async function namespaces(t: TestContext): Promise<{ out: string; pod: string; g
   return { out, pod, guest, outIP, podIP };
 }
 
-function startSetup(t: TestContext, pod: string, vmi: unknown): Promise<{ child: ChildProcess; result: Record<string, unknown> | Array<Record<string, unknown>> }> {
-  const child = spawn('ip', ['netns', 'exec', pod, process.execPath, runner, JSON.stringify(vmi)], { stdio: ['pipe', 'pipe', 'inherit'] });
-  t.after(() => child.kill());
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line !== undefined) resolve({ child, result: JSON.parse(line) as Record<string, unknown> });
-    });
-    child.once('exit', (code) => reject(new Error(`set-up exited with ${String(code)}: ${out}`)));
-  });
+interface PodLauncher {
+  /** Runs the launcher's phase (DHCP) once the handler wired the pod; its attachments or error. */
+  serve(): Promise<Record<string, unknown> | Array<Record<string, unknown>>>;
+  readonly privateDir: string;
 }
 
-const vmi = (binding: 'masquerade' | 'bridge', extra: Record<string, unknown> = {}): unknown => ({
-  metadata: { name: 'netvm', uid: 'uid-net' },
-  spec: { networks: [{ name: 'default', pod: {} }], domain: { devices: { interfaces: [{ name: 'default', [binding]: {}, ...extra }] } } },
+/** The stand-in launcher in `ns` (the host's namespace when undefined), with a private directory of its own. */
+async function startLauncher(t: TestContext, ns: string | undefined, vmi: { metadata: { uid: string } }): Promise<PodLauncher> {
+  const privateDir = await mkdtemp(join(tmpdir(), 'podvirt-netns-'));
+  t.after(() => rm(privateDir, { recursive: true, force: true }));
+  await mkdir(join(privateDir, vmi.metadata.uid));
+  const argv = [process.execPath, runner, privateDir, JSON.stringify(vmi), 'podvirt-launcher', '--uid', vmi.metadata.uid];
+  const child = spawn(ns === undefined ? argv[0] ?? '' : 'ip', ns === undefined ? argv.slice(1) : ['netns', 'exec', ns, ...argv], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => child.kill());
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+    for (let i = out.indexOf('\n'); i >= 0; i = out.indexOf('\n')) {
+      lines.push(out.slice(0, i));
+      out = out.slice(i + 1);
+      waiters.splice(0).forEach((w) => w());
+    }
+  });
+  const line = (n: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (lines[n] !== undefined) resolve(lines[n]);
+        else waiters.push(check);
+      };
+      child.once('exit', (code) => reject(new Error(`the stand-in launcher exited with ${String(code)}`)));
+      check();
+    });
+  assert.equal(await line(0), 'ready');
+  return {
+    privateDir,
+    serve: async () => {
+      child.stdin?.write('go\n');
+      return JSON.parse(await line(1)) as Record<string, unknown>;
+    },
+  };
+}
+
+const vmi = (binding: 'masquerade' | 'bridge', extra: Record<string, unknown> = {}): { metadata: { name: string; namespace: string; uid: string } } & Record<string, unknown> => ({
+  apiVersion: 'kubevirt.io/v1',
+  kind: 'VirtualMachineInstance',
+  metadata: { name: 'netvm', namespace: 'e2e', uid: `uid-net-${randomBytes(4).toString('hex')}` },
+  spec: {
+    networks: [{ name: 'default', pod: {} }],
+    domain: { resources: { requests: { memory: '128Mi' } }, devices: { interfaces: [{ name: 'default', [binding]: {}, ...extra }] } },
+  },
 });
+
+const wiring = (privateDir: string): PodNetworkWiring => new PodNetworkWiring({ log: pino({ level: 'warn' }), launcherPrivateDir: privateDir });
 
 /** Attaches the guest namespace's eth0 (with the NIC's MAC) to the in-pod bridge, then runs udhcpc there. */
 async function guestLease(ns: { pod: string; guest: string }, mac: string): Promise<string> {
@@ -89,8 +133,10 @@ async function exchange(serverNs: string, clientNs: string, ip: string, port: nu
 describe('pod network set-up in real namespaces', () => {
   test('masquerade: the guest leases 10.0.2.2; the pod IP reaches it on the listed port; it reaches out through NAT', async (t) => {
     const ns = await namespaces(t);
-    const { result } = await startSetup(t, ns.pod, vmi('masquerade', { ports: [{ port: 8080 }] }));
-    const [nic] = result as Array<{ mac: string; tap: string }>;
+    const v = vmi('masquerade', { ports: [{ port: 8080 }] });
+    const launcher = await startLauncher(t, ns.pod, v);
+    await wiring(launcher.privateDir).ensure(decodeVmi(v));
+    const [nic] = (await launcher.serve()) as Array<{ mac: string; tap: string }>;
     assert.equal(nic?.tap, 'tap0');
     assert.equal(await guestLease(ns, nic?.mac ?? ''), '10.0.2.2/24');
     assert.equal(await exchange(ns.guest, ns.out, ns.podIP, 8080, 'guest-8080'), 'guest-8080');
@@ -99,29 +145,66 @@ describe('pod network set-up in real namespaces', () => {
     assert.match(rules, /ip saddr 10\.0\.2\.2 counter packets [1-9]\d* bytes \d+ masquerade/, 'egress went through the NAT');
   });
 
-  test('bridge: the guest leases the pod IP and MAC; traffic reaches it directly', async (t) => {
+  test('wiring again changes nothing: a repeated Sync, and a handler restarted before it left the handoff', async (t) => {
+    const ns = await namespaces(t);
+    const v = vmi('masquerade', { ports: [{ port: 8080 }] });
+    const launcher = await startLauncher(t, ns.pod, v);
+    // Links, their masters and IPv4 addresses, IPv4 routes and rules; not what the kernel moves
+    // on by itself meanwhile (operational states, IPv6 link-local addresses and their routes).
+    const state = async (): Promise<unknown[]> => [
+      (JSON.parse(await sh(ns.pod, ['ip', '-j', 'link', 'show'])) as Array<{ ifname: string; master?: string }>).map((l) => [l.ifname, l.master]),
+      (JSON.parse(await sh(ns.pod, ['ip', '-4', '-j', 'addr', 'show'])) as Array<{ ifname: string; addr_info: Array<{ local: string; prefixlen: number }> }>).map((l) => [
+        l.ifname,
+        l.addr_info.map((a) => `${a.local}/${a.prefixlen}`),
+      ]),
+      await sh(ns.pod, ['ip', '-4', 'route', 'show', 'table', 'all']),
+      await sh(ns.pod, ['nft', '-s', 'list', 'ruleset']),
+    ];
+    const first = wiring(launcher.privateDir);
+    await first.ensure(decodeVmi(v));
+    const wired = await state();
+    await first.ensure(decodeVmi(v));
+    assert.deepEqual(await state(), wired, 'a second ensure does nothing');
+    // Every step done, but the handoff not yet written: a new handler applies the kept plan again.
+    await rm(join(launcher.privateDir, v.metadata.uid, POD_NETWORK_HANDOFF_FILE));
+    await wiring(launcher.privateDir).ensure(decodeVmi(v));
+    assert.deepEqual(await state(), wired, 'steps applied twice leave one bridge, one address, one set of rules');
+    const [nic] = (await launcher.serve()) as Array<{ mac: string }>;
+    assert.equal(await guestLease(ns, nic?.mac ?? ''), '10.0.2.2/24');
+  });
+
+  test('bridge: the guest leases the pod IP and MAC; traffic reaches it directly; a restarted handler finishes the same plan', async (t) => {
     const ns = await namespaces(t);
     const podMac = /link\/ether (\S+)/.exec(await sh(ns.pod, ['ip', 'link', 'show', 'eth0']))?.[1];
-    const { result } = await startSetup(t, ns.pod, vmi('bridge'));
-    const [nic] = result as Array<{ mac: string }>;
+    const v = vmi('bridge');
+    const launcher = await startLauncher(t, ns.pod, v);
+    await wiring(launcher.privateDir).ensure(decodeVmi(v));
+    // eth0 is renamed by now; the kept plan, not a new look at eth0, drives the second handler.
+    await rm(join(launcher.privateDir, v.metadata.uid, POD_NETWORK_HANDOFF_FILE));
+    await wiring(launcher.privateDir).ensure(decodeVmi(v));
+    const [nic] = (await launcher.serve()) as Array<{ mac: string }>;
     assert.equal(nic?.mac, podMac);
     assert.equal(await guestLease(ns, nic?.mac ?? ''), `${ns.podIP}/24`);
     assert.equal(await exchange(ns.guest, ns.out, ns.podIP, 8080, 'guest-bridge'), 'guest-bridge');
     assert.equal(await exchange(ns.out, ns.guest, ns.outIP, 9000, 'outside'), 'outside');
   });
 
-  test('a namespace that is not a pod\'s is refused before anything is changed', async (t) => {
-    const ns = await namespaces(t);
-    await sh(ns.pod, ['ip', 'link', 'add', 'extra0', 'type', 'bridge']);
-    const { result } = await startSetup(t, ns.pod, vmi('masquerade'));
-    assert.match(String((result as { error?: string }).error), /refusing to wire the pod network: .*extra0/);
-    assert.doesNotMatch(await sh(ns.pod, ['ip', '-o', 'link', 'show']), /k6t-eth0|tap0/);
+  test("a launcher in the node's own network namespace is refused before anything is changed", async (t) => {
+    const v = vmi('masquerade');
+    // Other engineers' stacks add and remove links on this host meanwhile: only ours are looked for.
+    const ours = /: (k6t-eth0|eth0-nic)[:@]/;
+    assert.doesNotMatch((await runCommand(['ip', '-o', 'link', 'show'])).stdout, ours);
+    const launcher = await startLauncher(t, undefined, v);
+    await assert.rejects(wiring(launcher.privateDir).ensure(decodeVmi(v)), /refusing to wire the pod network: .*shares the node's network namespace/);
+    assert.doesNotMatch((await runCommand(['ip', '-o', 'link', 'show'])).stdout, ours);
+    assert.match(String((await launcher.serve() as { error?: string }).error), /the pod network is not wired yet/);
   });
 
   test('bridge on a pod without IPv4 names the interface field', async (t) => {
     const ns = await namespaces(t);
     await sh(ns.pod, ['ip', 'addr', 'flush', 'dev', 'eth0']);
-    const { result } = await startSetup(t, ns.pod, vmi('bridge'));
-    assert.equal((result as { field?: string }).field, 'spec.domain.devices.interfaces[0].bridge');
+    const v = vmi('bridge');
+    const launcher = await startLauncher(t, ns.pod, v);
+    await assert.rejects(wiring(launcher.privateDir).ensure(decodeVmi(v)), (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.domain.devices.interfaces[0].bridge');
   });
 });

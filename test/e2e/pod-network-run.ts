@@ -1,25 +1,29 @@
-// Run inside a pod-like network namespace by pod-network-netns.test.ts: wires the pod network
-// for the VMI given as argv[2] with the launcher's PodNetworkSetup, prints the attachments as
-// one JSON line, serves DHCP until stdin closes or SIGTERM.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// Stands in for a VMI's launcher inside a pod-like network namespace, for
+// pod-network-netns.test.ts: its command line carries `podvirt-launcher --uid <uid>` as a
+// launcher's does, so the handler's wiring finds it and enters its namespace. After a line on
+// stdin (the handler has wired the pod), it runs the launcher's PodNetworkSetup for the VMI on
+// argv, prints the attachments (or the error) as one JSON line, and serves DHCP until stdin
+// closes or SIGTERM.
+//
+//   node pod-network-run.js <private dir> <vmi json> podvirt-launcher --uid <uid>
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { PodNetworkSetup, type NetworkedVmi } from '@podvirt/launcher';
 import { pino } from 'pino';
 
-const vmi = JSON.parse(process.argv[2] ?? '{}') as NetworkedVmi;
-const stateDir = await mkdtemp(join(tmpdir(), 'podvirt-netrun-'));
-const setup = new PodNetworkSetup({ log: pino({ level: 'warn' }), stateDir });
-try {
-  const attached = await setup.resolve(vmi);
-  process.stdout.write(`${JSON.stringify([...attached.values()])}\n`);
-} catch (err) {
-  process.stdout.write(`${JSON.stringify({ error: (err as Error).message, name: (err as Error).name, field: (err as { field?: string }).field })}\n`);
-}
-process.stdin.resume();
-// The test ends this run by closing stdin or with SIGTERM; either way nothing is left in tmp.
+const [privateDir = '', vmiJson = '{}', , , uid = ''] = process.argv.slice(2);
+const vmi = JSON.parse(vmiJson) as NetworkedVmi;
+const setup = new PodNetworkSetup({ log: pino({ level: 'warn' }), stateDir: join(privateDir, uid) });
+const lines = createInterface({ input: process.stdin });
+process.stdout.write('ready\n');
+lines.once('line', () => {
+  setup.resolve(vmi).then(
+    (attached) => process.stdout.write(`${JSON.stringify([...attached.values()])}\n`),
+    (err: unknown) => process.stdout.write(`${JSON.stringify({ error: (err as Error).message })}\n`),
+  );
+});
 const finish = (): void => {
-  void setup.close().finally(() => rm(stateDir, { recursive: true, force: true })).finally(() => process.exit(0));
+  void setup.close().finally(() => process.exit(0));
 };
-process.stdin.on('end', finish);
+lines.once('close', finish);
 process.once('SIGTERM', finish);

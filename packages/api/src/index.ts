@@ -62,3 +62,10 @@ export type * from './types/vmi.js';
 export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
 export { vmiReference, type VmiReference } from './vmi-reference.js';
+export {
+  parsePodNetworkHandoff,
+  POD_NETWORK_HANDOFF_FILE,
+  type DhcpLease,
+  type NicAttachment,
+  type WiredNic,
+} from './pod-network-handoff.js';

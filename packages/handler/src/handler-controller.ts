@@ -12,6 +12,7 @@ import type { LauncherTimeouts } from './launcher/launcher-client.js';
 import type { CallObserver } from '@podvirt/proto';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
 import { EventRecorder, WorkQueue, type EventSink, type ItemBackoffOptions } from '@podvirt/kube-runtime';
+import type { PodNetworkPhase } from './reconcile/execute-action.js';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
 import { vmiKey } from './vmi-key.js';
@@ -39,6 +40,8 @@ export interface HandlerControllerOptions {
   readonly observeReconcile?: (seconds: number, ok: boolean) => void;
   /** Told about every launcher call (metrics). */
   readonly observeLauncherCall?: CallObserver;
+  /** The privileged pod network phase; main.ts passes the real one. */
+  readonly network?: PodNetworkPhase;
 }
 
 export class HandlerController {
@@ -110,6 +113,7 @@ export class HandlerController {
       recorder: this.recorder,
       log,
       now,
+      ...(options.network === undefined ? {} : { network: options.network }),
     });
   }
 

@@ -49,7 +49,9 @@ export type HandlerErrorCode =
   /** A server (node API, metrics, health) could not listen. */
   | 'HANDLER_ERR_LISTEN'
   /** A device plugin could not serve on its socket or register with the kubelet. */
-  | 'HANDLER_ERR_DEVICE_PLUGIN';
+  | 'HANDLER_ERR_DEVICE_PLUGIN'
+  /** The pod network could not be wired in the launcher pod's network namespace (retried). */
+  | 'HANDLER_ERR_POD_NETWORK';
 
 export class HandlerError extends Error {
   readonly code: HandlerErrorCode;

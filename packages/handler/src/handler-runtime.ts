@@ -25,6 +25,7 @@ import { GuestStreams } from './guest-stream/guest-streams.js';
 import { NodeApiServer } from './node-api/node-api-server.js';
 import { nodeApiService } from './node-api/node-api-service.js';
 import { NodeOperations } from './node-api/node-operations.js';
+import type { PodNetworkPhase } from './reconcile/execute-action.js';
 import { VmiResolver } from './node-api/vmi-resolver.js';
 
 export type RuntimeArgs = Omit<HandlerArgs, 'kubeconfig'>;
@@ -39,6 +40,8 @@ export interface HandlerRuntimeOptions {
   readonly processMetrics?: boolean;
   /** The kubelet's Registration service (default: kubelet.sock in the device-plugins directory). */
   readonly registrar?: KubeletRegistrar;
+  /** The privileged pod network phase (main passes the real one; absent: no NIC is wired). */
+  readonly network?: PodNetworkPhase;
 }
 
 export class HandlerRuntime {
@@ -72,6 +75,7 @@ export class HandlerRuntime {
       records: this.records,
       observeReconcile: (seconds, ok) => this.metrics.observeReconcile(seconds, ok),
       observeLauncherCall: (method, code, seconds) => this.metrics.observeLauncherCall(method, code, seconds),
+      ...(options.network === undefined ? {} : { network: options.network }),
     });
     this.metrics = new HandlerMetrics({
       nodeName: args.nodeName,

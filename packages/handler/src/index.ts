@@ -28,3 +28,5 @@ export { DEFAULT_INIT_TIMEOUT_MS, LauncherRegistry, type LauncherObservation } f
 export { LauncherState } from './launcher/launcher-state.js';
 export { discoverLauncherSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './launcher/socket-discovery.js';
 export { vmiKey } from './vmi-key.js';
+export { PodNetworkWiring, type PodNetworkWiringOptions } from './network/pod-network-wiring.js';
+export type { PodNetworkPhase } from './reconcile/execute-action.js';

@@ -11,6 +11,7 @@ import { isHandlerError } from './handler-error.js';
 import { HandlerRuntime } from './handler-runtime.js';
 import { KubeNodePatcher } from './heartbeat/kube-node-patcher.js';
 import { KubeVmiApi } from './kube/kube-vmi-api.js';
+import { PodNetworkWiring } from './network/pod-network-wiring.js';
 
 // Synchronous stdout: a SIGKILLed pod must not lose its last lines.
 const log = pino({ base: { component: 'virt-handler' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
@@ -39,6 +40,7 @@ const runtime = new HandlerRuntime({
   nodePatcher: new KubeNodePatcher(kube),
   log: log.child({ node: args.nodeName }),
   processMetrics: true,
+  network: new PodNetworkWiring({ log: log.child({ node: args.nodeName, subcomponent: 'pod-network' }) }),
 });
 
 const stopping = new AbortController();

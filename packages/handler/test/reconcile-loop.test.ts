@@ -8,6 +8,8 @@ import { test, type TestContext } from 'node:test';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { HandlerController } from '../src/handler-controller.js';
+import { HandlerError } from '../src/handler-error.js';
+import type { PodNetworkPhase } from '../src/reconcile/execute-action.js';
 import { eventually } from '@podvirt/test-support';
 import { FakeLauncher, type FakeLauncherOptions } from './fake-launcher.js';
 import { FakeEvents, FakeKube } from './fake-kube.js';
@@ -29,6 +31,7 @@ async function harness(
   launcher: Partial<FakeLauncherOptions> = {},
   watchdogMs = 30_000,
   backoff = { baseDelayMs: 50, maxDelayMs: 400 },
+  network?: PodNetworkPhase,
 ): Promise<Harness> {
   const podsDir = await mkdtemp(join(tmpdir(), 'pvh-'));
   t.after(() => rm(podsDir, { recursive: true, force: true }));
@@ -49,6 +52,7 @@ async function harness(
     launcherTimeouts: { shortMs: 500, longMs: 2_000 },
     backoff,
     reconnectBaseMs: 20,
+    ...(network === undefined ? {} : { network }),
   });
   t.after(async () => {
     await controller.close(2_000);
@@ -115,6 +119,28 @@ test('a crash goes Failed with a Warning Stopped event; the launcher\'s panic no
   assert.equal(panic?.type, 'Warning');
   assert.equal(panic?.message, 'guest panicked: hyper-v crash');
   await eventually(() => h.launcher.calls.includes('Delete'));
+});
+
+test('the pod network is wired before the launcher Sync; while it fails, no Sync is sent and the VMI says why', async (t) => {
+  const wired: string[] = [];
+  let failures = 2;
+  const network: PodNetworkPhase = {
+    ensure: (vmi) => {
+      if (failures > 0) {
+        failures -= 1;
+        return Promise.reject(new HandlerError('HANDLER_ERR_POD_NETWORK', 'ip link add k6t-eth0 type bridge failed in the launcher pod\'s network namespace: RTNETLINK answers: Operation not permitted'));
+      }
+      // The handler wires the defaulted VMI: a VMI that names no interface gets KubeVirt's default one.
+      wired.push(`${vmi.spec.domain.devices.interfaces?.map((i) => i.name).join(',') ?? ''}; syncs so far ${String(h.launcher.calls.filter((c) => c === 'Sync').length)}`);
+      return Promise.resolve();
+    },
+    forget: () => undefined,
+  };
+  const h: Harness = await harness(t, {}, {}, 30_000, { baseDelayMs: 20, maxDelayMs: 50 }, network);
+  await eventually(() => h.events.events.some((e) => e.reason === 'SyncFailed' && /Operation not permitted/.test(e.message ?? '')));
+  assert.equal(condition(h, 'Synchronized')?.status, 'False');
+  await eventually(() => phase(h) === 'Running');
+  assert.deepEqual(wired[0], 'default; syncs so far 0', 'wired before the first Sync');
 });
 
 test('INVALID_ARGUMENT from the launcher: Synchronized=False and a Warning SyncFailed naming the field, retried with backoff', async (t) => {

@@ -2,7 +2,7 @@
 // launcher and records the Events KubeVirt records for it. Failures come back as an Outcome so
 // the status (Synchronized=False) is still written before the key is retried.
 
-import { decodeVmi, EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
+import { decodeVmi, EventReason, EventType, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { HandlerError, isHandlerError } from '../handler-error.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
@@ -13,6 +13,12 @@ import { syncFailure } from './sync-failure.js';
 
 export type RecordEvent = (type: string, reason: string, message: string) => Promise<void>;
 
+/** The privileged half of the pod network, done before the launcher's Sync (network/pod-network-wiring.ts). */
+export interface PodNetworkPhase {
+  ensure(vmi: DefaultedVmi, signal?: AbortSignal): Promise<void>;
+  forget(uid: string): void;
+}
+
 export interface ExecuteContext {
   readonly uid: string;
   /** The VMI, or its last known state when it is gone from the cluster. */
@@ -22,6 +28,8 @@ export interface ExecuteContext {
   readonly record: RecordEvent;
   readonly log: Logger;
   readonly signal: AbortSignal;
+  /** Absent where no launcher runs in a pod (unit tests with fake launchers). */
+  readonly network?: PodNetworkPhase;
 }
 
 export interface Outcome {
@@ -57,7 +65,9 @@ export async function executeAction(action: Action, ctx: ExecuteContext): Promis
 async function sync(ctx: ExecuteContext): Promise<Outcome> {
   try {
     // Checked here first so a bad spec is named precisely without a round trip.
-    decodeVmi(ctx.vmi);
+    const decoded = decodeVmi(ctx.vmi);
+    // The tap, bridge and NAT must be there before the launcher defines the domain on the tap.
+    await ctx.network?.ensure(decoded, ctx.signal);
     const domain = await launcher(ctx).sync(vmiJson(ctx.vmi), ctx.signal);
     ctx.observation.connection?.observe(domain);
     if (!domainExists(ctx.observation.domain) && domainExists(domain)) {
@@ -85,7 +95,10 @@ async function remove(undefine: boolean, cleanup: boolean, ctx: ExecuteContext):
       ctx.log.info({ err }, 'undefine failed, cleaning up anyway');
     }
   }
-  if (cleanup) await ctx.registry.release(ctx.uid);
+  if (cleanup) {
+    ctx.network?.forget(ctx.uid);
+    await ctx.registry.release(ctx.uid);
+  }
   return {};
 }
 

@@ -21,7 +21,7 @@ import { splitVmiKey } from '../vmi-key.js';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
-import { executeAction } from './execute-action.js';
+import { executeAction, type PodNetworkPhase } from './execute-action.js';
 import { writeStatus } from './status-writer.js';
 
 export interface VmiReconcilerOptions {
@@ -33,6 +33,7 @@ export interface VmiReconcilerOptions {
   readonly recorder: EventRecorder<VirtualMachineInstance>;
   readonly log: Logger;
   readonly now: () => number;
+  readonly network?: PodNetworkPhase;
 }
 
 export interface ReconcileResult {
@@ -115,7 +116,7 @@ export class VmiReconciler {
     const now = this.#o.now();
     const action = decide(vmi, observation.domain, observation.state, now);
     log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
-    const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal });
+    const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal, ...(this.#o.network === undefined ? {} : { network: this.#o.network }) });
     if (action.type === 'delete' && action.cleanup) this.#tombstones.delete(uid);
 
     if (vmi !== undefined) {

@@ -1,4 +1,4 @@
-import type { NicAttachment } from '../network/network-plan.js';
+import type { NicAttachment } from '@podvirt/api';
 import type { DomainType } from './hypervisor.js';
 import type { PersistentDisk } from '../prepare/persistent-disks.js';
 

@@ -1,5 +1,4 @@
-import type { NicAttachment } from '../network/network-plan.js';
-import { VmiInvalidError } from '@podvirt/api';
+import { VmiInvalidError, type NicAttachment } from '@podvirt/api';
 import { el, type XmlElement } from './xml.js';
 
 /** The interface fields the converter reads (from @podvirt/api's VMI). */

@@ -1,4 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
+import type { DhcpLease } from '@podvirt/api';
 import type { Logger } from 'pino';
 import {
   buildDhcpReply,
@@ -10,23 +11,6 @@ import {
   parseDhcpRequest,
   prefixToMask,
 } from './dhcp-packet.js';
-
-/** What the one guest NIC behind a tap gets. */
-export interface DhcpLease {
-  /** The only client answered (the guest NIC's MAC, lower case). */
-  readonly clientMac: string;
-  readonly clientIP: string;
-  readonly prefix: number;
-  /** The server's own address on the in-pod bridge (the source and server identifier). */
-  readonly serverIP: string;
-  readonly router?: string;
-  readonly dnsServers: readonly string[];
-  readonly searchDomains: readonly string[];
-  readonly mtu: number;
-  readonly hostname: string;
-  /** Extra routes (option 121); a default route is added through `router` when set. */
-  readonly routes?: ReadonlyArray<{ dst: string; prefix: number; gateway: string }>;
-}
 
 const INFINITE_LEASE = 0xffffffff;
 

@@ -1,54 +1,29 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { VmiInvalidError } from '@podvirt/api';
+import { parsePodNetworkHandoff, POD_NETWORK_HANDOFF_FILE, type NicAttachment, type WiredNic } from '@podvirt/api';
 import { LauncherError } from '../errors.js';
-import { runTool } from '../prepare/run-tool.js';
 import { DhcpServer } from './dhcp-server.js';
-import { NetworkPlanError, planNetwork, type NetworkPlan, type NicAttachment, type SetupStep } from './network-plan.js';
-import { parsePodLink } from './pod-link.js';
-import { parseResolvConf } from './resolv-conf.js';
 
-/** The VMI fields the network set-up reads (from @podvirt/api's VMI). */
+/** The VMI fields the network phase reads (from @podvirt/api's VMI). */
 export interface NetworkedVmi {
-  readonly metadata?: { readonly name?: string; readonly uid?: string };
-  readonly spec?: {
-    readonly hostname?: string;
-    readonly networks?: ReadonlyArray<{ readonly name: string; readonly pod?: { readonly vmNetworkCIDR?: string } }>;
-    readonly domain?: {
-      readonly devices?: {
-        readonly interfaces?: ReadonlyArray<{
-          readonly name: string;
-          readonly masquerade?: object;
-          readonly bridge?: object;
-          readonly macAddress?: string;
-          readonly ports?: ReadonlyArray<{ readonly protocol?: string; readonly port: number }>;
-        }>;
-      };
-    };
-  };
+  readonly spec?: { readonly domain?: { readonly devices?: { readonly interfaces?: ReadonlyArray<{ readonly name: string }> } } };
 }
 
 export interface PodNetworkSetupOptions {
   readonly log: Logger;
-  /** Where the applied plan is kept (`<private dir>/<uid>`), so a second Sync reuses it. */
+  /** `<private dir>/<uid>`, where the handler leaves the wired NICs (POD_NETWORK_HANDOFF_FILE). */
   readonly stateDir: string;
-  /** The pod's resolv.conf (default /etc/resolv.conf). */
-  readonly resolvConf?: string;
-  /** The pod's interface CNI made (default eth0). */
-  readonly podIface?: string;
   /** Told the wired NICs once they are ready (the domain snapshot reports them). */
   readonly onAttached?: (attachments: readonly NicAttachment[]) => void;
 }
 
-// Interfaces a pod's own network namespace may hold: CNI's, and what this set-up adds.
-const POD_NAMESPACE_LINKS = /^(lo|eth0|eth0-nic|k6t-eth0|tap0)$/;
-
 /**
- * Phase 1 and 2 of the pod network, inside the launcher's pod: discover the pod interface,
- * wire the tap, in-pod bridge and (masquerade) nftables NAT, then serve DHCP to the guest
- * NIC. Runs once per launcher; later Syncs get the same attachments. `close()` stops the
- * DHCP server (the namespace, with everything made here, goes with the pod).
+ * The launcher's unprivileged phase of the pod network, as virt-launcher's phase 2: the handler
+ * has wired the tap, the in-pod bridge and the NAT in this pod's network namespace and left the
+ * NICs and their leases here; this serves DHCP to each guest NIC and hands the taps to the
+ * converter. Nothing here needs NET_ADMIN; binding the DHCP port needs NET_BIND_SERVICE (or
+ * root), as KubeVirt's launcher does. Runs once per launcher; `close()` stops the DHCP servers.
  */
 export class PodNetworkSetup {
   readonly #o: PodNetworkSetupOptions;
@@ -64,92 +39,39 @@ export class PodNetworkSetup {
   resolve(vmi: NetworkedVmi): Promise<ReadonlyMap<string, NicAttachment>> {
     const ifaces = vmi.spec?.domain?.devices?.interfaces ?? [];
     if (ifaces.length === 0) return Promise.resolve(new Map());
-    this.#done ??= this.#setUp(vmi).catch((err: unknown) => {
+    this.#done ??= this.#serve(ifaces.map((i) => i.name)).catch((err: unknown) => {
       this.#done = undefined;
       throw err;
     });
     return this.#done;
   }
 
-  async #setUp(vmi: NetworkedVmi): Promise<ReadonlyMap<string, NicAttachment>> {
+  async #serve(names: readonly string[]): Promise<ReadonlyMap<string, NicAttachment>> {
     const log = this.#o.log.child({ subcomponent: 'pod-network' });
-    const cached = await this.#readCache();
-    const plans = cached ?? (await this.#plan(vmi));
-    if (cached === undefined) {
-      await this.#checkPodNamespace();
-      for (const plan of plans) {
-        log.info({ iface: plan.attachment.ifaceName, binding: plan.attachment.binding, tap: plan.attachment.tap }, 'wiring the pod network');
-        for (const step of plan.steps) await this.#apply(step);
-      }
-      await writeFile(join(this.#o.stateDir, 'pod-network.json'), JSON.stringify(plans));
-    }
-    for (const plan of plans) {
+    const nics = await this.#readHandoff();
+    const missing = names.filter((n) => !nics.some((nic) => nic.attachment.ifaceName === n));
+    if (missing.length > 0) throw new LauncherError('LAUNCHER_ERR_PREPARE', `the handler wired no pod network for interface ${missing.join(', ')}`);
+    for (const nic of nics) {
       if (this.#closed) break;
-      this.#servers.push(await DhcpServer.start(plan.lease, log));
+      this.#servers.push(await DhcpServer.start(nic.lease, log));
     }
-    this.#o.onAttached?.(plans.map((p) => p.attachment));
-    return new Map(plans.map((p) => [p.attachment.ifaceName, p.attachment]));
+    this.#o.onAttached?.(nics.map((n) => n.attachment));
+    return new Map(nics.map((n) => [n.attachment.ifaceName, n.attachment]));
   }
 
-  async #plan(vmi: NetworkedVmi): Promise<NetworkPlan[]> {
-    const podIface = this.#o.podIface ?? 'eth0';
-    const [addr, route] = await Promise.all([
-      runTool('ip', ['-j', 'addr', 'show', 'dev', podIface]).catch(() => '[]'),
-      runTool('ip', ['-j', '-4', 'route', 'show', 'default']).catch(() => '[]'),
-    ]);
-    const link = parsePodLink(addr, route);
-    if (link === undefined) throw new LauncherError('LAUNCHER_ERR_PREPARE', `the pod has no interface ${podIface} to connect the guest to`);
-    const resolver = parseResolvConf(await readFile(this.#o.resolvConf ?? '/etc/resolv.conf', 'utf8').catch(() => ''));
-    const spec = vmi.spec;
-    const ifaces = spec?.domain?.devices?.interfaces ?? [];
-    return ifaces.map((iface, i) => {
-      const network = spec?.networks?.find((n) => n.name === iface.name);
-      const binding = iface.masquerade !== undefined ? 'masquerade' : 'bridge';
-      try {
-        return planNetwork(
-          {
-            vmiUid: vmi.metadata?.uid ?? '',
-            hostname: spec?.hostname ?? vmi.metadata?.name ?? 'vmi',
-            iface: { name: iface.name, binding, ...(iface.macAddress === undefined ? {} : { macAddress: iface.macAddress }), ...(iface.ports === undefined ? {} : { ports: iface.ports }) },
-            link,
-            resolver,
-            ...(network?.pod?.vmNetworkCIDR === undefined ? {} : { vmNetworkCIDR: network.pod.vmNetworkCIDR }),
-          },
-          i,
-        );
-      } catch (err) {
-        if (err instanceof NetworkPlanError) throw VmiInvalidError.at(err.field, 'Invalid', err.message);
-        throw err;
-      }
-    });
-  }
-
-  /** Refuses to touch a namespace that is not a pod's (say, a launcher started on the host by mistake). */
-  async #checkPodNamespace(): Promise<void> {
-    const links = (JSON.parse(await runTool('ip', ['-j', 'link', 'show'])) as Array<{ ifname?: string }>).map((l) => l.ifname ?? '');
-    const foreign = links.filter((n) => !POD_NAMESPACE_LINKS.test(n));
-    if (foreign.length > 0) {
-      throw new LauncherError('LAUNCHER_ERR_PREPARE', `refusing to wire the pod network: this network namespace has interfaces a pod's does not (${foreign.join(', ')}); is the launcher outside its pod?`);
-    }
-  }
-
-  async #apply(step: SetupStep): Promise<void> {
-    if (step.kind === 'ip') await runTool('ip', step.args);
-    else if (step.kind === 'sysctl') await writeFile(`/proc/sys/${step.key}`, step.value).catch((err: unknown) => {
-      throw new LauncherError('LAUNCHER_ERR_PREPARE', `sysctl ${step.key}=${step.value} failed: ${(err as Error).message}`, { cause: err });
-    });
-    else {
-      const file = join(this.#o.stateDir, 'pod-network.nft');
-      await writeFile(file, step.ruleset);
-      await runTool('nft', ['-f', file]);
-    }
-  }
-
-  async #readCache(): Promise<NetworkPlan[] | undefined> {
+  async #readHandoff(): Promise<WiredNic[]> {
+    const file = join(this.#o.stateDir, POD_NETWORK_HANDOFF_FILE);
+    let text: string;
     try {
-      return JSON.parse(await readFile(join(this.#o.stateDir, 'pod-network.json'), 'utf8')) as NetworkPlan[];
-    } catch {
-      return undefined;
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      // The handler wires the pod before its first Sync; retried on the next one.
+      throw new LauncherError('LAUNCHER_ERR_PREPARE', `the pod network is not wired yet (no ${file} from the handler)`, { cause: err });
+    }
+    try {
+      return parsePodNetworkHandoff(text);
+    } catch (err) {
+      throw new LauncherError('LAUNCHER_ERR_PREPARE', `${file} is not a pod network handoff: ${(err as Error).message}`, { cause: err });
     }
   }
 

@@ -16,11 +16,15 @@ export interface NftTable {
 
 const TOKEN = /^[A-Za-z0-9_.:/,{} "-]+$/;
 
-/** `nft -f` input; tokens are checked so that no value can smuggle in a second statement. */
+/**
+ * `nft -f` input; tokens are checked so that no value can smuggle in a second statement. Each
+ * table replaces one of its name (declared, deleted, made again in the same transaction), so
+ * loading the text twice leaves the rules once.
+ */
 export function renderRuleset(tables: readonly NftTable[]): string {
   const lines: string[] = [];
   for (const t of tables) {
-    lines.push(`table ${t.family} ${t.name} {`);
+    lines.push(`table ${t.family} ${t.name}`, `delete table ${t.family} ${t.name}`, `table ${t.family} ${t.name} {`);
     for (const c of t.chains) {
       lines.push(`  chain ${c.name} {`);
       if (c.hook) lines.push(`    type ${c.hook.type} hook ${c.hook.hook} priority ${c.hook.priority}; policy accept;`);

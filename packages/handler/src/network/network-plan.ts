@@ -1,29 +1,20 @@
 import { createHash } from 'node:crypto';
-import type { DhcpLease } from './dhcp-server.js';
+import type { DhcpLease, NicAttachment } from '@podvirt/api';
 import { masqueradeRules } from './masquerade-rules.js';
 import { renderRuleset } from './nft-ruleset.js';
 import type { PodLink } from './pod-link.js';
 import type { ResolverConfig } from './resolv-conf.js';
 
-/** One privileged change inside the pod's network namespace. */
+/**
+ * One privileged change inside the pod's network namespace. Each can be applied again: `done`
+ * is the `ip` error that says it already was (a handler that restarted half-way repeats it).
+ */
 export type SetupStep =
-  | { readonly kind: 'ip'; readonly args: readonly string[] }
+  | { readonly kind: 'ip'; readonly args: readonly string[]; readonly done?: string }
   | { readonly kind: 'sysctl'; readonly key: string; readonly value: string }
   | { readonly kind: 'nft'; readonly ruleset: string };
 
-/** What the domain and the status need to know about one guest NIC. */
-export interface NicAttachment {
-  readonly ifaceName: string;
-  readonly binding: 'masquerade' | 'bridge';
-  readonly tap: string;
-  readonly mac: string;
-  readonly mtu: number;
-  /** The address the guest gets over DHCP (its pod-side view for bridge, 10.0.2.2 for masquerade). */
-  readonly guestIP: string;
-  /** What status.interfaces reports as ipAddress: the pod's IP for masquerade, the guest's for bridge. */
-  readonly reportedIPs: readonly string[];
-  readonly podInterfaceName: string;
-}
+const EXISTS = 'File exists';
 
 export interface NetworkPlan {
   readonly steps: readonly SetupStep[];
@@ -44,6 +35,8 @@ export interface PlanInput {
   readonly resolver: ResolverConfig;
   /** KubeVirt's default VM network for masquerade. */
   readonly vmNetworkCIDR?: string;
+  /** The launcher's user: the tap is theirs, so qemu opens it without CAP_NET_ADMIN. */
+  readonly tapOwner?: { readonly uid: number; readonly gid: number };
 }
 
 export const TAP = 'tap0';
@@ -63,6 +56,12 @@ export class NetworkPlanError extends Error {
 export function derivedMac(uid: string, iface: string): string {
   const h = createHash('sha256').update(`${uid}/${iface}`).digest();
   return ['52', '54', '00', ...[...h.subarray(0, 3)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
+}
+
+/** The tap, owned by the launcher's user; a tap already there (held by qemu, or left by a first attempt) is kept. */
+function tapStep(input: PlanInput): SetupStep {
+  const owner = input.tapOwner === undefined ? [] : ['user', String(input.tapOwner.uid), 'group', String(input.tapOwner.gid)];
+  return { kind: 'ip', args: ['tuntap', 'add', 'dev', TAP, 'mode', 'tap', ...owner], done: 'Device or resource busy' };
 }
 
 function bridgeName(podIface: string): string {
@@ -90,14 +89,14 @@ function planMasquerade(input: PlanInput): NetworkPlan {
   const ports = (input.iface.ports ?? []).map((p) => ({ protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp', port: p.port }));
   const ruleset = renderRuleset([masqueradeRules({ family: 'ip', podIface: link.name, bridge, guestIP, gatewayIP, ports })]);
   const steps: SetupStep[] = [
-    { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'] },
+    { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'], done: EXISTS },
     { kind: 'ip', args: ['link', 'set', bridge, 'address', '02:00:00:00:00:00', 'mtu', String(link.mtu)] },
-    { kind: 'ip', args: ['addr', 'add', `${gatewayIP}/${prefix}`, 'dev', bridge] },
+    { kind: 'ip', args: ['addr', 'replace', `${gatewayIP}/${prefix}`, 'dev', bridge] },
     { kind: 'ip', args: ['link', 'set', bridge, 'up'] },
-    { kind: 'ip', args: ['tuntap', 'add', 'dev', TAP, 'mode', 'tap'] },
+    tapStep(input),
     { kind: 'ip', args: ['link', 'set', TAP, 'mtu', String(link.mtu), 'master', bridge, 'up'] },
     // DHCP replies are broadcast before the guest has an address; they must leave through the bridge.
-    { kind: 'ip', args: ['route', 'add', '255.255.255.255/32', 'dev', bridge] },
+    { kind: 'ip', args: ['route', 'replace', '255.255.255.255/32', 'dev', bridge] },
     { kind: 'sysctl', key: 'net/ipv4/ip_forward', value: '1' },
     // Connections to the pod's loopback are DNATed to the guest; their replies must be routable.
     { kind: 'sysctl', key: `net/ipv4/conf/${bridge}/route_localnet`, value: '1' },
@@ -127,21 +126,24 @@ function planBridge(input: PlanInput, ifaceIndex: number): NetworkPlan {
   const nic = `${link.name}-nic`;
   // The guest takes over the pod's address and MAC; the renamed pod link gets a MAC of its own.
   const mac = (input.iface.macAddress ?? link.mac).toLowerCase();
+  // `ip` says `Cannot find device "eth0"` or `Device "eth0" does not exist.` depending on the call.
+  const renamed = `"${link.name}"`;
   const nicMac = derivedMac(input.vmiUid, `${input.iface.name}/pod-link`).replace(/^52:54:00/, '02:00:00');
   const steps: SetupStep[] = [
-    { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'] },
+    { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'], done: EXISTS },
     { kind: 'ip', args: ['link', 'set', bridge, 'mtu', String(link.mtu), 'up'] },
-    { kind: 'ip', args: ['addr', 'add', `${BRIDGE_FAKE_IP}/32`, 'dev', bridge] },
-    { kind: 'ip', args: ['addr', 'flush', 'dev', link.name] },
-    { kind: 'ip', args: ['link', 'set', link.name, 'down'] },
-    { kind: 'ip', args: ['link', 'set', link.name, 'name', nic, 'address', nicMac] },
+    { kind: 'ip', args: ['addr', 'replace', `${BRIDGE_FAKE_IP}/32`, 'dev', bridge] },
+    // Once renamed, the pod link is gone by its first name: these three are done then.
+    { kind: 'ip', args: ['addr', 'flush', 'dev', link.name], done: renamed },
+    { kind: 'ip', args: ['link', 'set', link.name, 'down'], done: renamed },
+    { kind: 'ip', args: ['link', 'set', link.name, 'name', nic, 'address', nicMac], done: renamed },
     { kind: 'ip', args: ['link', 'set', nic, 'master', bridge, 'up'] },
     // The guest's own frames can come back through the pod link (a hairpinning node bridge); were
     // the in-pod bridge to learn the guest's MAC there, it would stop delivering to the tap.
     { kind: 'ip', args: ['link', 'set', nic, 'type', 'bridge_slave', 'learning', 'off'] },
-    { kind: 'ip', args: ['tuntap', 'add', 'dev', TAP, 'mode', 'tap'] },
+    tapStep(input),
     { kind: 'ip', args: ['link', 'set', TAP, 'mtu', String(link.mtu), 'master', bridge, 'up'] },
-    { kind: 'ip', args: ['route', 'add', '255.255.255.255/32', 'dev', bridge] },
+    { kind: 'ip', args: ['route', 'replace', '255.255.255.255/32', 'dev', bridge] },
     { kind: 'sysctl', key: 'net/ipv4/conf/all/arp_ignore', value: '1' },
   ];
   return {
