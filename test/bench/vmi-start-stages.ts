@@ -8,9 +8,9 @@
 // exec times are each process's own `performance.timeOrigin` (logged as `startedAt`), the
 // others the `time` of the launcher pod's log lines; the phases are when a watch first saw
 // them. Then: the same for N VMIs created at once (create → Running), and pause+unpause through
-// the handler's node API. Floors: the launcher's domain XML defined and started straight
-// through @podvirt/libvirt (one domain, and N at once), and raw suspend+resume. Prints the
-// table and the ratios; asserts nothing.
+// the handler's node API. Floors, each taken right before what it is compared with: the
+// launcher's domain XML defined and started straight through @podvirt/libvirt (one domain, and
+// N at once), and raw suspend+resume. Prints the table and the ratios; asserts nothing.
 //
 //   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
 //   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations)
@@ -130,18 +130,21 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<number
 async function main(): Promise<void> {
   const [samples = 5, many = 20, iterations = 30] = process.argv.slice(2).map(Number);
   const guest = guestImage();
-  const floorOne: number[] = [];
-  for (let i = 0; i < samples; i++) floorOne.push(...(await floor(guest, 1)).running);
-  const floorMany = (await floor(guest, many)).running;
-  const raw = await rawSuspendResume(iterations);
-
   const suite = await VmiSuite.start();
   try {
     // A first start warms the page cache and the node's caches; it is not counted.
     await oneStart(suite, 'stage-warm');
+    // Each floor is taken next to what it is compared with (the stack idle meanwhile), so that
+    // both see the same load on a shared machine.
+    const floorOne: number[] = [];
     const runs: number[][] = [];
-    for (let i = 0; i < samples; i++) runs.push(await oneStart(suite, `stage-${i}`));
+    for (let i = 0; i < samples; i++) {
+      floorOne.push(...(await floor(guest, 1)).running);
+      runs.push(await oneStart(suite, `stage-${i}`));
+    }
+    const floorMany = (await floor(guest, many)).running;
     const totals = await concurrent(suite, many);
+    const raw = await rawSuspendResume(iterations);
     const viaApi = await pauseUnpause(suite, iterations);
 
     console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
