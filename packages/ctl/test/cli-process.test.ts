@@ -5,8 +5,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { startFakeNodeServer, type FakeNodeServer } from './fake-node-server.js';
 import { runCtl, startCtl } from './run-ctl.js';
 
@@ -143,13 +143,13 @@ describe('podvirtctl against a fake node API', () => {
       if (ctl.child.exitCode === null && ctl.child.signalCode === null) ctl.child.kill('SIGKILL');
     });
     // Wait until the call has reached the server, so that the cancel has something to cancel.
-    for (let i = 0; i < 200 && fake.calls.length === calls; i++) await sleep(25);
+    await eventually(() => fake.calls.length > calls, { what: 'the call at the server' });
     assert.deepEqual(fake.calls.at(-1), ['pause', { namespace: 'default', name: 'hang' }]);
     ctl.child.kill('SIGINT');
     const run = await ctl.done;
     assert.equal(run.code, 130);
     assert.match(run.stderr, /^error: interrupted/);
-    for (let i = 0; i < 200 && fake.cancelled.length === before; i++) await sleep(10);
+    await eventually(() => fake.cancelled.length > before, { what: 'the cancel at the server' });
     assert.deepEqual(fake.cancelled.slice(before), ['pause']);
   });
 

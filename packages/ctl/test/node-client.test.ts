@@ -5,10 +5,10 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { eventually } from '@podvirt/test-support';
 import { ConnectError } from '../src/connect-error.js';
 import { NodeApiError } from '../src/node-api-error.js';
 import { openNodeClient } from '../src/open-node-client.js';
@@ -39,10 +39,10 @@ test('an aborted signal cancels the call on the server', async (t) => {
 
   const controller = new AbortController();
   const pending = client.unpause({ namespace: 'default', name: 'hang' }, { timeoutMs: 10_000, signal: controller.signal });
-  for (let i = 0; i < 200 && fake.calls.length === 0; i++) await sleep(10);
+  await eventually(() => fake.calls.length > 0, { what: 'the call at the server' });
   controller.abort();
   await assert.rejects(pending, { code: 'ERR_NODE_API', status: 'CANCELLED' });
-  for (let i = 0; i < 200 && fake.cancelled.length === 0; i++) await sleep(10);
+  await eventually(() => fake.cancelled.length > 0, { what: 'the cancel at the server' });
   assert.deepEqual(fake.cancelled, ['unpause']);
   await assert.rejects(client.list({ namespace: '' }, { timeoutMs: 1000, signal: controller.signal }), { status: 'CANCELLED' });
 });

@@ -5,6 +5,7 @@ import { appendFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { runConsoleLogTail } from '../src/console-log/console-log-tail.js';
 import { parseTailFlags, TailFlagError } from '../src/console-log/tail-flags.js';
 import { FileTail } from '../src/logs/file-tail.js';
@@ -39,8 +40,7 @@ test('the console log is printed from its start, CR LF as one line end, until st
   let out = '';
   const stop = new AbortController();
   const done = runConsoleLogTail({ logFile: path, write: (s) => (out += s), intervalMs: 5 }, stop.signal);
-  const deadline = Date.now() + 5_000;
-  while (!out.includes('READY') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => out.includes('READY'), { what: 'the log copied' });
   await appendFile(path, '/ # partial');
   stop.abort();
   await done;

@@ -6,6 +6,7 @@ import {
   AbortError, ConnectionClosedError, KEEPALIVE_PROGRAM, KeepaliveProc, LibvirtClient, LibvirtError, MessageType,
   ProtocolError, REMOTE_PROGRAM, RemoteProc, TimeoutError, XdrReader, isNotFound, writeDomainRef,
 } from '../src/index.js';
+import { eventually } from '@podvirt/test-support';
 import type { ConnectOptions, DomainEvent, DomainRef } from '../src/index.js';
 import { FakeDaemon } from './fake-daemon.js';
 import type { TestContext } from 'node:test';
@@ -72,7 +73,7 @@ describe('LibvirtClient against a fake daemon', () => {
     daemon.handlers.set(RemoteProc.DOMAIN_SUSPEND, () => 'none');
     const closed = once(client, 'close');
     const pending = [client.domainSuspend(dom), client.domainSuspend(dom), client.domainSuspend(dom)];
-    while (daemon.calls(RemoteProc.DOMAIN_SUSPEND).length < 3) await sleep(1);
+    await eventually(() => daemon.calls(RemoteProc.DOMAIN_SUSPEND).length >= 3, { what: 'three calls at the daemon' });
     daemon.killConnections();
     for (const result of await Promise.allSettled(pending)) {
       assert.equal(result.status, 'rejected');
@@ -118,7 +119,7 @@ describe('LibvirtClient against a fake daemon', () => {
     const peer = daemon.peers[0];
     assert.ok(peer);
     peer.message(KEEPALIVE_PROGRAM, KeepaliveProc.PING);
-    while (!daemon.received.some((r) => r.header.prog === KEEPALIVE_PROGRAM)) await sleep(1);
+    await eventually(() => daemon.received.some((r) => r.header.prog === KEEPALIVE_PROGRAM), { what: 'the PONG' });
     const pong = daemon.received.find((r) => r.header.prog === KEEPALIVE_PROGRAM);
     assert.deepEqual([pong?.header.proc, pong?.header.type, pong?.header.serial], [KeepaliveProc.PONG, MessageType.MESSAGE, 0]);
   });
@@ -126,9 +127,8 @@ describe('LibvirtClient against a fake daemon', () => {
   it('sends its own PINGs when idle and declares the connection dead after N missed', async (t) => {
     const { daemon, client } = await setup(t, { keepalive: { intervalMs: 15, count: 2 } });
     assert.equal(daemon.calls(RemoteProc.CONNECT_SUPPORTS_FEATURE).length, 1);
-    await sleep(120);
-    const pings = daemon.received.filter((r) => r.header.prog === KEEPALIVE_PROGRAM && r.header.proc === KeepaliveProc.PING);
-    assert.ok(pings.length >= 2, `expected pings, got ${pings.length}`);
+    const pings = (): number => daemon.received.filter((r) => r.header.prog === KEEPALIVE_PROGRAM && r.header.proc === KeepaliveProc.PING).length;
+    await eventually(() => pings() >= 2, { what: 'two PINGs', detail: () => `got ${pings()}` });
     assert.equal(client.closed, false); // answered pings keep it alive
     daemon.answerPings = false;
     const [error] = await once(client, 'close');
@@ -171,7 +171,7 @@ describe('LibvirtClient against a fake daemon', () => {
     peer.message(REMOTE_PROGRAM, 320, (w) => { w.int(1); writeDomainRef(w, dom); w.hyper(5n); }); // RTC change
     peer.message(REMOTE_PROGRAM, RemoteProc.DOMAIN_EVENT_CALLBACK_LIFECYCLE, lifecycle(3, 0));
     peer.message(REMOTE_PROGRAM, RemoteProc.DOMAIN_EVENT_CALLBACK_LIFECYCLE, lifecycle(5, 1));
-    while (seen.length < 4) await sleep(1);
+    await eventually(() => seen.length >= 4, { what: 'four events' });
     assert.deepEqual(seen.map((e) => (typeof e === 'string' ? e : e.kind === 'LIFECYCLE' ? `${e.event}/${e.detail}` : e.kind)),
       ['STARTED/BOOTED', 'unknown 320', 'SUSPENDED/PAUSED', 'STOPPED/DESTROYED']);
   });
@@ -203,7 +203,7 @@ describe('LibvirtClient lifecycle', () => {
     const closes: Array<Error | undefined> = [];
     client.on('close', (e) => closes.push(e));
     const pending = client.domainSuspend(dom);
-    while (daemon.calls(RemoteProc.DOMAIN_SUSPEND).length < 1) await sleep(1);
+    await eventually(() => daemon.calls(RemoteProc.DOMAIN_SUSPEND).length >= 1, { what: 'the call at the daemon' });
     const c1 = client.close();
     const c2 = client.close();
     assert.equal(c1, c2);
