@@ -197,9 +197,7 @@ describe('testbed API server: CRUD', () => {
     const owner2 = await core.createNamespacedPod({ namespace: 'default', body: podManifest('owner2') as never });
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('orphan', { metadata: { name: 'orphan', ownerReferences: [{ ...ref, name: 'owner2', uid: owner2.metadata?.uid ?? '' }] } }) as never });
     await core.deleteNamespacedPod({ namespace: 'default', name: 'owner2', propagationPolicy: 'Orphan' });
-    await new Promise((r) => setTimeout(r, 100));
-    const orphan = await core.readNamespacedPod({ namespace: 'default', name: 'orphan' });
-    assert.equal(orphan.metadata?.ownerReferences, undefined);
+    await eventually(async () => (await core.readNamespacedPod({ namespace: 'default', name: 'orphan' })).metadata?.ownerReferences === undefined, { what: 'orphan released by its owner', deadlineMs: 10_000 });
   });
 
   test('foreground deletion keeps the owner until dependents are gone', async () => {

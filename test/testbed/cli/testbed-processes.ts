@@ -4,6 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually } from '@podvirt/test-support';
 import { podvirtCrdFiles } from './podvirt-crds.js';
 
 export class TestbedError extends Error {
@@ -129,12 +130,8 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = startTimeoutMs): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+async function until(check: () => boolean | Promise<boolean>, what: string, deadlineMs = startTimeoutMs): Promise<void> {
+  await eventually(check, { what, deadlineMs, stepMs: 100 });
 }
 
 async function nodeReady(server: string, nodeName: string): Promise<boolean> {
