@@ -63,7 +63,8 @@ try {
     const how = await stackDown(paths, (pid, signal) => process.kill(pid, signal), alive);
     process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');
   } else if (command === 'serve') {
-    await serveStack(paths, process.pid, process.execPath, controller.signal);
+    // A host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
+    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT']);
   } else {
     process.stderr.write('usage: main.js [--libvirt-only | up | down]\n');
     process.exitCode = 2;

@@ -39,11 +39,14 @@ const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 120_000;
 
 /** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
-export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal): Promise<void> {
+export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
   const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
   try {
-    const stack = await startPodvirtStack({ node, onLogLine: (component, line) => logs[component].write(`${line}\n`) });
+    const stack = await startPodvirtStack({
+      node, onLogLine: (component, line) => logs[component].write(`${line}\n`),
+      ...(deviceRoot === undefined || deviceRoot === '' ? {} : { deviceRoot }),
+    });
     try {
       const info: StackInfo = { pid, nodeName: stack.nodeName, stateDir: stack.stateDir, kubeconfig: stack.kubeconfigPath, nodeApiSocket: stack.nodeApiSocket };
       const tmp = join(paths.dir, `${INFO}.tmp`);
