@@ -23,9 +23,20 @@ class FakeRegistrar implements KubeletRegistrar {
     return this.failing ? Promise.reject(new Error('connect ENOENT kubelet.sock')) : Promise.resolve();
   }
 
-  /** Resolves once `n` calls have been made. */
-  async called(n: number): Promise<void> {
-    while (this.calls.length < n) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  /** Resolves once `n` calls have been made; rejects after the deadline (AbortSignal.timeout is not faked by mock.timers). */
+  async called(n: number, deadlineMs = 5_000): Promise<void> {
+    const deadline = AbortSignal.timeout(deadlineMs);
+    while (this.calls.length < n) {
+      await new Promise<void>((resolve, reject) => {
+        const fail = (): void => reject(new Error(`${n} Register calls not made within ${deadlineMs} ms (${this.calls.length} made)`));
+        if (deadline.aborted) fail();
+        deadline.addEventListener('abort', fail, { once: true });
+        this.#waiters.push(() => {
+          deadline.removeEventListener('abort', fail);
+          resolve();
+        });
+      });
+    }
   }
 }
 
