@@ -5,6 +5,8 @@
 //   a later VMI opens it as Disk and finds the marker; two VMIs run on one `shared` host disk.
 // - PVC: a marker written and synced survives deleting the VMI, a handler restart, and qemu
 //   SIGKILLed right after the fsync: each new VMI on the claim finds every earlier marker.
+// - block PVC (volumeMode Block): the kubelet gives the launcher the loop device at /dev/<volume>,
+//   the guest's marker lands on the device and the next VMI on the claim finds it.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -124,5 +126,24 @@ describe('disks that outlive the VM', () => {
     const four = await bootAndMark(suite, persistVmi(suite, 'vm-dur-4', claim));
     assert.deepEqual(four.found, [one.wrote, two.wrote, three.wrote], 'every synced marker survived');
     await remove('vm-dur-4');
+  });
+
+  test('block PVC: the device reaches the guest through the pod; what it wrote is on the device for the next VMI', async () => {
+    await suite.apply(
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local' }, provisioner: 'podvirt.io/testbed-local', reclaimPolicy: 'Delete' },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'durable-block', namespace: NS },
+        spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local', resources: { requests: { storage: '32Mi' } } } },
+    );
+    const claim = { persistentVolumeClaim: { claimName: 'durable-block' } };
+    const one = await bootAndMark(suite, persistVmi(suite, 'vm-blk-1', claim));
+    assert.deepEqual(one.found, []);
+    const pvc = await suite.core.readNamespacedPersistentVolumeClaim({ namespace: NS, name: 'durable-block' });
+    const device = (await suite.core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' })).spec?.local?.path ?? '';
+    assert.ok((await stat(device)).isBlockDevice(), `the claim's PV is a block device (${device})`);
+    assert.ok((await readFile(device)).includes(one.wrote), 'the synced marker is on the device');
+    await remove('vm-blk-1');
+    const two = await bootAndMark(suite, persistVmi(suite, 'vm-blk-2', claim));
+    assert.deepEqual(two.found, [one.wrote]);
+    await remove('vm-blk-2');
   });
 });

@@ -47,9 +47,5 @@ export function containerBinds(pod: V1Pod, container: V1Container, paths: PodPat
     if (m.subPath !== undefined && m.subPath !== '') source = join(source, m.subPath);
     binds.push({ source, target: m.mountPath, readOnly: m.readOnly === true });
   }
-  if ((container.volumeDevices ?? []).length > 0) {
-    // Block devices need a private /dev per container, which the process runtime does not make yet.
-    throw new Error(`container "${container.name}": volumeDevices are not supported by the testbed kubelet yet`);
-  }
   return binds;
 }

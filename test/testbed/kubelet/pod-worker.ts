@@ -15,6 +15,7 @@ import { containerArgv, type ImageCommand, type ImageMap } from './image-map.js'
 import { computePodStatus, podStatusPatch, type ContainerRecord, type PodSandboxState } from './pod-status.js';
 import { podPaths, type PodPaths } from './pod-paths.js';
 import { setUpVolumes, VolumeSetupError, type VolumeSources } from './pod-volumes.js';
+import { volumeDeviceNodes } from './volume-devices.js';
 
 export interface PodWorkerDeps {
   core: CoreV1Api;
@@ -265,7 +266,9 @@ export class PodWorker {
     if (image === undefined) return undefined;
     try {
       await mkdir(dirname(this.paths.log(spec.name)), { recursive: true });
-      const devices = this.deps.devices && await containerDevices(this.deps.devices.registry, this.deps.devices.hostRoot, this.#pod.metadata?.uid ?? '', spec);
+      const allocated = this.deps.devices && await containerDevices(this.deps.devices.registry, this.deps.devices.hostRoot, this.#pod.metadata?.uid ?? '', spec);
+      const claimed = await volumeDeviceNodes(spec, this.#sources);
+      const devices = allocated === undefined && claimed.length === 0 ? undefined : [...(allocated ?? []), ...claimed];
       const logs = new ContainerLogWriter(this.paths.log(spec.name));
       const container = await this.deps.runtime.start({
         ...(devices === undefined ? {} : { devices }),
