@@ -4,9 +4,9 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LibvirtClient } from '@podvirt/libvirt';
 import type { ConnectOptions, DomainEvent } from '@podvirt/libvirt';
+import { eventually } from '@podvirt/test-support';
 import { guestDomainXml, guestImage, startLibvirtDaemon } from '../testbed/index.js';
 import type { DaemonSettings, TestLibvirtDaemon } from '../testbed/index.js';
 
@@ -50,14 +50,8 @@ export class EventRecorder {
     client.on('event', this.#listener);
   }
 
-  async waitFor(pred: (e: DomainEvent) => boolean, what: string, timeoutMs = 30_000): Promise<DomainEvent> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const hit = this.events.find(pred);
-      if (hit) return hit;
-      if (Date.now() > deadline) throw new Error(`no ${what} event within ${timeoutMs} ms; saw ${this.describe().join(', ')}`);
-      await sleep(20);
-    }
+  waitFor(pred: (e: DomainEvent) => boolean, what: string, deadlineMs = 30_000): Promise<DomainEvent> {
+    return eventually(() => this.events.find(pred), { what: `${what} event`, deadlineMs, stepMs: 20, detail: () => `saw ${this.describe().join(', ')}` });
   }
 
   /** LIFECYCLE events as EVENT/DETAIL, other kinds by name. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ShutdownFlags, LibvirtClient, isAgentUnresponsive } from '@podvirt/libvirt';
 import type { DomainEvent, DomainRef } from '@podvirt/libvirt';
+import { eventually } from '@podvirt/test-support';
 import { guestDomainXml } from '../guest/guest-domain-xml.js';
 import { guestImage } from '../guest/guest-image.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
@@ -84,12 +85,8 @@ async function showAgent(client: LibvirtClient, dom: DomainRef, out: DemoOutput)
   }
 }
 
-async function waitForShutoff(client: LibvirtClient, dom: DomainRef, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await client.domainGetState(dom)).state !== 'SHUTOFF') {
-    if (Date.now() > deadline) throw new Error(`guest did not power off within ${timeoutMs} ms`);
-    await sleep(100);
-  }
+async function waitForShutoff(client: LibvirtClient, dom: DomainRef, deadlineMs: number): Promise<void> {
+  await eventually(async () => (await client.domainGetState(dom)).state === 'SHUTOFF', { what: 'the guest powered off', deadlineMs, stepMs: 100 });
 }
 
 function describeEvent(e: DomainEvent): string {
