@@ -10,7 +10,14 @@ export interface CniNetworkList {
   plugins: Array<Record<string, unknown> & { type: string }>;
 }
 
-export function podNetworkConfig(opts: { name: string; bridge: string; subnet: string; gateway: string; ipamDir: string; mtu?: number }): CniNetworkList {
+/** A second range makes the network dual-stack: host-local hands out one address of each family. */
+export interface Ipv6Range {
+  readonly subnet: string;
+  readonly gateway: string;
+}
+
+export function podNetworkConfig(opts: { name: string; bridge: string; subnet: string; gateway: string; ipamDir: string; mtu?: number; ipv6?: Ipv6Range }): CniNetworkList {
+  const v6 = opts.ipv6;
   return {
     cniVersion: '1.0.0',
     name: opts.name,
@@ -24,8 +31,8 @@ export function podNetworkConfig(opts: { name: string; bridge: string; subnet: s
         ...(opts.mtu === undefined ? {} : { mtu: opts.mtu }),
         ipam: {
           type: 'host-local',
-          ranges: [[{ subnet: opts.subnet, gateway: opts.gateway }]],
-          routes: [{ dst: '0.0.0.0/0' }],
+          ranges: [[{ subnet: opts.subnet, gateway: opts.gateway }], ...(v6 === undefined ? [] : [[{ subnet: v6.subnet, gateway: v6.gateway }]])],
+          routes: [{ dst: '0.0.0.0/0' }, ...(v6 === undefined ? [] : [{ dst: '::/0' }])],
           dataDir: opts.ipamDir,
         },
       },

@@ -6,7 +6,7 @@ import { loopbackConfig, podNetworkConfig, type CniNetworkList } from './cni-con
 import { addNetns, deleteNetns, netnsDir } from './netns.js';
 import { runCommand } from './run-command.js';
 import { SandboxError } from './sandbox-error.js';
-import { stackNetwork, subnetCandidate, subnetPoolSize, type StackNetwork } from './stack-network.js';
+import { ipv6Range, stackNetwork, subnetCandidate, subnetPoolSize, type StackNetwork } from './stack-network.js';
 
 /** A pod's sandbox: its network namespace and the addresses CNI gave it. */
 export interface PodSandbox {
@@ -27,15 +27,27 @@ export class PodNetwork {
   readonly stack: StackNetwork;
   readonly #log: Logger;
   readonly #sandboxes = new Map<string, { sandbox: PodSandbox; result: CniResult }>();
+  readonly #dualStack: boolean;
   #subnet = '';
+  #subnet6 = '';
 
-  constructor(opts: { rootDir: string; log: Logger; cniPath?: string }) {
+  /**
+   * `ipv6` (default: PODVIRT_TESTBED_IPV6=1 in the environment) makes the network dual-stack:
+   * every pod also gets an address from the stack's ULA /64, whose gateway sits on the bridge.
+   */
+  constructor(opts: { rootDir: string; log: Logger; cniPath?: string; ipv6?: boolean }) {
     this.stack = stackNetwork(opts.rootDir, opts.cniPath);
+    this.#dualStack = opts.ipv6 ?? process.env['PODVIRT_TESTBED_IPV6'] === '1';
     this.#log = opts.log.child({ component: 'pod-network', bridge: this.stack.bridge });
   }
 
   get subnet(): string {
     return this.#subnet;
+  }
+
+  /** The stack's IPv6 /64 when dual-stack, else ''. */
+  get subnet6(): string {
+    return this.#subnet6;
   }
 
   /** Makes the bridge, claims a free /24 for it, and writes the conflist into the stack's net.d. */
@@ -53,12 +65,20 @@ export class PodNetwork {
         continue;
       }
       this.#subnet = subnet;
+      const v6 = this.#dualStack ? ipv6Range(subnet) : undefined;
+      if (v6 !== undefined) {
+        // Only the bridge gets the /64 (a connected route, no forwarding): the host reaches the
+        // pods and nothing else. `nodad`: the address is usable at once.
+        await writeFile(`/proc/sys/net/ipv6/conf/${s.bridge}/disable_ipv6`, '0');
+        await ip(['addr', 'add', `${v6.gateway}/64`, 'dev', s.bridge, 'nodad']);
+        this.#subnet6 = v6.subnet;
+      }
       await ip(['link', 'set', s.bridge, 'up']);
       await mkdir(s.confDir, { recursive: true });
       await mkdir(s.ipamDir, { recursive: true });
-      const list = podNetworkConfig({ name: s.networkName, bridge: s.bridge, subnet, gateway, ipamDir: s.ipamDir });
+      const list = podNetworkConfig({ name: s.networkName, bridge: s.bridge, subnet, gateway, ipamDir: s.ipamDir, ...(v6 === undefined ? {} : { ipv6: v6 }) });
       await writeFile(join(s.confDir, confFile), `${JSON.stringify(list, null, 2)}\n`);
-      this.#log.info({ subnet }, 'pod network ready');
+      this.#log.info({ subnet, subnet6: v6?.subnet }, 'pod network ready');
       return;
     }
     throw new SandboxError('TESTBED_NETWORK_SETUP_FAILED', 'no free /24 for the pod network');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { podNetworkConfig } from './cni-config.js';
-import { stackNetwork, subnetCandidate } from './stack-network.js';
+import { ipv6Range, stackNetwork, subnetCandidate } from './stack-network.js';
 
 describe('stack network names', () => {
   test('two stacks get different bridges, namespace prefixes and state dirs', () => {
@@ -32,5 +32,15 @@ describe('stack network names', () => {
     assert.equal(list.cniVersion, '1.0.0');
     assert.deepEqual(list.plugins.map((p) => [p.type, p['isGateway'], p['ipMasq']]), [['bridge', false, false]]);
     assert.deepEqual((list.plugins[0]?.['ipam'] as { dataDir: string }).dataDir, '/x');
+  });
+
+  test('dual-stack: the /64 follows the /24, so a claimed /24 settles the /64 too', () => {
+    assert.deepEqual(ipv6Range('10.200.0.0/24'), { subnet: 'fd70:6f64:7669::/64', gateway: 'fd70:6f64:7669::1' });
+    assert.deepEqual(ipv6Range('10.207.255.0/24'), { subnet: 'fd70:6f64:7669:7ff::/64', gateway: 'fd70:6f64:7669:7ff::1' });
+    const list = podNetworkConfig({ name: 'n', bridge: 'br', subnet: '10.200.1.0/24', gateway: '10.200.1.1', ipamDir: '/x', ipv6: ipv6Range('10.200.1.0/24') });
+    const ipam = list.plugins[0]?.['ipam'] as { ranges: unknown; routes: unknown };
+    assert.deepEqual(ipam.ranges, [[{ subnet: '10.200.1.0/24', gateway: '10.200.1.1' }], [{ subnet: 'fd70:6f64:7669:1::/64', gateway: 'fd70:6f64:7669:1::1' }]]);
+    assert.deepEqual(ipam.routes, [{ dst: '0.0.0.0/0' }, { dst: '::/0' }]);
+    assert.deepEqual(list.plugins.map((p) => [p['isGateway'], p['ipMasq']]), [[false, false]]);
   });
 });

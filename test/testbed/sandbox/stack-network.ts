@@ -37,6 +37,21 @@ export function stackNetwork(rootDir: string, cniPath = '/usr/lib/cni'): StackNe
   };
 }
 
+/**
+ * The stack's IPv6 /64 for a dual-stack testbed, tied to its IPv4 /24 (candidate `n` of the pool
+ * gives fd70:6f64:7669:<n>::/64), so the claim on the /24 also settles the /64. A ULA prefix:
+ * private by definition, and nothing on these machines routes it.
+ */
+export const ipv6PoolPrefix = 'fd70:6f64:7669';
+
+export function ipv6Range(subnet: string): { subnet: string; gateway: string } {
+  const [, second, third] = subnet.split('.').map(Number);
+  const n = (((second ?? subnetPoolBase[1]) - subnetPoolBase[1]) << 8) + (third ?? 0);
+  // Written as `ip` prints it: a zero fourth group folds into the `::`.
+  const block = n === 0 ? `${ipv6PoolPrefix}:` : `${ipv6PoolPrefix}:${n.toString(16)}:`;
+  return { subnet: `${block}:/64`, gateway: `${block}:1` };
+}
+
 /** The /24 tried first for a stack, then the following ones (wrapping) while a candidate is taken. */
 export function subnetCandidate(id: string, attempt: number): { subnet: string; gateway: string } {
   const n = (parseInt(id.slice(0, 4), 16) + attempt) % subnetPoolSize;
