@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,8 +26,11 @@ async function sh(ns: string | undefined, argv: string[]): Promise<string> {
   return res.stdout;
 }
 
-/** outside (10.199.x.1 on a bridge) ── veth ── pod (eth0 10.199.x.5) ; guest (eth0, to be bridged). */
-async function namespaces(t: TestContext): Promise<{ out: string; pod: string; guest: string; outIP: string; podIP: string }> {
+/**
+ * outside (10.199.x.1 on a bridge) ── veth ── pod (eth0 10.199.x.5) ; guest (eth0, to be bridged).
+ * With `ipv6`, dual-stack: fd70:6f64:7699:x::1 outside and ::5 in the pod (a ULA /64 made here).
+ */
+async function namespaces(t: TestContext, opts: { ipv6?: boolean } = {}): Promise<{ out: string; pod: string; guest: string; outIP: string; podIP: string; outIP6: string; podIP6: string }> {
   const id = randomBytes(3).toString('hex');
   const [out, pod, guest] = ['o', 'p', 'g'].map((k) => `pvnt-${id}-${k}`) as [string, string, string];
   const third = parseInt(id.slice(0, 2), 16);
@@ -46,7 +49,14 @@ async function namespaces(t: TestContext): Promise<{ out: string; pod: string; g
   await sh(pod, ['ip', 'link', 'set', 'eth0', 'up']);
   await sh(pod, ['ip', 'addr', 'add', `${podIP}/24`, 'dev', 'eth0']);
   await sh(pod, ['ip', 'route', 'add', 'default', 'via', outIP]);
-  return { out, pod, guest, outIP, podIP };
+  const outIP6 = opts.ipv6 === true ? `fd70:6f64:7699:${third.toString(16)}::1` : '';
+  const podIP6 = opts.ipv6 === true ? `fd70:6f64:7699:${third.toString(16)}::5` : '';
+  if (opts.ipv6 === true) {
+    await sh(out, ['ip', '-6', 'addr', 'add', `${outIP6}/64`, 'dev', 'br0', 'nodad']);
+    await sh(pod, ['ip', '-6', 'addr', 'add', `${podIP6}/64`, 'dev', 'eth0', 'nodad']);
+    await sh(pod, ['ip', '-6', 'route', 'add', 'default', 'via', outIP6]);
+  }
+  return { out, pod, guest, outIP, podIP, outIP6, podIP6 };
 }
 
 interface PodLauncher {
@@ -143,6 +153,29 @@ describe('pod network set-up in real namespaces', () => {
     assert.equal(await exchange(ns.out, ns.guest, ns.outIP, 9000, 'outside'), 'outside');
     const rules = await sh(ns.pod, ['nft', 'list', 'table', 'ip', 'nat']);
     assert.match(rules, /ip saddr 10\.0\.2\.2 counter packets [1-9]\d* bytes \d+ masquerade/, 'egress went through the NAT');
+  });
+
+  test('masquerade on a dual-stack pod: fd10:0:2::2 behind NAT66 is reached through the pod IPv6 and reaches out', async (t) => {
+    const ns = await namespaces(t, { ipv6: true });
+    const v = vmi('masquerade', { ports: [{ port: 8080 }] });
+    const launcher = await startLauncher(t, ns.pod, v);
+    await wiring(launcher.privateDir).ensure(decodeVmi(v));
+    const [nic] = (await launcher.serve()) as Array<{ mac: string; reportedIPs: string[] }>;
+    assert.deepEqual(nic?.reportedIPs, [ns.podIP, ns.podIP6]);
+    assert.equal(await guestLease(ns, nic?.mac ?? ''), '10.0.2.2/24');
+    // The guest side as the handoff's DHCPv6 lease describes it.
+    const handoff = JSON.parse(await readFile(join(launcher.privateDir, v.metadata.uid, POD_NETWORK_HANDOFF_FILE), 'utf8')) as Array<{ lease: { ipv6?: { clientIP: string; prefix: number; gateway: string } } }>;
+    const lease6 = handoff[0]?.lease.ipv6;
+    assert.deepEqual(lease6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: [] });
+    await sh(ns.guest, ['ip', '-6', 'addr', 'add', `${lease6.clientIP}/${lease6.prefix}`, 'dev', 'eth0', 'nodad']);
+    await sh(ns.guest, ['ip', '-6', 'route', 'add', 'default', 'via', lease6.gateway]);
+    assert.equal(await exchange(ns.guest, ns.out, ns.podIP6, 8080, 'guest-v6'), 'guest-v6');
+    assert.equal(await exchange(ns.out, ns.guest, ns.outIP6, 9000, 'outside-v6'), 'outside-v6');
+    // Still IPv4 too.
+    assert.equal(await exchange(ns.guest, ns.out, ns.podIP, 8080, 'guest-v4'), 'guest-v4');
+    const rules = await sh(ns.pod, ['nft', 'list', 'table', 'ip6', 'nat']);
+    assert.match(rules, /ip6 saddr fd10:0:2::2 counter packets [1-9]\d* bytes \d+ masquerade/, 'egress went through NAT66');
+    assert.match(rules, /^\s+tcp dport 8080 counter packets [1-9]\d* bytes \d+ dnat to fd10:0:2::2$/m, 'ingress was DNATed to the guest');
   });
 
   test('wiring again changes nothing: a repeated Sync, and a handler restarted before it left the handoff', async (t) => {

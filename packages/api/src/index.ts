@@ -66,6 +66,7 @@ export {
   parsePodNetworkHandoff,
   POD_NETWORK_HANDOFF_FILE,
   type DhcpLease,
+  type DhcpV6Lease,
   type NicAttachment,
   type WiredNic,
 } from './pod-network-handoff.js';

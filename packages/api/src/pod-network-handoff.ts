@@ -32,6 +32,17 @@ export interface DhcpLease {
   readonly hostname: string;
   /** Extra routes (option 121); a default route is added through `router` when set. */
   readonly routes?: ReadonlyArray<{ dst: string; prefix: number; gateway: string }>;
+  /** The guest's IPv6 side (masquerade on a pod with IPv6), served by the launcher's DHCPv6 server. */
+  readonly ipv6?: DhcpV6Lease;
+}
+
+/** What DHCPv6 hands the guest: one address (IA_NA); its default route goes through `gateway`. */
+export interface DhcpV6Lease {
+  readonly clientIP: string;
+  readonly prefix: number;
+  /** The in-pod bridge's address: DHCPv6's source and the guest's IPv6 default gateway. */
+  readonly gateway: string;
+  readonly dnsServers: readonly string[];
 }
 
 export interface WiredNic {

@@ -33,6 +33,30 @@ describe('pod network plan', () => {
     assert.match(nft?.kind === 'nft' ? nft.ruleset : '', /tcp dport \{ 8080 \} counter dnat to 10\.0\.2\.2/);
   });
 
+  test('masquerade on a dual-stack pod: fd10:0:2::2 behind NAT66 as well, the pod IPv6 reported, DHCPv6 lease', () => {
+    const dual = { ...input({ name: 'default', binding: 'masquerade', ports: [{ port: 8080 }] }), link: { ...link, hasIPv6: true, ipv6: { address: 'fd70:6f64:7669:1::5', prefix: 64 } } };
+    const plan = planNetwork({ ...dual, resolver: { ...dual.resolver, nameservers6: ['fd70:6f64:7669:1::53'] } }, 0);
+    assert.deepEqual(plan.attachment.reportedIPs, ['10.200.1.5', 'fd70:6f64:7669:1::5']);
+    assert.equal(plan.attachment.guestIP, '10.0.2.2');
+    assert.deepEqual(plan.lease.ipv6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: ['fd70:6f64:7669:1::53'] });
+    const ips = plan.steps.map((s) => (s.kind === 'ip' ? s.args.join(' ') : s.kind === 'sysctl' ? `${s.key}=${s.value}` : ''));
+    assert.ok(ips.includes('-6 addr replace fd10:0:2::1/120 dev k6t-eth0 nodad'));
+    assert.ok(ips.includes('net/ipv6/conf/all/forwarding=1'));
+    assert.ok(ips.indexOf('net/ipv6/conf/k6t-eth0/disable_ipv6=0') < ips.indexOf('-6 addr replace fd10:0:2::1/120 dev k6t-eth0 nodad'));
+    const nft = plan.steps.find((s) => s.kind === 'nft');
+    const text = nft?.kind === 'nft' ? nft.ruleset : '';
+    assert.match(text, /^table ip nat \{$/m);
+    assert.match(text, /^table ip6 nat \{$/m);
+    assert.match(text, /^ {4}ip6 saddr fd10:0:2::2 counter masquerade$/m);
+    assert.match(text, /^ {4}tcp dport \{ 8080 \} counter dnat to fd10:0:2::2$/m);
+  });
+
+  test('masquerade on an IPv4-only pod has no IPv6 at all', () => {
+    const plan = planNetwork(input({ name: 'default', binding: 'masquerade' }), 0);
+    assert.equal(plan.lease.ipv6, undefined);
+    assert.ok(!plan.steps.some((s) => (s.kind === 'ip' && s.args.includes('-6')) || (s.kind === 'sysctl' && s.key.startsWith('net/ipv6')) || (s.kind === 'nft' && s.ruleset.includes('ip6'))));
+  });
+
   test('masquerade honours vmNetworkCIDR and refuses one without room', () => {
     const plan = planNetwork({ ...input({ name: 'default', binding: 'masquerade' }), vmNetworkCIDR: '10.11.0.0/24' }, 0);
     assert.equal(plan.attachment.guestIP, '10.11.0.2');
@@ -61,12 +85,15 @@ describe('pod network plan', () => {
     const addr = JSON.stringify([{ ifname: 'eth0', mtu: 1500, address: '0A:58:00:00:00:01', addr_info: [{ family: 'inet', local: '10.200.3.4', prefixlen: 24, scope: 'global' }, { family: 'inet6', local: 'fe80::1', prefixlen: 64, scope: 'link' }] }]);
     const route = JSON.stringify([{ dst: 'default', gateway: '10.200.3.1', dev: 'eth0' }]);
     assert.deepEqual(parsePodLink(addr, route), { name: 'eth0', mac: '0a:58:00:00:00:01', mtu: 1500, ipv4: { address: '10.200.3.4', prefix: 24 }, hasIPv6: false, gateway: '10.200.3.1' });
+    const dual = JSON.stringify([{ ifname: 'eth0', mtu: 1500, address: '0a:58:00:00:00:01', addr_info: [{ family: 'inet', local: '10.200.3.4', prefixlen: 24, scope: 'global' }, { family: 'inet6', local: 'fd70:6f64:7669:3::4', prefixlen: 64, scope: 'global' }, { family: 'inet6', local: 'fe80::1', prefixlen: 64, scope: 'link' }] }]);
+    assert.deepEqual(parsePodLink(dual, route)?.ipv6, { address: 'fd70:6f64:7669:3::4', prefix: 64 });
     assert.equal(parsePodLink('[]', '[]'), undefined);
   });
 
-  test("resolv.conf: IPv4 nameservers and the last search line", () => {
-    assert.deepEqual(parseResolvConf('nameserver 10.0.0.10\nnameserver fd00::10\nsearch a b\nsearch ns.svc.cluster.local svc.cluster.local # x\noptions ndots:5\n'), {
+  test("resolv.conf: nameservers by family and the last search line", () => {
+    assert.deepEqual(parseResolvConf('nameserver 10.0.0.10\nnameserver FD00::10\nsearch a b\nsearch ns.svc.cluster.local svc.cluster.local # x\noptions ndots:5\n'), {
       nameservers: ['10.0.0.10'],
+      nameservers6: ['fd00::10'],
       searchDomains: ['ns.svc.cluster.local', 'svc.cluster.local'],
     });
   });
@@ -84,6 +111,16 @@ describe('masquerade nftables rules', () => {
     assert.match(text, /tcp dport \{ 80 \} counter dnat to 10\.0\.2\.2/);
     assert.match(text, /udp dport \{ 53 \} counter dnat to 10\.0\.2\.2/);
     assert.doesNotMatch(text, /^ {4}counter dnat/m);
+  });
+  test('ip6: the same chains in an ip6 table, the guest behind NAT66, loopback as ::1', () => {
+    const text = renderRuleset([masqueradeRules({ family: 'ip6', podIface: 'eth0', bridge: 'k6t-eth0', guestIP: 'fd10:0:2::2', gatewayIP: 'fd10:0:2::1', ports: [] })]);
+    assert.match(text, /^table ip6 nat\ndelete table ip6 nat\ntable ip6 nat \{$/m);
+    assert.match(text, /^ {4}iifname "eth0" counter jump KUBEVIRT_PREINBOUND$/m);
+    assert.match(text, /chain KUBEVIRT_PREINBOUND \{\n {4}counter dnat to fd10:0:2::2\n/);
+    assert.match(text, /^ {4}ip6 saddr fd10:0:2::2 counter masquerade$/m);
+    assert.match(text, /^ {4}ip6 saddr \{ ::1 \} counter snat to fd10:0:2::1$/m);
+    assert.match(text, /^ {4}ip6 daddr \{ ::1 \} counter dnat to fd10:0:2::2$/m);
+    assert.doesNotMatch(text, /\bip (s|d)addr/);
   });
   test('a token cannot carry a second statement', () => {
     assert.throws(() => renderRuleset([masqueradeRules({ ...base, podIface: 'eth0"; flush ruleset; "', ports: [] })]), RangeError);

@@ -40,6 +40,8 @@ export interface PlanInput {
 }
 
 export const TAP = 'tap0';
+/** KubeVirt's VM network for IPv6 masquerade: the guest at ::2, the gateway at ::1. */
+const VM_IPV6_CIDR = { gateway: 'fd10:0:2::1', guest: 'fd10:0:2::2', prefix: 120 };
 const BRIDGE_FAKE_IP = '169.254.75.10';
 
 export class NetworkPlanError extends Error {
@@ -87,7 +89,21 @@ function planMasquerade(input: PlanInput): NetworkPlan {
   const bridge = bridgeName(link.name);
   const mac = (input.iface.macAddress ?? derivedMac(input.vmiUid, input.iface.name)).toLowerCase();
   const ports = (input.iface.ports ?? []).map((p) => ({ protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp', port: p.port }));
-  const ruleset = renderRuleset([masqueradeRules({ family: 'ip', podIface: link.name, bridge, guestIP, gatewayIP, ports })]);
+  const v6 = link.ipv6 === undefined ? undefined : VM_IPV6_CIDR;
+  const ruleset = renderRuleset([
+    masqueradeRules({ family: 'ip', podIface: link.name, bridge, guestIP, gatewayIP, ports }),
+    ...(v6 === undefined ? [] : [masqueradeRules({ family: 'ip6', podIface: link.name, bridge, guestIP: v6.guest, gatewayIP: v6.gateway, ports })]),
+  ]);
+  // Where the pod has IPv6, the guest gets fd10:0:2::2 behind NAT66 as well (`nodad`: the
+  // gateway answers at once; IPv6 forwarding has only the `all` switch that counts).
+  const v6Steps: SetupStep[] =
+    v6 === undefined
+      ? []
+      : [
+          { kind: 'sysctl', key: `net/ipv6/conf/${bridge}/disable_ipv6`, value: '0' },
+          { kind: 'ip', args: ['-6', 'addr', 'replace', `${v6.gateway}/${v6.prefix}`, 'dev', bridge, 'nodad'] },
+          { kind: 'sysctl', key: 'net/ipv6/conf/all/forwarding', value: '1' },
+        ];
   const steps: SetupStep[] = [
     { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'], done: EXISTS },
     { kind: 'ip', args: ['link', 'set', bridge, 'address', '02:00:00:00:00:00', 'mtu', String(link.mtu)] },
@@ -100,11 +116,12 @@ function planMasquerade(input: PlanInput): NetworkPlan {
     { kind: 'sysctl', key: 'net/ipv4/ip_forward', value: '1' },
     // Connections to the pod's loopback are DNATed to the guest; their replies must be routable.
     { kind: 'sysctl', key: `net/ipv4/conf/${bridge}/route_localnet`, value: '1' },
+    ...v6Steps,
     { kind: 'nft', ruleset },
   ];
   return {
     steps,
-    attachment: { ifaceName: input.iface.name, binding: 'masquerade', tap: TAP, mac, mtu: link.mtu, guestIP, reportedIPs: [link.ipv4.address], podInterfaceName: link.name },
+    attachment: { ifaceName: input.iface.name, binding: 'masquerade', tap: TAP, mac, mtu: link.mtu, guestIP, reportedIPs: [link.ipv4.address, ...(link.ipv6 === undefined ? [] : [link.ipv6.address])], podInterfaceName: link.name },
     lease: {
       clientMac: mac,
       clientIP: guestIP,
@@ -115,6 +132,7 @@ function planMasquerade(input: PlanInput): NetworkPlan {
       searchDomains: input.resolver.searchDomains,
       mtu: link.mtu,
       hostname: input.hostname,
+      ...(v6 === undefined ? {} : { ipv6: { clientIP: v6.guest, prefix: v6.prefix, gateway: v6.gateway, dnsServers: input.resolver.nameservers6 ?? [] } }),
     },
   };
 }
