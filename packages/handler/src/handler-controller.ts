@@ -15,6 +15,7 @@ import { EventRecorder, WorkQueue, type EventSink, type ItemBackoffOptions } fro
 import type { PodNetworkPhase } from './reconcile/execute-action.js';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
+import type { IoErrorRetryOptions } from './reconcile/io-error-retry.js';
 import { vmiKey } from './vmi-key.js';
 
 /** The component virt-handler's Events name as their source, as KubeVirt's do. */
@@ -42,6 +43,8 @@ export interface HandlerControllerOptions {
   readonly observeLauncherCall?: CallObserver;
   /** The privileged pod network phase; main.ts passes the real one. */
   readonly network?: PodNetworkPhase;
+  /** Pacing of resumes after I/O-error pauses; KubeVirt's (10 s doubling to 3 min) by default. */
+  readonly ioErrorRetry?: IoErrorRetryOptions;
 }
 
 export class HandlerController {
@@ -114,6 +117,7 @@ export class HandlerController {
       log,
       now,
       ...(options.network === undefined ? {} : { network: options.network }),
+      ...(options.ioErrorRetry === undefined ? {} : { ioErrorRetry: options.ioErrorRetry }),
     });
   }
 

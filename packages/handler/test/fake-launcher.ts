@@ -18,6 +18,8 @@ export interface FakeLauncherOptions {
   syncError?: { code: grpc.status; details: string; launcherCode?: string } | undefined;
   /** Shutdown powers the guest off after this long (undefined: the guest ignores ACPI). */
   shutdownAfterMs?: number | undefined;
+  /** The guest's disk is full: a domain resumed from an I/O-error pause pauses again at once. */
+  diskFull?: boolean | undefined;
 }
 
 type Unary = (call: { request: unknown }, callback: grpc.sendUnaryData<unknown>) => void;
@@ -25,6 +27,8 @@ type Unary = (call: { request: unknown }, callback: grpc.sendUnaryData<unknown>)
 export class FakeLauncher {
   readonly path: string;
   readonly calls: string[] = [];
+  /** How many times Sync resumed a domain paused by something other than the user. */
+  resumes = 0;
   readonly #o: FakeLauncherOptions;
   readonly #server = new grpc.Server();
   readonly #streams = new Set<grpc.ServerWritableStream<cmd.WatchDomainRequest, cmd.WatchDomainEvent>>();
@@ -177,6 +181,12 @@ export class FakeLauncher {
         // Defines and boots a missing domain; one that stopped stays stopped, so a Sync racing
         // a crash in a test cannot resurrect it.
         if (this.#domain === undefined) this.setDomain({ state: 'Running', reason: 'Booted', deleted: false });
+        // As the launcher does: resume a domain paused by anything but the user.
+        if (this.#domain?.state === 'Paused' && this.#domain.pausedByUser !== true) {
+          this.resumes += 1;
+          this.setDomain({ state: 'Running', reason: 'Unpaused' });
+          if (this.#o.diskFull === true) this.#after(5, () => this.setDomain({ state: 'Paused', reason: 'IOError' }));
+        }
         return { domain: this.#domain };
       }),
       shutdown: this.#unary('Shutdown', (req) => {

@@ -10,6 +10,7 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 import { HandlerController } from '../src/handler-controller.js';
 import { HandlerError } from '../src/handler-error.js';
 import type { PodNetworkPhase } from '../src/reconcile/execute-action.js';
+import type { IoErrorRetryOptions } from '../src/reconcile/io-error-retry.js';
 import { eventually } from '@podvirt/test-support';
 import { FakeLauncher, type FakeLauncherOptions } from './fake-launcher.js';
 import { FakeEvents, FakeKube } from './fake-kube.js';
@@ -32,6 +33,7 @@ async function harness(
   watchdogMs = 30_000,
   backoff = { baseDelayMs: 50, maxDelayMs: 400 },
   network?: PodNetworkPhase,
+  ioErrorRetry?: IoErrorRetryOptions,
 ): Promise<Harness> {
   const podsDir = await mkdtemp(join(tmpdir(), 'pvh-'));
   t.after(() => rm(podsDir, { recursive: true, force: true }));
@@ -53,6 +55,7 @@ async function harness(
     backoff,
     reconnectBaseMs: 20,
     ...(network === undefined ? {} : { network }),
+    ...(ioErrorRetry === undefined ? {} : { ioErrorRetry }),
   });
   t.after(async () => {
     await controller.close(2_000);
@@ -223,6 +226,50 @@ test('a failing Sync keeps its backoff while the controller and the handler itse
   await eventually(() => phase(h) === 'Failed');
   assert.ok(!h.events.reasons().includes('!Stopped'), 'a VMI deleted before it ran did not crash');
   assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1, 'a deleted VMI is never synced');
+});
+
+test('a disk that stays full: the I/O-error pause is resumed once, then waits for the backoff; no write storm', async (t) => {
+  // A first wait far longer than the test: any further resume could only come from a reconcile storm.
+  const h = await harness(t, {}, { diskFull: true }, 30_000, undefined, undefined, { initialMs: 600_000, maxMs: 600_000, settleMs: 600_000 });
+  await eventually(() => phase(h) === 'Running');
+  await h.controller.queue.idle();
+  const uid = h.vmi().metadata.uid ?? assert.fail('no uid');
+  // Every reconcile of a running VMI is a Sync; what matters is how often it resumes the domain.
+  const syncs = () => h.launcher.resumes;
+  const booted = syncs();
+  h.launcher.notice('Warning', 'IOerror', 'I/O error on ua-disk0: enospc (action stop)');
+  h.launcher.setDomain({ state: 'Paused', reason: 'IOError' });
+  await eventually(() => h.controller.reconciler.ioErrorRetry.waiting(uid));
+  await eventually(() => condition(h, 'Paused')?.reason === 'PausedIOError');
+  await h.controller.queue.idle();
+  assert.equal(syncs(), booted + 1, 'one resume, then the pause that follows it waits');
+  assert.equal(h.launcher.domain?.state, 'Paused');
+  const writes = h.kube.statusWrites;
+  const events = h.events.events.length;
+  for (let i = 0; i < 10; i++) {
+    // Status echoes, resyncs and repeated pause events while the disk stays full.
+    h.launcher.setDomain({ state: 'Paused', reason: 'IOError', observedAtMs: i });
+    h.kube.modify(KEY, (v) => (v.metadata.annotations = { ...v.metadata.annotations, bump: String(i) }));
+    await eventually(() => h.kube.current(KEY)?.metadata.annotations?.bump === String(i));
+    await h.controller.queue.idle();
+  }
+  assert.equal(syncs(), booted + 1, 'no resume before the backoff is over');
+  assert.equal(h.kube.statusWrites, writes, 'nothing changed, nothing written');
+  assert.equal(h.events.events.length, events);
+  const paused = condition(h, 'Paused');
+  assert.equal(paused?.status, 'True');
+  assert.equal(h.events.events.find((e) => e.reason === 'IOerror')?.type, 'Warning');
+});
+
+test('space freed: the VM paused by an I/O error resumes by itself after the backoff', async (t) => {
+  const h = await harness(t, {}, { diskFull: true }, 30_000, undefined, undefined, { initialMs: 100, maxMs: 200, settleMs: 600_000 });
+  await eventually(() => phase(h) === 'Running');
+  const uid = h.vmi().metadata.uid ?? assert.fail('no uid');
+  h.launcher.setDomain({ state: 'Paused', reason: 'IOError' });
+  await eventually(() => h.controller.reconciler.ioErrorRetry.waiting(uid));
+  h.launcher.options.diskFull = false;
+  await eventually(() => h.launcher.domain?.state === 'Running' && condition(h, 'Paused') === undefined);
+  assert.equal(phase(h), 'Running');
 });
 
 test('a VMI that fails local validation never reaches the launcher', async (t) => {

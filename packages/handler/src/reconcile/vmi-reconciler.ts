@@ -21,7 +21,9 @@ import { splitVmiKey } from '../vmi-key.js';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
+import { effectiveDomain } from './domain-facts.js';
 import { executeAction, type PodNetworkPhase } from './execute-action.js';
+import { IoErrorRetry, pausedByIoError, type IoErrorRetryOptions } from './io-error-retry.js';
 import { writeStatus } from './status-writer.js';
 
 export interface VmiReconcilerOptions {
@@ -34,6 +36,8 @@ export interface VmiReconcilerOptions {
   readonly log: Logger;
   readonly now: () => number;
   readonly network?: PodNetworkPhase;
+  /** Pacing of resumes after I/O-error pauses; KubeVirt's by default. */
+  readonly ioErrorRetry?: IoErrorRetryOptions;
 }
 
 export interface ReconcileResult {
@@ -55,9 +59,11 @@ export class VmiReconciler {
   readonly #o: VmiReconcilerOptions;
   /** Last known object of deleted VMIs the handler still holds launcher state for. */
   readonly #tombstones = new Map<string, VirtualMachineInstance>();
+  readonly ioErrorRetry: IoErrorRetry;
 
   constructor(options: VmiReconcilerOptions) {
     this.#o = options;
+    this.ioErrorRetry = new IoErrorRetry(options.now, options.ioErrorRetry);
   }
 
   /** The informer saw the VMI deleted: keep it to address its launcher and its Events. */
@@ -114,10 +120,22 @@ export class VmiReconciler {
     }
 
     const now = this.#o.now();
-    const action = decide(vmi, observation.domain, observation.state, now);
+    let action = decide(vmi, observation.domain, observation.state, now);
+    if (action.type === 'sync') {
+      // Sync resumes a domain paused by an I/O error; a disk still full pauses it again at once.
+      const seen = effectiveDomain(observation.domain, observation.state);
+      const delayMs = pausedByIoError(seen) ? this.ioErrorRetry.delayMs(uid) : this.ioErrorRetry.holdMs(uid);
+      if (delayMs !== undefined) {
+        log.info({ delayMs }, 'in an I/O-error retry round, resume delayed');
+        action = { type: 'nothing', why: 'paused by an I/O error, resume delayed', requeueAfterMs: delayMs };
+      }
+    }
     log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
     const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal, ...(this.#o.network === undefined ? {} : { network: this.#o.network }) });
-    if (action.type === 'delete' && action.cleanup) this.#tombstones.delete(uid);
+    if (action.type === 'delete' && action.cleanup) {
+      this.#tombstones.delete(uid);
+      this.ioErrorRetry.forget(uid);
+    }
 
     if (vmi !== undefined) {
       const domain = this.#o.registry.cache.get(uid)?.domain ?? observation.domain;
