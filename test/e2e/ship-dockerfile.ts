@@ -53,6 +53,11 @@ export async function readDockerfile(path: string): Promise<Dockerfile> {
   const links = new Map<string, string>();
   for (const m of runText.matchAll(/ln -s (\S+) (\/usr\/bin\/\S+)/g)) links.set(m[2] ?? '', m[1] ?? '');
   const entry = of('ENTRYPOINT').at(-1);
+  const args = new Map<string, string>();
+  for (const i of of('ARG')) {
+    const [key = '', ...value] = i.text.split('=');
+    if (value.length > 0) args.set(key, value.join('='));
+  }
   const env = new Map<string, string>();
   for (const i of of('ENV')) {
     const [key = '', ...value] = i.text.split('=');
@@ -60,7 +65,8 @@ export async function readDockerfile(path: string): Promise<Dockerfile> {
   }
   return {
     instructions,
-    from: of('FROM').map((i) => i.text.split(/\s+/)[0] ?? ''),
+    // A FROM naming a build argument (`FROM ${BASE}`) is read with the argument's default.
+    from: of('FROM').map((i) => (i.text.split(/\s+/)[0] ?? '').replace(/\$\{(\w+)\}/g, (m, name: string) => args.get(name) ?? m)),
     copies,
     links,
     entrypoint: entry === undefined ? undefined : (JSON.parse(entry.text) as string[]),

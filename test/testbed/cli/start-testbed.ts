@@ -11,6 +11,7 @@ import { readPodvirtCrds } from './podvirt-crds.js';
 import { testbedNodes, type TestbedNode } from './testbed-nodes.js';
 import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { ImageMap } from '../kubelet/image-map.js';
+import { runtimeNamed } from '../kubelet/image-runtime.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { VolumeController } from '../storage/volume-controller.js';
 
@@ -27,6 +28,8 @@ export interface TestbedOptions {
   nodes?: number;
   /** Where the kubelet finds device plugins' host paths (default `/`; a fake device tree in tests). */
   deviceHostRoot?: string;
+  /** How the kubelet runs containers: `process` (default) or `image` (podman + runc, see kubelet/image-runtime.ts). */
+  runtime?: string;
 }
 
 export interface Testbed {
@@ -77,6 +80,7 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
         ...(options.imageMap === undefined ? {} : { imageMap: options.imageMap }),
         ...(network === undefined ? {} : { network }),
         ...(options.deviceHostRoot === undefined ? {} : { deviceHostRoot: options.deviceHostRoot }),
+        runtime: runtimeNamed(options.runtime ?? 'process', n.kubeletRoot),
       });
       closers.push(() => kubelet.close());
       await kubelet.start();

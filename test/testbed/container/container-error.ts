@@ -1,6 +1,8 @@
 export type ContainerErrorCode =
   | 'PODVIRT_CONTAINER_START_FAILED'
   | 'PODVIRT_CONTAINER_START_TIMEOUT'
+  /** The container was made but its process could not be started (a missing entrypoint): the kubelet's StartError. */
+  | 'PODVIRT_CONTAINER_EXEC_FAILED'
   | 'PODVIRT_CONTAINER_LEFTOVERS';
 
 /** A test container failed to start or to stop cleanly. Match on `code`. */

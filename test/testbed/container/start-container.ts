@@ -50,6 +50,8 @@ export interface ContainerExit {
  * `exited` resolves once the main process has exited AND nothing is left in the namespace.
  */
 export interface Container {
+  /** The runtime's id for it, when it has one (the image runtime's container id). */
+  readonly id?: string;
   /** Host pid of the command (PID 1 inside when `pidNamespace`). */
   readonly pid: number;
   /** `mnt:[<inode>]`, the container's mount namespace as /proc/<pid>/ns/mnt shows it. */

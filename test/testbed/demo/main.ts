@@ -1,5 +1,6 @@
 // Entry point of the main job and its companions; the only module here that touches `process`.
 //   main.js                  scripts/demo: a VMI from apply to Succeeded on the testbed
+//   main.js --images         the same, the launcher pods from the built images (podman + runc)
 //   main.js --network        guest networking: masquerade and bridge VMIs reached from the host and each other
 //   main.js --libvirt-only   the guest booted through podvirt's libvirt client alone (no Kubernetes)
 //   main.js up | down        scripts/testbed-up / scripts/testbed-down: keep the stack running
@@ -39,6 +40,8 @@ const command = process.argv[2];
 try {
   if (command === undefined) {
     await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
+  } else if (command === '--images') {
+    await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal, runtime: 'image' });
   } else if (command === '--network') {
     await networkDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
   } else if (command === '--libvirt-only') {
@@ -66,7 +69,7 @@ try {
     // A host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
     await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT']);
   } else {
-    process.stderr.write('usage: main.js [--libvirt-only | up | down]\n');
+    process.stderr.write('usage: main.js [--images | --network | --libvirt-only | up | down]\n');
     process.exitCode = 2;
   }
 } catch (err) {

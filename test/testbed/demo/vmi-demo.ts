@@ -1,11 +1,14 @@
 // The main job: a VMI manifest becomes a running VM on the local testbed and goes away again,
 // every step through the real interfaces — kubectl for the API, podvirtctl for the node API —
 // with controller and handler started as manifests/ starts them. Ends with nothing left behind.
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { guestImage } from '../guest/guest-image.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
+import { podman } from '../container/podman.js';
+import { KUBELET_ROOT_LABEL } from '../container/start-image-container.js';
 import { stackLeftovers } from '../stack/stack-leftovers.js';
 import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
@@ -19,6 +22,8 @@ export interface VmiDemoOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly node: string;
   readonly signal?: AbortSignal;
+  /** The kubelet's runtime: `process` (default) or `image` (the launcher pod from the built images). */
+  readonly runtime?: string;
 }
 
 const EXAMPLE = 'manifests/examples/vmi-test-guest.yaml';
@@ -40,7 +45,7 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
   try {
     out.step('starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/');
     const t0 = Date.now();
-    stack = await startPodvirtStack({ node: o.node });
+    stack = await startPodvirtStack({ node: o.node, ...(o.runtime === undefined ? {} : { runtime: o.runtime }) });
     const s = stack;
     cleanups.unshift(() => s.close());
     out.detail(`controller: ${shortArgv(s.controllerCommand.argv, root)}`);
@@ -65,6 +70,7 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
     const pod = (await launcherPod(s)).name;
     out.step("the launcher pod's log: monitor, launcher, libvirt and qemu as JSON lines (condensed; qemu's command line left out)");
     await shell.kubectl(['logs', pod, '-c', 'compute', '--tail=60'], { condenseJson: true, maxLines: 6, skip: QEMU_ARGV_LINE });
+    if (o.runtime === 'image') await showImageContainers(s, out);
     out.step("the guest's own boot output, as KubeVirt shows it: kubectl logs -c guest-console-log");
     await shell.kubectl(['logs', pod, '-c', 'guest-console-log'], { maxLines: 8, skip: /PODVIRT-GUEST-HEARTBEAT|^\s*$/ });
     out.step("a command typed into the guest's serial console through the handler's node API");
@@ -113,6 +119,28 @@ async function launcherPod(stack: PodvirtStack): Promise<{ name: string; podUid:
   const vmiUid = meta?.labels?.['kubevirt.io/created-by'];
   if (meta?.name === undefined || meta.uid === undefined || vmiUid === undefined) throw new Error(`no launcher pod for ${VMI}`);
   return { name: meta.name, podUid: meta.uid, vmiUid };
+}
+
+/**
+ * With the image runtime: the pod's containers as podman lists them, the processes inside the
+ * compute container, and qemu's cgroup and root filesystem, which are the container's.
+ */
+async function showImageContainers(stack: PodvirtStack, out: DemoOutput): Promise<void> {
+  out.step("the launcher pod's containers in podman (runc), and the processes inside the compute container");
+  const root = stack.testbed.kubeletRoot;
+  const listed = await podman(['ps', '--filter', `label=${KUBELET_ROOT_LABEL}=${root}`, '--format', '{{.Names}}\t{{.Image}}\t{{index .Labels "io.kubernetes.container.name"}}']);
+  const lines = listed.split('\n').filter((l) => l !== '');
+  for (const line of lines) out.detail(`podman ps | ${line}`);
+  const compute = lines.map((l) => l.split('\t')).find((f) => f[2] === 'compute')?.[0];
+  if (compute === undefined) throw new Error('no compute container in podman ps');
+  const top = await podman(['top', compute, 'pid', 'hpid', 'user', 'args']);
+  for (const line of top.split('\n').filter((l) => l !== '')) out.detail(`podman top | ${line.slice(0, 150)}`);
+  const qemu = /^\s*\S+\s+(\d+)\s+\S+\s+\/usr\/bin\/qemu-system/m.exec(top)?.[1];
+  if (qemu === undefined) throw new Error('no qemu inside the compute container');
+  const cgroup = (await readFile(`/proc/${qemu}/cgroup`, 'utf8')).split('\n').find((l) => l.includes(':memory:')) ?? '';
+  const rootMount = (await readFile(`/proc/${qemu}/mountinfo`, 'utf8')).split('\n').find((l) => l.split(' ')[4] === '/') ?? '';
+  out.detail(`qemu (host pid ${qemu}) cgroup: ${cgroup}`);
+  out.detail(`qemu root filesystem: ${rootMount.split(' - ')[1]?.split(',')[0] ?? rootMount}`);
 }
 
 /** An argv as a reader wants it: the node binary and the repository prefix left out. */

@@ -3,7 +3,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { destination, pino } from 'pino';
-import { containerRuntimes } from './container-runtime.js';
+import { containerRuntimes } from './image-runtime.js';
 import { Kubelet } from './kubelet.js';
 
 const { values } = parseArgs({
@@ -16,7 +16,7 @@ if (makeRuntime === undefined) throw new Error(`--runtime must be one of: ${Obje
 const kubeConfig = new KubeConfig();
 if (values.kubeconfig === undefined) kubeConfig.loadFromDefault();
 else kubeConfig.loadFromFile(values.kubeconfig);
-const kubelet = new Kubelet({ kubeConfig, nodeName: values['node-name'] ?? hostname(), rootDir: values['root-dir'], logger: log, nodeBinary: process.execPath, runtime: makeRuntime() });
+const kubelet = new Kubelet({ kubeConfig, nodeName: values['node-name'] ?? hostname(), rootDir: values['root-dir'], logger: log, nodeBinary: process.execPath, runtime: makeRuntime(values['root-dir']) });
 await kubelet.start();
 const stop = (): void => {
   void kubelet.close().then(() => log.info('stopped'));

@@ -3,7 +3,7 @@ import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kub
 export type ContainerState =
   | { state: 'waiting'; reason: string; message?: string }
   | { state: 'running'; startedAt: Date }
-  | { state: 'terminated'; exitCode: number; signal?: number; reason: string; startedAt: Date; finishedAt: Date };
+  | { state: 'terminated'; exitCode: number; signal?: number; reason: string; message?: string; startedAt: Date; finishedAt: Date };
 
 export interface ContainerRecord {
   name: string;
@@ -128,6 +128,7 @@ function containerStatus(r: ContainerRecord): V1ContainerStatus {
               terminated: {
                 exitCode: s.exitCode,
                 reason: s.reason,
+                ...(s.message === undefined ? {} : { message: s.message }),
                 startedAt: s.startedAt,
                 finishedAt: s.finishedAt,
                 ...(s.signal === undefined ? {} : { signal: s.signal }),

@@ -9,7 +9,7 @@ import type { EventRecorder } from '../scheduler/event-recorder.js';
 import { ContainerLogWriter } from './container-log.js';
 import { containerDevices } from './container-devices.js';
 import type { DevicePluginRegistry } from './device-plugin-registry.js';
-import type { ContainerRuntime } from './container-runtime.js';
+import type { ContainerRuntime, ImageLookup } from './container-runtime.js';
 import { containerBinds, containerEnv } from './container-spec.js';
 import { containerArgv, type ImageCommand, type ImageMap } from './image-map.js';
 import { computePodStatus, podStatusPatch, type ContainerRecord, type PodSandboxState } from './pod-status.js';
@@ -279,12 +279,14 @@ export class PodWorker {
         ...(this.#netnsPath === undefined ? {} : { netnsPath: this.#netnsPath }),
         ...(spec.workingDir === undefined ? {} : { cwd: spec.workingDir }),
         ...this.#memoryLimit(spec, record),
+        pod: this.#pod, container: spec, logPath: this.paths.log(spec.name), image, runId: `${this.#pod.metadata?.uid ?? 'pod'}-${spec.name}-${record.restartCount}`,
+        ...(this.#sandbox.podIPs[0] === undefined ? {} : { podIP: this.#sandbox.podIPs[0] }),
       });
       const drained = Promise.all([logs.attach(container.stdout, 'stdout'), logs.attach(container.stderr, 'stderr')]).then(() => logs.close());
       this.#running.set(spec.name, { container, logs, drained });
       const startedAt = new Date();
       record.current = { state: 'running', startedAt };
-      record.containerID = `testbed://${container.pid}`;
+      record.containerID = container.id === undefined ? `testbed://${container.pid}` : `podman://${container.id}`;
       void this.#event('Normal', 'Started', `Started container ${spec.name}`);
       this.#syncStatus();
       const code = container.exited.then(async (exit) => {
@@ -305,11 +307,31 @@ export class PodWorker {
       return { code };
     } catch (err) {
       this.#log.warn({ err, container: spec.name }, 'container start failed');
-      record.current = { state: 'waiting', reason: 'CreateContainerError', message: (err as Error).message };
+      const code = (err as { code?: string }).code;
+      if (code === 'PODVIRT_CONTAINER_EXEC_FAILED') return this.#startError(spec, record, (err as Error).message);
+      const reason = code === 'PODVIRT_KUBELET_SECURITY_CONTEXT' ? 'CreateContainerConfigError' : 'CreateContainerError';
+      record.current = { state: 'waiting', reason, message: (err as Error).message };
       void this.#event('Warning', 'Failed', `Error: ${(err as Error).message}`);
       this.#syncStatus();
       return undefined;
     }
+  }
+
+  /**
+   * The runtime made the container but could not start its process (its entrypoint is not in
+   * the image): terminated with exit code 128 and reason StartError, as a real kubelet reports
+   * it; the pod's restartPolicy decides what follows, as for any exit.
+   */
+  #startError(spec: V1Container, record: ContainerRecord, message: string): { code: Promise<number> } {
+    const now = new Date();
+    record.current = { state: 'terminated', exitCode: 128, reason: 'StartError', message, startedAt: now, finishedAt: now };
+    void this.#event('Warning', 'Failed', `Error: ${message}`);
+    this.#syncStatus();
+    if (record.init !== true) {
+      this.#maybeRestart(spec, 128);
+      this.#stopSidecarsIfDone();
+    }
+    return { code: Promise.resolve(128) };
   }
 
   /** The container's resources.limits.memory as a cgroup to run it in; one group per run. */
@@ -330,10 +352,10 @@ export class PodWorker {
   async #pullImage(spec: V1Container, record: ContainerRecord): Promise<ImageCommand | undefined> {
     const name = spec.image ?? '';
     for (let delay = this.deps.restartDelayMs; ; delay = Math.min(delay * 2, imagePullBackoffCapMs)) {
-      const image = this.deps.imageMap(name);
-      if (image !== undefined) return image;
+      const found = await this.#lookUpImage(name);
+      if ('image' in found) return found.image;
       void this.#event('Normal', 'Pulling', `Pulling image "${name}"`);
-      const why = `failed to pull and unpack image "${name}": failed to resolve reference "${name}": not found in the testbed's image map`;
+      const why = `failed to pull and unpack image "${name}": ${found.missing}`;
       record.current = { state: 'waiting', reason: 'ErrImagePull', message: why };
       void this.#event('Warning', 'Failed', `Failed to pull image "${name}": ${why}`);
       void this.#event('Warning', 'Failed', 'Error: ErrImagePull');
@@ -345,6 +367,13 @@ export class PodWorker {
       this.#syncStatus();
       if (!(await this.#sleep(delay))) return undefined;
     }
+  }
+
+  /** The runtime's own image store when it has one, else the testbed's image map. */
+  async #lookUpImage(name: string): Promise<ImageLookup> {
+    if (this.deps.runtime.resolveImage !== undefined) return this.deps.runtime.resolveImage(name);
+    const image = this.deps.imageMap(name);
+    return image === undefined ? { missing: `failed to resolve reference "${name}": not found in the testbed's image map` } : { image };
   }
 
   #maybeRestart(spec: V1Container, code: number): void {

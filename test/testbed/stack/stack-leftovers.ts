@@ -1,9 +1,13 @@
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { podman } from '../container/podman.js';
+import { KUBELET_ROOT_LABEL } from '../container/start-image-container.js';
 
 /**
  * What a closed stack must not leave behind, as descriptions (empty when clean): a process
  * (qemu, monitor, launcher, daemon …) still holding a mount from the stack's state dir, such
- * a mount in this namespace, the state dir itself, or the pods-dir symlink.
+ * a mount in this namespace, a container of the image runtime, the state dir itself, or the
+ * pods-dir symlink.
  */
 export async function stackLeftovers(stack: { readonly stateDir: string; readonly podsDir: string }): Promise<string[]> {
   const left: string[] = [];
@@ -21,8 +25,16 @@ export async function stackLeftovers(stack: { readonly stateDir: string; readonl
     const comm = (await readFile(`/proc/${name}/comm`, 'utf8').catch(() => '?')).trim();
     left.push(`process ${name} (${comm}) with a mount from ${stack.stateDir}`);
   }
+  for (const name of await imageContainers(join(stack.stateDir, 'kubelet'))) left.push(`podman container ${name}`);
   for (const path of [stack.stateDir, stack.podsDir]) {
     if (await lstat(path).then(() => true, () => false)) left.push(`path ${path}`);
   }
   return left;
+}
+
+/** The image runtime's containers of a kubelet root, running or not (none without podman). */
+async function imageContainers(kubeletRoot: string): Promise<string[]> {
+  if (!(await lstat('/usr/bin/podman').then(() => true, () => false))) return [];
+  const out = await podman(['ps', '--all', '--filter', `label=${KUBELET_ROOT_LABEL}=${kubeletRoot}`, '--format', '{{.Names}}'], 'PODVIRT_CONTAINER_LEFTOVERS');
+  return out.split('\n').filter((l) => l !== '');
 }

@@ -35,6 +35,8 @@ export interface PodvirtStackOptions {
   readonly onRequest?: RequestListener;
   /** How many nodes, each with its kubelet and handler (1 by default; 2 for migration). */
   readonly nodes?: number;
+  /** The kubelet's container runtime: `process` (default) or `image` (the built images, podman + runc). */
+  readonly runtime?: string;
 }
 
 /** One node of the stack: its kubelet's pods dir as its handler sees it, and that handler. */
@@ -107,6 +109,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.nodes === undefined ? {} : { nodes: options.nodes }),
     ...(options.deviceRoot === undefined ? {} : { deviceHostRoot: options.deviceRoot }),
+    ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
   });
   const closers: Array<() => Promise<unknown>> = [() => testbed.close()];
   if (options.onRequest !== undefined) testbed.apiServer.onRequest(options.onRequest);

@@ -1,0 +1,89 @@
+// The kubelet's image runtime: containers from real images in podman's local store, run by
+// runc (see container/start-image-container.ts). Chosen with `--runtime image`.
+//
+// Why podman and not containerd's CRI, which is what a real kubelet speaks: in CRI the runtime
+// owns the pod sandbox — RunPodSandbox makes the network namespace and runs CNI itself, and
+// its NamespaceOption can only ask for the pod's own, the node's or (PID only) another
+// container's namespace, never an existing one by path. The testbed's sandbox (netns + CNI,
+// test/testbed/sandbox) is the kubelet's and must stay so, which CRI cannot honour; podman joins
+// a namespace by path (`--network ns:`).
+
+import { podman } from '../container/podman.js';
+import { KUBELET_ROOT_LABEL, startImageContainer } from '../container/start-image-container.js';
+import { processRuntime, type ContainerRuntime, type ImageLookup } from './container-runtime.js';
+import { securityArgs } from './security-context.js';
+
+interface InspectedImage {
+  Config?: { Entrypoint?: string[] | null; Cmd?: string[] | null; Env?: string[] | null; User?: string; WorkingDir?: string };
+}
+
+/** An image's ENTRYPOINT, CMD, ENV and USER from podman's store; missing: as a pull failure says it. */
+export async function inspectImage(ref: string): Promise<ImageLookup & { user?: string }> {
+  let text: string;
+  try {
+    text = await podman(['image', 'inspect', '--format', 'json', ref]);
+  } catch (err) {
+    return { missing: `failed to resolve reference "${ref}": ${(err as Error).message} (the testbed pulls from no registry: build it with scripts/images)` };
+  }
+  const config = ((JSON.parse(text) as InspectedImage[])[0] ?? {}).Config ?? {};
+  const env = Object.fromEntries((config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  return { image: { entrypoint: config.Entrypoint ?? [], cmd: config.Cmd ?? [], env }, user: config.User ?? '' };
+}
+
+/** podman's name for one run of a container: the kubelet's run id, as podman allows names. */
+function runName(runId: string): string {
+  return `k8s_${runId}`.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
+  const users = new Map<string, string>();
+  return {
+    name: 'image',
+    resolveImage: async (ref) => {
+      const found = await inspectImage(ref);
+      if ('image' in found) users.set(ref, found.user ?? '');
+      return found;
+    },
+    start: async (spec) => {
+      const { pod, container } = spec;
+      if (pod === undefined || container === undefined || spec.logPath === undefined || spec.runId === undefined) {
+        throw new Error('the image runtime needs the pod, the container, its log path and run id');
+      }
+      const image = container.image ?? '';
+      return startImageContainer({
+        name: runName(spec.runId),
+        image,
+        command: spec.command,
+        env: spec.env,
+        binds: spec.binds,
+        ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+        ...(spec.netnsPath === undefined ? {} : { netnsPath: spec.netnsPath }),
+        ...(pod.metadata?.name === undefined ? {} : { hostname: pod.metadata.name }),
+        ...(spec.podIP === undefined ? {} : { podIP: spec.podIP }),
+        ...(spec.memory === undefined ? {} : { memoryLimitBytes: spec.memory.limitBytes }),
+        securityArgs: securityArgs(pod, container, { user: users.get(image) ?? '' }),
+        logPath: spec.logPath,
+        labels: {
+          'io.kubernetes.pod.namespace': pod.metadata?.namespace ?? '',
+          'io.kubernetes.pod.name': pod.metadata?.name ?? '',
+          'io.kubernetes.pod.uid': pod.metadata?.uid ?? '',
+          'io.kubernetes.container.name': container.name,
+          [KUBELET_ROOT_LABEL]: kubeletRoot,
+        },
+      });
+    },
+  };
+}
+
+/** The kubelet's `--runtime` choices. */
+export const containerRuntimes: Readonly<Record<string, (kubeletRoot: string) => ContainerRuntime>> = {
+  process: () => processRuntime(),
+  image: (root) => imageRuntime(root),
+};
+
+/** The runtime for a `--runtime` value; an unknown name is an error listing the choices. */
+export function runtimeNamed(name: string, kubeletRoot: string): ContainerRuntime {
+  const make = containerRuntimes[name];
+  if (make === undefined) throw new Error(`--runtime must be one of: ${Object.keys(containerRuntimes).join(', ')} (not "${name}")`);
+  return make(kubeletRoot);
+}
