@@ -49,6 +49,11 @@ export class MemoryCgroup {
     return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? '0');
   }
 
+  /** How often the group's usage reached its limit (memory.failcnt). */
+  async limitHits(): Promise<number> {
+    return Number((await readFile(join(this.path, 'memory.failcnt'), 'utf8')).trim());
+  }
+
   /** Removes the group; its processes must be gone. Retries briefly while the kernel lets go of them. */
   async remove(): Promise<void> {
     for (let attempt = 0; ; attempt++) {

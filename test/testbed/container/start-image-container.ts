@@ -5,16 +5,19 @@
 // k8s-file log driver is that format), as a CRI runtime does. podman is daemonless: each
 // container's conmon keeps it running even if the kubelet goes away.
 
-import { readlink } from 'node:fs/promises';
+import { readdir, readlink, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { spawn } from 'node:child_process';
 import type { BindMount } from './container-state-paths.js';
 import { ContainerError } from './container-error.js';
+import { MemoryCgroup, TESTBED_CGROUP_PARENT } from './memory-cgroup.js';
 import { podman } from './podman.js';
 import type { Container, ContainerExit } from './start-container.js';
 
 /** Every testbed container's cgroup sits under this one (as the process runtime's do). */
-export const IMAGE_CGROUP_PARENT = '/podvirt-testbed';
+export const IMAGE_CGROUP_PARENT = `/${TESTBED_CGROUP_PARENT}`;
+const CGROUP_ROOT = '/sys/fs/cgroup';
 /** Label naming the kubelet root a container belongs to, so leftovers can be found. */
 export const KUBELET_ROOT_LABEL = 'podvirt.testbed.kubelet-root';
 
@@ -40,7 +43,7 @@ export interface ImageContainerOptions {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-function createArgs(o: ImageContainerOptions): string[] {
+function createArgs(o: ImageContainerOptions, parent: string): string[] {
   const [entrypoint, ...rest] = o.command;
   if (entrypoint === undefined) throw new ContainerError('PODVIRT_CONTAINER_START_FAILED', 'no command specified: the image has no ENTRYPOINT or CMD and the container no command');
   return [
@@ -51,9 +54,8 @@ function createArgs(o: ImageContainerOptions): string[] {
     // on a DNS server the testbed cannot reach.
     ...(o.hostname === undefined || o.netnsPath === undefined ? [] : ['--hostname', o.hostname]),
     ...(o.hostname === undefined || o.podIP === undefined || o.netnsPath === undefined ? [] : ['--add-host', `${o.hostname}:${o.podIP}`]),
-    '--cgroup-parent', IMAGE_CGROUP_PARENT,
+    '--cgroup-parent', parent,
     ...Object.entries(o.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
-    ...(o.memoryLimitBytes === undefined ? [] : ['--memory', String(o.memoryLimitBytes), '--memory-swap', String(o.memoryLimitBytes)]),
     ...o.securityArgs,
     ...Object.entries(o.env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
     ...o.binds.flatMap((b) => ['--volume', `${b.source}:${b.target}:${b.readOnly === true ? 'ro' : 'rw'}`]),
@@ -73,6 +75,19 @@ function waitFor(id: string): Promise<void> {
   });
 }
 
+/**
+ * runc and podman made `parent`, its `conmon` and the container's `libpod-<id>` group in every
+ * cgroup v1 hierarchy (cgroupfs) and do not always remove them: remove what is left, children first.
+ */
+async function removeGroups(parent: string, id: string): Promise<void> {
+  const hierarchies = await readdir(CGROUP_ROOT).catch(() => [] as string[]);
+  await Promise.all(hierarchies.map(async (h) => {
+    for (const dir of [...(id === '' ? [] : [`${parent}/libpod-${id}`]), `${parent}/conmon`, parent]) {
+      await rmdir(join(CGROUP_ROOT, h, dir)).catch(() => undefined);
+    }
+  }));
+}
+
 function emptyStream(): Readable {
   return Readable.from([]);
 }
@@ -84,12 +99,29 @@ function emptyStream(): Readable {
  * second (the kubelet's StartError).
  */
 export async function startImageContainer(o: ImageContainerOptions): Promise<Container> {
-  const id = (await podman(createArgs(o))).trim();
+  // Each run has a group of its own that runc nests the container's cgroup in and podman puts
+  // conmon in (as CRI-O does with conmon_cgroup "pod"), holding the memory limit: conmon
+  // misses OOM kills on this hybrid cgroup host (podman says OOMKilled false), and runc removes
+  // the container's own group, where the kernel counts the kill, before anyone can read it.
+  const parent = `${IMAGE_CGROUP_PARENT}/${o.name}`;
+  const cgroup = o.memoryLimitBytes === undefined ? undefined : await MemoryCgroup.create(o.name, o.memoryLimitBytes);
+  let id = '';
+  const dropGroups = async (): Promise<void> => {
+    await removeGroups(parent, id);
+    await cgroup?.remove().catch(() => undefined);
+  };
+  try {
+    id = (await podman(createArgs(o, parent))).trim();
+  } catch (err) {
+    await dropGroups();
+    throw err;
+  }
   const remove = (): Promise<unknown> => podman(['rm', '--force', '--time', '0', id]).catch(() => undefined);
   try {
     await podman(['start', id], 'PODVIRT_CONTAINER_EXEC_FAILED');
   } catch (err) {
     await remove();
+    await dropGroups();
     throw err;
   }
   const pid = Number((await podman(['inspect', '--format', '{{.State.Pid}}', id]).catch(() => '0')).trim());
@@ -99,7 +131,11 @@ export async function startImageContainer(o: ImageContainerOptions): Promise<Con
     const state = await podman(['inspect', '--format', '{{.State.ExitCode}} {{.State.OOMKilled}}', id]).catch(() => '');
     await remove();
     const [code, oom] = state.trim().split(' ');
-    return { code: code === undefined || code === '' ? null : Number(code), signal: null, oomKilled: oom === 'true' };
+    // The kill is counted in the container's own group, gone by now; the limit was ours. A
+    // SIGKILLed container whose group reached its limit was killed by the OOM killer.
+    const hitLimit = (await cgroup?.limitHits().catch(() => 0)) ?? 0;
+    await dropGroups();
+    return { code: code === undefined || code === '' ? null : Number(code), signal: null, oomKilled: oom === 'true' || (code === '137' && hitLimit > 0) };
   });
   let done = false;
   void exited.then(() => (done = true));
