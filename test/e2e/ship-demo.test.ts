@@ -40,6 +40,24 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
     assert.ok(steps.length >= 10, `the demo explains each step:\n${steps.join('\n')}`);
   });
 
+  test('scripts/demo --images: the launcher pod runs from podvirt/launcher in podman (runc), qemu inside its container', async () => {
+    const { stdout } = await run(process.execPath, [MAIN, '--images'], { timeout: 300_000 });
+    for (const expected of [
+      /podman ps \| k8s_\S+-compute-0\s+localhost\/podvirt\/launcher:\S+\s+compute/,
+      /podman ps \| k8s_\S+-guest-console-log-0\s+localhost\/podvirt\/launcher:\S+\s+guest-console-log/,
+      /podman top \| 1\s+\d+\s+root\s+node \/usr\/bin\/podvirt-launcher-monitor/,
+      /podman top \| \d+\s+\d+\s+\S+\s+\/usr\/sbin\/libvirtd/,
+      /qemu \(host pid \d+\) cgroup: \d+:memory:\/podvirt-testbed\/k8s_\S+-compute-0\/libpod-[0-9a-f]{64}/,
+      /qemu root filesystem: overlay/,
+      /PODVIRT-GUEST-READY/,
+      /VMI default\/testvm was paused/,
+      /watch: VMI testvm is Succeeded/,
+      /nothing left behind/,
+    ]) {
+      assert.match(stdout, expected);
+    }
+  });
+
   test('testbed-up prints settings that reach the stack; testbed-down stops it and removes its state', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'podvirt-testbed-up-'));
     const env = { ...process.env, PODVIRT_TESTBED_DIR: dir };

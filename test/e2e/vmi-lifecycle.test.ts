@@ -38,12 +38,14 @@ describe('VMI lifecycle on the testbed', () => {
     const [pod] = await suite.podsOf(running);
     const podName = pod?.metadata?.name ?? '';
     // The monitor is PID 1 of the compute container, and qemu (double-forked by libvirt) its child.
-    const computePid = Number((pod?.status?.containerStatuses?.find((c) => c.name === 'compute')?.containerID ?? '').replace('testbed://', ''));
+    const [qemu] = await suite.qemuPids('vm-life');
+    const computePid = Number(/^PPid:\s+(\d+)$/m.exec(await readFile(`/proc/${qemu ?? 0}/status`, 'utf8'))?.[1]);
     const status = await readFile(`/proc/${computePid}/status`, 'utf8');
     assert.match(status, new RegExp(`^NSpid:\\s+${computePid}\\s+1$`, 'm'));
     assert.match(await readFile(`/proc/${computePid}/cmdline`, 'utf8'), /podvirt-launcher-monitor/);
-    const [qemu] = await suite.qemuPids('vm-life');
-    assert.match(await readFile(`/proc/${qemu ?? 0}/status`, 'utf8'), new RegExp(`^PPid:\\s+${computePid}$`, 'm'));
+    // The process runtime's container id is its PID 1; the image runtime's is podman's.
+    const containerID = pod?.status?.containerStatuses?.find((c) => c.name === 'compute')?.containerID ?? '';
+    assert.ok(containerID === `testbed://${computePid}` || /^podman:\/\/[0-9a-f]{64}$/.test(containerID), containerID);
     const logs = await suite.kubectl(['logs', podName, '-c', 'compute']);
     assert.equal(logs.code, 0, logs.stderr);
     const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -90,8 +90,13 @@ export class VmiSuite {
     });
   }
 
+  /**
+   * Starts the stack. PODVIRT_TESTBED_RUNTIME (`process` or `image`) picks the kubelet's
+   * runtime for every suite of the run; scripts/test runs the lifecycle again with `image`.
+   */
   static async start(options: PodvirtStackOptions = {}): Promise<VmiSuite> {
-    const suite = new VmiSuite(await startPodvirtStack(options));
+    const runtime = process.env['PODVIRT_TESTBED_RUNTIME'];
+    const suite = new VmiSuite(await startPodvirtStack({ ...(runtime === undefined || runtime === '' ? {} : { runtime }), ...options }));
     await suite.#watch.start();
     return suite;
   }
