@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
 import { podman } from '../testbed/container/podman.js';
 import { startTestbed, type Testbed } from '../testbed/cli/index.js';
-import { kubectl, waitFor } from './testbed-helpers.js';
+import { eventually } from '@podvirt/test-support';
+import { kubectl } from './testbed-helpers.js';
 
 const IMAGE = 'localhost/podvirt-base/debian:bookworm-slim';
 const WAIT_MS = 90_000;
@@ -40,7 +41,7 @@ describe('testbed kubelet, image runtime (podman + runc)', () => {
   const create = (body: V1Pod): Promise<V1Pod> => core.createNamespacedPod({ namespace: 'default', body });
   const read = (name: string): Promise<V1Pod> => core.readNamespacedPod({ namespace: 'default', name });
   const phase = (name: string, wanted: string): Promise<V1Pod> =>
-    waitFor(`${name} ${wanted}`, async () => ((await read(name)).status?.phase === wanted ? read(name) : undefined), WAIT_MS);
+    eventually(async () => ((await read(name)).status?.phase === wanted ? read(name) : undefined), { what: `${name} ${wanted}`, deadlineMs: WAIT_MS });
   const status = (pod: V1Pod, name = 'main'): V1ContainerStatus | undefined => pod.status?.containerStatuses?.find((c) => c.name === name);
   const logs = async (name: string, container = 'main'): Promise<string> => (await kubectl(tb.kubeconfigPath, ['logs', name, '-c', container])).stdout;
 
@@ -122,10 +123,10 @@ describe('testbed kubelet, image runtime (podman + runc)', () => {
 
   test('an image the store does not have: ErrImagePull, then ImagePullBackOff, naming the image', async () => {
     await create({ metadata: { name: 'no-image' }, spec: { containers: [{ name: 'main', image: 'podvirt/does-not-exist:1' }] } });
-    const waiting = await waitFor('pull failure', async () => {
+    const waiting = await eventually(async () => {
       const reason = status(await read('no-image'))?.state?.waiting?.reason;
       return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? read('no-image') : undefined;
-    }, WAIT_MS);
+    }, { what: 'pull failure', deadlineMs: WAIT_MS });
     assert.match(status(waiting)?.state?.waiting?.message ?? '', /podvirt\/does-not-exist:1/);
     assert.equal(waiting.status?.phase, 'Pending');
     await core.deleteNamespacedPod({ namespace: 'default', name: 'no-image', gracePeriodSeconds: 0 });

@@ -49,6 +49,7 @@ export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
       if (pod === undefined || container === undefined || spec.logPath === undefined || spec.runId === undefined) {
         throw new Error('the image runtime needs the pod, the container, its log path and run id');
       }
+      if ((spec.devices ?? []).length > 0) throw new Error(`container "${container.name}": the image runtime does not attach device plugin devices yet`);
       const image = container.image ?? '';
       return startImageContainer({
         name: runName(spec.runId),
