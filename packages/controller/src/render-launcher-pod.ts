@@ -131,9 +131,21 @@ function computeContainer(
     args: launcherArgs(vmi, id, config, grace),
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     resources: resources(vmi, config),
+    // The launcher still runs the pod network phase itself (tap, in-pod bridge, nftables, and
+    // sysctls under /proc/sys, which a container runtime mounts read-only unless privileged), so
+    // a VMI with a NIC needs a privileged compute container until that phase moves to the
+    // handler as in KubeVirt; without it the sync fails with the launcher's "ip failed: …
+    // Operation not permitted" or "sysctl … read-only file system". A VMI without a NIC runs
+    // with the runtime's default capabilities.
+    ...(hasPodNetwork(vmi) ? { securityContext: { privileged: true } } : {}),
     volumeMounts: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })), ...storage.mounts],
     ...(storage.devices.length > 0 ? { volumeDevices: storage.devices } : {}),
   };
+}
+
+/** The launcher sets up the pod network (tap, bridge, NAT) for a VMI with an interface. */
+function hasPodNetwork(vmi: DefaultedVmi): boolean {
+  return (vmi.spec.domain.devices.interfaces ?? []).length > 0;
 }
 
 function podLabels(vmi: VirtualMachineInstance, id: { name: string; uid: string }): Record<string, string> {

@@ -8,7 +8,9 @@
 // test/testbed/sandbox) is the kubelet's and must stay so, which CRI cannot honour; podman joins
 // a namespace by path (`--network ns:`).
 
+import { readFile } from 'node:fs/promises';
 import { podman } from '../container/podman.js';
+import type { DeviceNode } from '../container/private-dev.js';
 import { KUBELET_ROOT_LABEL, startImageContainer } from '../container/start-image-container.js';
 import { processRuntime, type ContainerRuntime, type ImageLookup } from './container-runtime.js';
 import { securityArgs } from './security-context.js';
@@ -30,6 +32,21 @@ export async function inspectImage(ref: string): Promise<ImageLookup & { user?: 
   return { image: { entrypoint: config.Entrypoint ?? [], cmd: config.Cmd ?? [], env }, user: config.User ?? '' };
 }
 
+/**
+ * Device plugin allocations as podman `--device` flags: the host node is found by its numbers
+ * (/sys/dev/<char|block>/<major>:<minor>), so the container gets the node the plugin named.
+ */
+async function deviceArgs(devices: readonly DeviceNode[]): Promise<string[]> {
+  const args: string[] = [];
+  for (const d of devices) {
+    const uevent = await readFile(`/sys/dev/${d.type === 'c' ? 'char' : 'block'}/${d.major}:${d.minor}/uevent`, 'utf8').catch(() => '');
+    const name = /^DEVNAME=(.+)$/m.exec(uevent)?.[1];
+    if (name === undefined) throw new Error(`device ${d.type} ${d.major}:${d.minor} for ${d.path} is not on this host`);
+    args.push('--device', `/dev/${name}:${d.path}:rwm`);
+  }
+  return args;
+}
+
 /** podman's name for one run of a container: the kubelet's run id, as podman allows names. */
 function runName(runId: string): string {
   return `k8s_${runId}`.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -49,7 +66,6 @@ export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
       if (pod === undefined || container === undefined || spec.logPath === undefined || spec.runId === undefined) {
         throw new Error('the image runtime needs the pod, the container, its log path and run id');
       }
-      if ((spec.devices ?? []).length > 0) throw new Error(`container "${container.name}": the image runtime does not attach device plugin devices yet`);
       const image = container.image ?? '';
       return startImageContainer({
         name: runName(spec.runId),
@@ -62,7 +78,7 @@ export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
         ...(pod.metadata?.name === undefined ? {} : { hostname: pod.metadata.name }),
         ...(spec.podIP === undefined ? {} : { podIP: spec.podIP }),
         ...(spec.memory === undefined ? {} : { memoryLimitBytes: spec.memory.limitBytes }),
-        securityArgs: securityArgs(pod, container, { user: users.get(image) ?? '' }),
+        securityArgs: [...securityArgs(pod, container, { user: users.get(image) ?? '' }), ...(await deviceArgs(spec.devices ?? []))],
         logPath: spec.logPath,
         labels: {
           'io.kubernetes.pod.namespace': pod.metadata?.namespace ?? '',
