@@ -39,6 +39,7 @@ test('Info negotiates, WatchDomain streams, errors keep their status code', asyn
     delete: unimplemented, getDomain: unimplemented, getDomainStats: unimplemented,
     getGuestInfo: unimplemented, getUsers: unimplemented, getFilesystems: unimplemented,
     guestPing: unimplemented, ping: unimplemented,
+    prepareMigrationTarget: unimplemented, migrate: unimplemented, cancelMigration: unimplemented,
   };
   server.addService(cmd.CmdService, impl);
   await new Promise<void>((resolve, reject) =>

@@ -32,6 +32,7 @@ async function server(t: TestContext): Promise<{ client: cmd.CmdClient; pings: (
     softReboot: unimplemented, reset: unimplemented, shutdown: unimplemented, kill: unimplemented,
     delete: unimplemented, getDomain: unimplemented, getDomainStats: unimplemented,
     getGuestInfo: unimplemented, getUsers: unimplemented, getFilesystems: unimplemented, guestPing: unimplemented,
+    prepareMigrationTarget: unimplemented, migrate: unimplemented, cancelMigration: unimplemented,
   };
   srv.addService(cmd.CmdService, impl);
   await new Promise<void>((resolve, reject) =>

@@ -72,6 +72,7 @@ export class BenchLauncher {
       },
       freeze: none, unfreeze: none, softReboot: none, reset: none, getDomainStats: none,
       getGuestInfo: none, getUsers: none, getFilesystems: none, guestPing: none,
+      prepareMigrationTarget: none, migrate: none, cancelMigration: none,
     };
   }
 }

@@ -218,6 +218,7 @@ export class FakeLauncher {
       },
       ...this.#operations(),
       getDomainStats: unimplemented, guestPing: unimplemented,
+      prepareMigrationTarget: unimplemented, migrate: unimplemented, cancelMigration: unimplemented,
     } as cmd.CmdServer;
   }
 

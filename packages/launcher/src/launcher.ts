@@ -11,6 +11,7 @@ import { DEFAULT_LIBVIRT_DIRS, startDaemon, type LibvirtDirs, type StartedDaemon
 import { DomainManager } from './domain/domain-manager.js';
 import { GuestAgentOps } from './domain/guest-agent-ops.js';
 import { LibvirtDomainConnection } from './domain/libvirt-domain-connection.js';
+import { MigrationSource } from './migration/migration-source.js';
 import { ReconnectingConnection } from './domain/reconnecting-connection.js';
 import { WatchHub } from './domain/watch-hub.js';
 import { waitForEnd } from './domain/wait-for-end.js';
@@ -146,7 +147,15 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     const tail = new FileTail({ path: join(dirs.log, 'qemu', `${identity.domain}.log`), onLine: (line) => qemuLog.info(line) });
     cleanups.push(() => tail.close());
 
-    const server = await CmdServer.listen({ socketDir: join(flags.shareDir, 'sockets'), manager, agent, hub, log, versions });
+    const migration = new MigrationSource({
+      socketPath, domain: identity.domain, log: log.child({ subcomponent: 'migration' }),
+      publish: (progress) => {
+        manager.tracker.meta.migration = progress;
+        manager.tracker.changed();
+      },
+    });
+    cleanups.push(() => migration.close());
+    const server = await CmdServer.listen({ socketDir: join(flags.shareDir, 'sockets'), manager, agent, hub, migration, log, versions });
     cleanups.push(() => server.close());
     await server.markReady();
     log.info({ socket: server.socketPath }, 'launcher ready');
@@ -154,7 +163,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     if (o.standaloneVmi) {
       await manager.sync(o.standaloneVmi).catch((err: unknown) => log.error({ err }, 'standalone VMI sync failed'));
     }
-    return await waitForEnd({ manager, hub, log, qemuTimeoutMs: flags.qemuTimeoutMs, finalFlushMs: FINAL_FLUSH_MS }, stop);
+    return await waitForEnd({ manager, hub, log, qemuTimeoutMs: flags.qemuTimeoutMs, finalFlushMs: FINAL_FLUSH_MS, settle: () => migration.settled() }, stop);
   } finally {
     await cleanup();
     log.info('launcher exited');

@@ -1,5 +1,6 @@
 // Wires the cmd server, domain manager and agent ops over the fake libvirt on a real unix
 // socket in a temp dir, plus a promise-based client; everything is closed by `t.after`.
+import { MigrationSource } from '../src/migration/migration-source.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,8 +63,10 @@ export async function harness(t: TestContext, opts: { gracePeriodMs?: number } =
   });
   await manager.tracker.start();
   const agent = new GuestAgentOps({ conn, tracker: manager.tracker, domain: identity.domain, log });
+  // No daemon behind this socket: a Migrate call fails to connect (the migration e2e runs the real one).
+  const migration = new MigrationSource({ socketPath: join(dir, 'no-daemon.sock'), domain: identity.domain, log, publish: () => undefined });
   const server = await CmdServer.listen({
-    socketDir: join(dir, 'sockets'), manager, agent, hub, log,
+    socketDir: join(dir, 'sockets'), manager, agent, hub, migration, log,
     versions: () => Promise.resolve({ launcher: 'test', libvirt: '9.0.0', qemu: '7.2.0' }),
   });
   await server.markReady();

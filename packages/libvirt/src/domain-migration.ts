@@ -21,6 +21,8 @@ export interface MigrateOptions extends CallOptions {
   readonly migrateDisks?: readonly string[];
   /** The domain XML the destination starts (same VM, the destination's paths). */
   readonly destinationXml?: string;
+  /** The definition the destination keeps with PERSIST_DEST (the source's inactive one when unset). */
+  readonly persistentXml?: string;
   /** Bandwidth limit in MiB/s. */
   readonly bandwidthMiBs?: number;
   /** MigrateFlags ORed; PEER2PEER is always added. */
@@ -36,6 +38,7 @@ export async function migrateDomain(client: LibvirtClient, dom: DomainRef, o: Mi
   if (o.disksUri !== undefined) params.push({ field: 'disks_uri', type: 'STRING', value: o.disksUri });
   for (const disk of o.migrateDisks ?? []) params.push({ field: 'migrate_disks', type: 'STRING', value: disk });
   if (o.destinationXml !== undefined) params.push({ field: 'destination_xml', type: 'STRING', value: o.destinationXml });
+  if (o.persistentXml !== undefined) params.push({ field: 'persistent_xml', type: 'STRING', value: o.persistentXml });
   if (o.bandwidthMiBs !== undefined) params.push({ field: 'bandwidth', type: 'ULLONG', value: BigInt(o.bandwidthMiBs) });
   await client.call(MigratePerform3Params, { dom, dconnuri: o.destinationUri, params, flags: o.flags | PEER2PEER }, o);
 }

@@ -43,6 +43,53 @@ export const protobufFileName = "cmd.proto";
  * cure it, so the handler fails the VMI).
  */
 
+export interface PrepareMigrationTargetResponse {
+  domainXml: string;
+}
+
+export interface MigrateRequest {
+  vmiJson: Buffer;
+  /** The destination daemon as this launcher's daemon reaches it: qemu+unix:///system?socket=... */
+  destinationUri: string;
+  /** Where qemu sends memory (tcp://host[:port] or unix:///path); the daemon's choice when empty. */
+  migrateUri: string;
+  /** Where disk contents go in a block migration (NBD); the daemon's choice when empty. */
+  disksUri: string;
+  /** The domain XML the destination runs (PrepareMigrationTarget's answer); this one's when empty. */
+  destinationXml: string;
+  /** Copy the disks that live in the pod (container disk overlays, emptyDisks): block migration. */
+  blockMigration: boolean;
+  /** MiB/s; 0 is unlimited. */
+  bandwidthMibPerSecond: number;
+  /** Abort when the data left to send has not shrunk for this long; 0 never. */
+  progressTimeoutSeconds: number;
+  /** Abort after this many seconds per GiB of memory and copied disk; 0 never. */
+  completionTimeoutPerGibSeconds: number;
+  allowAutoConverge: boolean;
+  /** Refused with INVALID_ARGUMENT naming allowPostCopy: podvirt runs pre-copy only. */
+  allowPostCopy: boolean;
+}
+
+export interface MigrationProgress {
+  /** Running, Succeeded, Failed */
+  phase: string;
+  startedAtMs: number;
+  endedAtMs: number;
+  dataTotal: number;
+  dataProcessed: number;
+  dataRemaining: number;
+  /** Pre-copy passes over memory so far. */
+  iterations: number;
+  /** The guest's pause at the switch-over, from libvirt's job statistics (when it ended). */
+  downtimeMs: number;
+  /** PreCopy */
+  mode: string;
+  abortRequested: boolean;
+  /** Succeeded, Failed, Aborting (KubeVirt's abortStatus), when an abort was requested. */
+  abortStatus: string;
+  failureReason: string;
+}
+
 export interface Empty {
 }
 
@@ -112,6 +159,8 @@ export interface Domain {
   observedAtMs: number;
   /** The guest NICs as the domain has them (the launcher's network set-up), one per VMI interface. */
   domainInterfaces: DomainInterface[];
+  /** The last outgoing migration of this domain, from its start on. */
+  migration?: MigrationProgress | undefined;
 }
 
 export interface DomainInterface {
@@ -227,6 +276,658 @@ export interface DomainStats_LabelsEntry {
   key: string;
   value: string;
 }
+
+function createBasePrepareMigrationTargetResponse(): PrepareMigrationTargetResponse {
+  return { domainXml: "" };
+}
+
+export const PrepareMigrationTargetResponse: MessageFns<PrepareMigrationTargetResponse> = {
+  encode(message: PrepareMigrationTargetResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.domainXml !== "") {
+      writer.uint32(10).string(message.domainXml);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PrepareMigrationTargetResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePrepareMigrationTargetResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.domainXml = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PrepareMigrationTargetResponse {
+    return {
+      domainXml: isSet(object.domainXml)
+        ? globalThis.String(object.domainXml)
+        : isSet(object.domain_xml)
+        ? globalThis.String(object.domain_xml)
+        : "",
+    };
+  },
+
+  toJSON(message: PrepareMigrationTargetResponse): unknown {
+    const obj: any = {};
+    if (message.domainXml !== "") {
+      obj.domainXml = message.domainXml;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PrepareMigrationTargetResponse>): PrepareMigrationTargetResponse {
+    return PrepareMigrationTargetResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PrepareMigrationTargetResponse>): PrepareMigrationTargetResponse {
+    const message = createBasePrepareMigrationTargetResponse();
+    message.domainXml = object.domainXml ?? "";
+    return message;
+  },
+};
+
+function createBaseMigrateRequest(): MigrateRequest {
+  return {
+    vmiJson: Buffer.alloc(0),
+    destinationUri: "",
+    migrateUri: "",
+    disksUri: "",
+    destinationXml: "",
+    blockMigration: false,
+    bandwidthMibPerSecond: 0,
+    progressTimeoutSeconds: 0,
+    completionTimeoutPerGibSeconds: 0,
+    allowAutoConverge: false,
+    allowPostCopy: false,
+  };
+}
+
+export const MigrateRequest: MessageFns<MigrateRequest> = {
+  encode(message: MigrateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.vmiJson.length !== 0) {
+      writer.uint32(10).bytes(message.vmiJson);
+    }
+    if (message.destinationUri !== "") {
+      writer.uint32(18).string(message.destinationUri);
+    }
+    if (message.migrateUri !== "") {
+      writer.uint32(26).string(message.migrateUri);
+    }
+    if (message.disksUri !== "") {
+      writer.uint32(34).string(message.disksUri);
+    }
+    if (message.destinationXml !== "") {
+      writer.uint32(42).string(message.destinationXml);
+    }
+    if (message.blockMigration !== false) {
+      writer.uint32(48).bool(message.blockMigration);
+    }
+    if (message.bandwidthMibPerSecond !== 0) {
+      writer.uint32(56).uint64(message.bandwidthMibPerSecond);
+    }
+    if (message.progressTimeoutSeconds !== 0) {
+      writer.uint32(64).uint32(message.progressTimeoutSeconds);
+    }
+    if (message.completionTimeoutPerGibSeconds !== 0) {
+      writer.uint32(72).uint32(message.completionTimeoutPerGibSeconds);
+    }
+    if (message.allowAutoConverge !== false) {
+      writer.uint32(80).bool(message.allowAutoConverge);
+    }
+    if (message.allowPostCopy !== false) {
+      writer.uint32(88).bool(message.allowPostCopy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MigrateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMigrateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.vmiJson = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.destinationUri = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.migrateUri = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.disksUri = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.destinationXml = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.blockMigration = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.bandwidthMibPerSecond = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.progressTimeoutSeconds = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.completionTimeoutPerGibSeconds = reader.uint32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.allowAutoConverge = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.allowPostCopy = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MigrateRequest {
+    return {
+      vmiJson: isSet(object.vmiJson)
+        ? Buffer.from(bytesFromBase64(object.vmiJson))
+        : isSet(object.vmi_json)
+        ? Buffer.from(bytesFromBase64(object.vmi_json))
+        : Buffer.alloc(0),
+      destinationUri: isSet(object.destinationUri)
+        ? globalThis.String(object.destinationUri)
+        : isSet(object.destination_uri)
+        ? globalThis.String(object.destination_uri)
+        : "",
+      migrateUri: isSet(object.migrateUri)
+        ? globalThis.String(object.migrateUri)
+        : isSet(object.migrate_uri)
+        ? globalThis.String(object.migrate_uri)
+        : "",
+      disksUri: isSet(object.disksUri)
+        ? globalThis.String(object.disksUri)
+        : isSet(object.disks_uri)
+        ? globalThis.String(object.disks_uri)
+        : "",
+      destinationXml: isSet(object.destinationXml)
+        ? globalThis.String(object.destinationXml)
+        : isSet(object.destination_xml)
+        ? globalThis.String(object.destination_xml)
+        : "",
+      blockMigration: isSet(object.blockMigration)
+        ? globalThis.Boolean(object.blockMigration)
+        : isSet(object.block_migration)
+        ? globalThis.Boolean(object.block_migration)
+        : false,
+      bandwidthMibPerSecond: isSet(object.bandwidthMibPerSecond)
+        ? globalThis.Number(object.bandwidthMibPerSecond)
+        : isSet(object.bandwidth_mib_per_second)
+        ? globalThis.Number(object.bandwidth_mib_per_second)
+        : 0,
+      progressTimeoutSeconds: isSet(object.progressTimeoutSeconds)
+        ? globalThis.Number(object.progressTimeoutSeconds)
+        : isSet(object.progress_timeout_seconds)
+        ? globalThis.Number(object.progress_timeout_seconds)
+        : 0,
+      completionTimeoutPerGibSeconds: isSet(object.completionTimeoutPerGibSeconds)
+        ? globalThis.Number(object.completionTimeoutPerGibSeconds)
+        : isSet(object.completion_timeout_per_gib_seconds)
+        ? globalThis.Number(object.completion_timeout_per_gib_seconds)
+        : 0,
+      allowAutoConverge: isSet(object.allowAutoConverge)
+        ? globalThis.Boolean(object.allowAutoConverge)
+        : isSet(object.allow_auto_converge)
+        ? globalThis.Boolean(object.allow_auto_converge)
+        : false,
+      allowPostCopy: isSet(object.allowPostCopy)
+        ? globalThis.Boolean(object.allowPostCopy)
+        : isSet(object.allow_post_copy)
+        ? globalThis.Boolean(object.allow_post_copy)
+        : false,
+    };
+  },
+
+  toJSON(message: MigrateRequest): unknown {
+    const obj: any = {};
+    if (message.vmiJson.length !== 0) {
+      obj.vmiJson = base64FromBytes(message.vmiJson);
+    }
+    if (message.destinationUri !== "") {
+      obj.destinationUri = message.destinationUri;
+    }
+    if (message.migrateUri !== "") {
+      obj.migrateUri = message.migrateUri;
+    }
+    if (message.disksUri !== "") {
+      obj.disksUri = message.disksUri;
+    }
+    if (message.destinationXml !== "") {
+      obj.destinationXml = message.destinationXml;
+    }
+    if (message.blockMigration !== false) {
+      obj.blockMigration = message.blockMigration;
+    }
+    if (message.bandwidthMibPerSecond !== 0) {
+      obj.bandwidthMibPerSecond = Math.round(message.bandwidthMibPerSecond);
+    }
+    if (message.progressTimeoutSeconds !== 0) {
+      obj.progressTimeoutSeconds = Math.round(message.progressTimeoutSeconds);
+    }
+    if (message.completionTimeoutPerGibSeconds !== 0) {
+      obj.completionTimeoutPerGibSeconds = Math.round(message.completionTimeoutPerGibSeconds);
+    }
+    if (message.allowAutoConverge !== false) {
+      obj.allowAutoConverge = message.allowAutoConverge;
+    }
+    if (message.allowPostCopy !== false) {
+      obj.allowPostCopy = message.allowPostCopy;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MigrateRequest>): MigrateRequest {
+    return MigrateRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MigrateRequest>): MigrateRequest {
+    const message = createBaseMigrateRequest();
+    message.vmiJson = object.vmiJson ?? Buffer.alloc(0);
+    message.destinationUri = object.destinationUri ?? "";
+    message.migrateUri = object.migrateUri ?? "";
+    message.disksUri = object.disksUri ?? "";
+    message.destinationXml = object.destinationXml ?? "";
+    message.blockMigration = object.blockMigration ?? false;
+    message.bandwidthMibPerSecond = object.bandwidthMibPerSecond ?? 0;
+    message.progressTimeoutSeconds = object.progressTimeoutSeconds ?? 0;
+    message.completionTimeoutPerGibSeconds = object.completionTimeoutPerGibSeconds ?? 0;
+    message.allowAutoConverge = object.allowAutoConverge ?? false;
+    message.allowPostCopy = object.allowPostCopy ?? false;
+    return message;
+  },
+};
+
+function createBaseMigrationProgress(): MigrationProgress {
+  return {
+    phase: "",
+    startedAtMs: 0,
+    endedAtMs: 0,
+    dataTotal: 0,
+    dataProcessed: 0,
+    dataRemaining: 0,
+    iterations: 0,
+    downtimeMs: 0,
+    mode: "",
+    abortRequested: false,
+    abortStatus: "",
+    failureReason: "",
+  };
+}
+
+export const MigrationProgress: MessageFns<MigrationProgress> = {
+  encode(message: MigrationProgress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.phase !== "") {
+      writer.uint32(10).string(message.phase);
+    }
+    if (message.startedAtMs !== 0) {
+      writer.uint32(16).int64(message.startedAtMs);
+    }
+    if (message.endedAtMs !== 0) {
+      writer.uint32(24).int64(message.endedAtMs);
+    }
+    if (message.dataTotal !== 0) {
+      writer.uint32(32).uint64(message.dataTotal);
+    }
+    if (message.dataProcessed !== 0) {
+      writer.uint32(40).uint64(message.dataProcessed);
+    }
+    if (message.dataRemaining !== 0) {
+      writer.uint32(48).uint64(message.dataRemaining);
+    }
+    if (message.iterations !== 0) {
+      writer.uint32(56).uint32(message.iterations);
+    }
+    if (message.downtimeMs !== 0) {
+      writer.uint32(64).uint64(message.downtimeMs);
+    }
+    if (message.mode !== "") {
+      writer.uint32(74).string(message.mode);
+    }
+    if (message.abortRequested !== false) {
+      writer.uint32(80).bool(message.abortRequested);
+    }
+    if (message.abortStatus !== "") {
+      writer.uint32(90).string(message.abortStatus);
+    }
+    if (message.failureReason !== "") {
+      writer.uint32(98).string(message.failureReason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MigrationProgress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMigrationProgress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.phase = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.startedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.endedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.dataTotal = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.dataProcessed = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.dataRemaining = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.iterations = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.downtimeMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.mode = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.abortRequested = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.abortStatus = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.failureReason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MigrationProgress {
+    return {
+      phase: isSet(object.phase) ? globalThis.String(object.phase) : "",
+      startedAtMs: isSet(object.startedAtMs)
+        ? globalThis.Number(object.startedAtMs)
+        : isSet(object.started_at_ms)
+        ? globalThis.Number(object.started_at_ms)
+        : 0,
+      endedAtMs: isSet(object.endedAtMs)
+        ? globalThis.Number(object.endedAtMs)
+        : isSet(object.ended_at_ms)
+        ? globalThis.Number(object.ended_at_ms)
+        : 0,
+      dataTotal: isSet(object.dataTotal)
+        ? globalThis.Number(object.dataTotal)
+        : isSet(object.data_total)
+        ? globalThis.Number(object.data_total)
+        : 0,
+      dataProcessed: isSet(object.dataProcessed)
+        ? globalThis.Number(object.dataProcessed)
+        : isSet(object.data_processed)
+        ? globalThis.Number(object.data_processed)
+        : 0,
+      dataRemaining: isSet(object.dataRemaining)
+        ? globalThis.Number(object.dataRemaining)
+        : isSet(object.data_remaining)
+        ? globalThis.Number(object.data_remaining)
+        : 0,
+      iterations: isSet(object.iterations) ? globalThis.Number(object.iterations) : 0,
+      downtimeMs: isSet(object.downtimeMs)
+        ? globalThis.Number(object.downtimeMs)
+        : isSet(object.downtime_ms)
+        ? globalThis.Number(object.downtime_ms)
+        : 0,
+      mode: isSet(object.mode) ? globalThis.String(object.mode) : "",
+      abortRequested: isSet(object.abortRequested)
+        ? globalThis.Boolean(object.abortRequested)
+        : isSet(object.abort_requested)
+        ? globalThis.Boolean(object.abort_requested)
+        : false,
+      abortStatus: isSet(object.abortStatus)
+        ? globalThis.String(object.abortStatus)
+        : isSet(object.abort_status)
+        ? globalThis.String(object.abort_status)
+        : "",
+      failureReason: isSet(object.failureReason)
+        ? globalThis.String(object.failureReason)
+        : isSet(object.failure_reason)
+        ? globalThis.String(object.failure_reason)
+        : "",
+    };
+  },
+
+  toJSON(message: MigrationProgress): unknown {
+    const obj: any = {};
+    if (message.phase !== "") {
+      obj.phase = message.phase;
+    }
+    if (message.startedAtMs !== 0) {
+      obj.startedAtMs = Math.round(message.startedAtMs);
+    }
+    if (message.endedAtMs !== 0) {
+      obj.endedAtMs = Math.round(message.endedAtMs);
+    }
+    if (message.dataTotal !== 0) {
+      obj.dataTotal = Math.round(message.dataTotal);
+    }
+    if (message.dataProcessed !== 0) {
+      obj.dataProcessed = Math.round(message.dataProcessed);
+    }
+    if (message.dataRemaining !== 0) {
+      obj.dataRemaining = Math.round(message.dataRemaining);
+    }
+    if (message.iterations !== 0) {
+      obj.iterations = Math.round(message.iterations);
+    }
+    if (message.downtimeMs !== 0) {
+      obj.downtimeMs = Math.round(message.downtimeMs);
+    }
+    if (message.mode !== "") {
+      obj.mode = message.mode;
+    }
+    if (message.abortRequested !== false) {
+      obj.abortRequested = message.abortRequested;
+    }
+    if (message.abortStatus !== "") {
+      obj.abortStatus = message.abortStatus;
+    }
+    if (message.failureReason !== "") {
+      obj.failureReason = message.failureReason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MigrationProgress>): MigrationProgress {
+    return MigrationProgress.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MigrationProgress>): MigrationProgress {
+    const message = createBaseMigrationProgress();
+    message.phase = object.phase ?? "";
+    message.startedAtMs = object.startedAtMs ?? 0;
+    message.endedAtMs = object.endedAtMs ?? 0;
+    message.dataTotal = object.dataTotal ?? 0;
+    message.dataProcessed = object.dataProcessed ?? 0;
+    message.dataRemaining = object.dataRemaining ?? 0;
+    message.iterations = object.iterations ?? 0;
+    message.downtimeMs = object.downtimeMs ?? 0;
+    message.mode = object.mode ?? "";
+    message.abortRequested = object.abortRequested ?? false;
+    message.abortStatus = object.abortStatus ?? "";
+    message.failureReason = object.failureReason ?? "";
+    return message;
+  },
+};
 
 function createBaseEmpty(): Empty {
   return {};
@@ -982,6 +1683,7 @@ function createBaseDomain(): Domain {
     machine: "",
     observedAtMs: 0,
     domainInterfaces: [],
+    migration: undefined,
   };
 }
 
@@ -1037,6 +1739,9 @@ export const Domain: MessageFns<Domain> = {
     }
     for (const v of message.domainInterfaces) {
       DomainInterface.encode(v!, writer.uint32(138).fork()).join();
+    }
+    if (message.migration !== undefined) {
+      MigrationProgress.encode(message.migration, writer.uint32(146).fork()).join();
     }
     return writer;
   },
@@ -1190,6 +1895,14 @@ export const Domain: MessageFns<Domain> = {
             message.domainInterfaces.push(DomainInterface.decode(reader, reader.uint32()));
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.migration = MigrationProgress.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1259,6 +1972,7 @@ export const Domain: MessageFns<Domain> = {
         : globalThis.Array.isArray(object?.domain_interfaces)
         ? object.domain_interfaces.map((e: any) => DomainInterface.fromJSON(e))
         : [],
+      migration: isSet(object.migration) ? MigrationProgress.fromJSON(object.migration) : undefined,
     };
   },
 
@@ -1315,6 +2029,9 @@ export const Domain: MessageFns<Domain> = {
     if (message.domainInterfaces?.length) {
       obj.domainInterfaces = message.domainInterfaces.map((e) => DomainInterface.toJSON(e));
     }
+    if (message.migration !== undefined) {
+      obj.migration = MigrationProgress.toJSON(message.migration);
+    }
     return obj;
   },
 
@@ -1344,6 +2061,9 @@ export const Domain: MessageFns<Domain> = {
     message.machine = object.machine ?? "";
     message.observedAtMs = object.observedAtMs ?? 0;
     message.domainInterfaces = object.domainInterfaces?.map((e) => DomainInterface.fromPartial(e)) || [];
+    message.migration = (object.migration !== undefined && object.migration !== null)
+      ? MigrationProgress.fromPartial(object.migration)
+      : undefined;
     return message;
   },
 };
@@ -3373,6 +4093,46 @@ export const CmdService = {
     responseSerialize: (value: WatchDomainEvent): Buffer => Buffer.from(WatchDomainEvent.encode(value).finish()),
     responseDeserialize: (value: Buffer): WatchDomainEvent => WatchDomainEvent.decode(value),
   },
+  /**
+   * Live migration, target side: make every file the domain needs (disk overlays, ISOs) without
+   * defining or starting it, so that the source daemon can bring the guest in. Answers the
+   * domain XML the target runs (its own paths). Idempotent.
+   */
+  prepareMigrationTarget: {
+    path: "/podvirt.cmd.v1.Cmd/PrepareMigrationTarget" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VmiRequest): Buffer => Buffer.from(VmiRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VmiRequest => VmiRequest.decode(value),
+    responseSerialize: (value: PrepareMigrationTargetResponse): Buffer =>
+      Buffer.from(PrepareMigrationTargetResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PrepareMigrationTargetResponse =>
+      PrepareMigrationTargetResponse.decode(value),
+  },
+  /**
+   * Live migration, source side: starts a live pre-copy migration to the daemon at
+   * destination_uri and returns once it runs; progress and the outcome arrive on WatchDomain
+   * (Domain.migration). FAILED_PRECONDITION when the domain does not run or a migration runs.
+   */
+  migrate: {
+    path: "/podvirt.cmd.v1.Cmd/Migrate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: MigrateRequest): Buffer => Buffer.from(MigrateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): MigrateRequest => MigrateRequest.decode(value),
+    responseSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Empty => Empty.decode(value),
+  },
+  /** Aborts the running migration; the guest stays here. A migration that already ended is success. */
+  cancelMigration: {
+    path: "/podvirt.cmd.v1.Cmd/CancelMigration" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VmiRequest): Buffer => Buffer.from(VmiRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VmiRequest => VmiRequest.decode(value),
+    responseSerialize: (value: Empty): Buffer => Buffer.from(Empty.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Empty => Empty.decode(value),
+  },
 } as const;
 
 export interface CmdServer extends UntypedServiceImplementation {
@@ -3413,6 +4173,20 @@ export interface CmdServer extends UntypedServiceImplementation {
   ping: handleUnaryCall<Empty, Empty>;
   /** The current domain first, then every change, plus notices for Kubernetes Events. */
   watchDomain: handleServerStreamingCall<WatchDomainRequest, WatchDomainEvent>;
+  /**
+   * Live migration, target side: make every file the domain needs (disk overlays, ISOs) without
+   * defining or starting it, so that the source daemon can bring the guest in. Answers the
+   * domain XML the target runs (its own paths). Idempotent.
+   */
+  prepareMigrationTarget: handleUnaryCall<VmiRequest, PrepareMigrationTargetResponse>;
+  /**
+   * Live migration, source side: starts a live pre-copy migration to the daemon at
+   * destination_uri and returns once it runs; progress and the outcome arrive on WatchDomain
+   * (Domain.migration). FAILED_PRECONDITION when the domain does not run or a migration runs.
+   */
+  migrate: handleUnaryCall<MigrateRequest, Empty>;
+  /** Aborts the running migration; the guest stays here. A migration that already ended is success. */
+  cancelMigration: handleUnaryCall<VmiRequest, Empty>;
 }
 
 export interface CmdClient extends Client {
@@ -3668,6 +4442,59 @@ export interface CmdClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<WatchDomainEvent>;
+  /**
+   * Live migration, target side: make every file the domain needs (disk overlays, ISOs) without
+   * defining or starting it, so that the source daemon can bring the guest in. Answers the
+   * domain XML the target runs (its own paths). Idempotent.
+   */
+  prepareMigrationTarget(
+    request: VmiRequest,
+    callback: (error: ServiceError | null, response: PrepareMigrationTargetResponse) => void,
+  ): ClientUnaryCall;
+  prepareMigrationTarget(
+    request: VmiRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PrepareMigrationTargetResponse) => void,
+  ): ClientUnaryCall;
+  prepareMigrationTarget(
+    request: VmiRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PrepareMigrationTargetResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Live migration, source side: starts a live pre-copy migration to the daemon at
+   * destination_uri and returns once it runs; progress and the outcome arrive on WatchDomain
+   * (Domain.migration). FAILED_PRECONDITION when the domain does not run or a migration runs.
+   */
+  migrate(request: MigrateRequest, callback: (error: ServiceError | null, response: Empty) => void): ClientUnaryCall;
+  migrate(
+    request: MigrateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  migrate(
+    request: MigrateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  /** Aborts the running migration; the guest stays here. A migration that already ended is success. */
+  cancelMigration(
+    request: VmiRequest,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  cancelMigration(
+    request: VmiRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
+  cancelMigration(
+    request: VmiRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Empty) => void,
+  ): ClientUnaryCall;
 }
 
 export const CmdClient = makeGenericClientConstructor(CmdService, "podvirt.cmd.v1.Cmd") as unknown as {

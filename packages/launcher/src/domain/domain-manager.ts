@@ -116,6 +116,21 @@ export class DomainManager {
     });
   }
 
+  /**
+   * Migration target: convert and make every file the domain needs, but neither define nor
+   * start it — the source daemon brings the guest in. Answers the XML this node runs.
+   */
+  prepareMigrationTarget(vmi: DefaultedVmi, o: CallOptions = {}): Promise<string> {
+    this.#check(vmi);
+    return this.#exclusive(async () => {
+      if ((await this.#o.conn.getState(this.#name, o)) !== undefined) throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `domain ${this.#name} already exists here; a migration target starts empty`);
+      const converted = await this.#o.convert(vmi, o);
+      await this.#o.prepare(converted.prepare, o);
+      this.#o.log.info({ domain: this.#name }, 'migration target prepared');
+      return converted.xml;
+    });
+  }
+
   pause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {

@@ -25,6 +25,8 @@ export interface DomainMeta {
   fsFreezeStatus: string;
   machine: string;
   uuid: string;
+  /** The last outgoing live migration (migration/migration-source.ts). */
+  migration?: cmd.MigrationProgress;
 }
 
 export interface DomainTrackerOptions {
@@ -87,6 +89,7 @@ export class DomainTracker {
       gracefulShutdown: { started: g.started, startedAtMs: g.startedAtMs, gracePeriodSeconds: g.gracePeriodSeconds, deadlineMs: g.deadlineMs },
       agentConnected: m.agentConnected, osInfo: m.osInfo, interfaces: m.interfaces, fsFreezeStatus: m.fsFreezeStatus,
       machine: m.machine, domainInterfaces: m.domainInterfaces, observedAtMs: (this.#o.now ?? Date.now)(),
+      ...(m.migration === undefined ? {} : { migration: m.migration }),
     };
   }
 

@@ -15,6 +15,8 @@ export interface WaitForEndOptions {
   readonly qemuTimeoutMs: number;
   /** How long the final state may take to reach every watcher. */
   readonly finalFlushMs: number;
+  /** Work that reports on the gone domain (an outgoing migration's outcome), awaited up to finalFlushMs before the flush. */
+  readonly settle?: () => Promise<void>;
 }
 
 /** Resolves the launcher's exit code. */
@@ -46,6 +48,11 @@ export async function waitForEnd(o: WaitForEndOptions, stop: AbortSignal): Promi
     return 0;
   }
   log.info({ state: end?.state, reason: end?.reason }, 'domain is gone');
+  if (o.settle !== undefined) {
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([o.settle(), new Promise<void>((resolve) => (bound = setTimeout(resolve, o.finalFlushMs)))]);
+    clearTimeout(bound);
+  }
   const flushed = await o.hub.flush(o.finalFlushMs);
   if (!flushed) log.warn('not every watcher received the final state');
   return 0;

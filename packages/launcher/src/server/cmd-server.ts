@@ -7,6 +7,8 @@ import type { DomainManager } from '../domain/domain-manager.js';
 import type { GuestAgentOps } from '../domain/guest-agent-ops.js';
 import type { VmiRef } from '../domain/vmi-ref.js';
 import type { WatchHub } from '../domain/watch-hub.js';
+import { migrationPlan } from '../migration/migration-request.js';
+import type { MigrationSource } from '../migration/migration-source.js';
 import { decodeVmiRequest, vmiRefOf } from './parse-vmi.js';
 import { unary } from './unary.js';
 
@@ -24,6 +26,7 @@ export interface CmdServerOptions {
   readonly manager: DomainManager;
   readonly agent: GuestAgentOps;
   readonly hub: WatchHub;
+  readonly migration: MigrationSource;
   readonly log: Logger;
   readonly versions: () => Promise<{ launcher: string; libvirt: string; qemu: string }>;
 }
@@ -93,7 +96,7 @@ export class CmdServer {
 }
 
 function implementation(o: CmdServerOptions): cmd.CmdServer {
-  const { manager, agent, hub, log } = o;
+  const { manager, agent, hub, migration, log } = o;
   const logged = (err: unknown, call: { getPath(): string }): void => log.warn({ err, call: call.getPath() }, 'cmd call failed');
   const vmiCall = (ms: number, fn: (vmi: VmiRef, signal: AbortSignal) => Promise<void>) =>
     unary<cmd.VmiRequest, cmd.Empty>(ms, async (req, { signal }) => {
@@ -139,6 +142,18 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
       return EMPTY;
     }, logged),
     ping: unary(SHORT, () => Promise.resolve(EMPTY)),
+    prepareMigrationTarget: unary(LONG, async (req: cmd.VmiRequest, { signal }) =>
+      ({ domainXml: await manager.prepareMigrationTarget(decodeVmiRequest(req.vmiJson), { signal }) }), logged),
+    migrate: unary(LONG, async (req: cmd.MigrateRequest) => {
+      const vmi = decodeVmiRequest(req.vmiJson);
+      manager.checkIdentity(vmi);
+      await migration.start(migrationPlan(req, vmi));
+      return EMPTY;
+    }, logged),
+    cancelMigration: vmiCall(LONG, (vmi) => {
+      manager.checkIdentity(vmi);
+      return migration.cancel();
+    }),
     watchDomain: (call) => {
       const malformed = malformedReason(call.request);
       if (malformed !== undefined) {
