@@ -33,6 +33,12 @@ async function pair(t: TestContext): Promise<{ src: LauncherRun; dst: LauncherRu
   return { src, dst, request };
 }
 
+/** Bounded wait for a launcher's container to end (its daemon writes into the run dir until then). */
+async function ended(run: LauncherRun): Promise<boolean> {
+  const exit = await Promise.race([run.container.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 60_000).unref())]);
+  return exit !== undefined;
+}
+
 const migrationOf = (events: readonly cmd.WatchDomainEvent[]): cmd.MigrationProgress[] =>
   domains(events).flatMap((d) => (d.migration === undefined ? [] : [d.migration]));
 
@@ -49,13 +55,13 @@ void test('the guest moves live to the target launcher: progress on WatchDomain,
   assert.ok((last?.iterations ?? 0) >= 1);
   assert.ok((last?.dataTotal ?? 0) > 0);
   assert.equal(last?.mode, 'PreCopy');
-  const exit = await Promise.race([src.container.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 60_000).unref())]);
-  assert.ok(exit !== undefined, 'the source launcher exits once its guest has left');
+  assert.ok(await ended(src), 'the source launcher exits once its guest has left');
   const dstLog = await readFile(dst.serialLog, 'utf8').catch(() => '');
   assert.equal(dstLog.includes(src.guest.readyMarker), false, 'the target never booted the guest');
   const srcLog = await readFile(src.serialLog, 'utf8');
   assert.equal(srcLog.split(src.guest.readyMarker).length - 1, 1, 'the source booted it once');
   await dst.cmd.kill(vmiRequest(dst));
+  assert.ok(await ended(dst), 'the target launcher ends with its guest');
 });
 
 void test('a cancelled migration leaves the guest running on the source; post-copy is refused by name', async (t) => {
@@ -71,7 +77,7 @@ void test('a cancelled migration leaves the guest running on the source; post-co
   // libvirt resumes the guest if the abort caught it paused for the switch-over.
   await eventually(async () => ((await src.cmd.getDomain({})).domain?.state === 'Running' ? true : undefined), { what: 'the guest running on the source', deadlineMs: 30_000 });
   // The target's incoming domain ended with the migration: its launcher has nothing left to run.
-  const exit = await Promise.race([dst.container.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 60_000).unref())]);
-  assert.ok(exit !== undefined, 'the target launcher exits');
+  assert.ok(await ended(dst), 'the target launcher exits');
   await src.cmd.kill(vmiRequest(src));
+  assert.ok(await ended(src), 'the source launcher ends with its guest');
 });
