@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,8 +166,16 @@ describe('pod network set-up in real namespaces', () => {
     // The guest side as the handoff's DHCPv6 lease describes it.
     const handoff = JSON.parse(await readFile(join(launcher.privateDir, v.metadata.uid, POD_NETWORK_HANDOFF_FILE), 'utf8')) as Array<{ lease: { ipv6?: { clientIP: string; prefix: number; gateway: string } } }>;
     const lease6 = handoff[0]?.lease.ipv6;
-    assert.deepEqual(lease6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: [] });
-    await sh(ns.guest, ['ip', '-6', 'addr', 'add', `${lease6.clientIP}/${lease6.prefix}`, 'dev', 'eth0', 'nodad']);
+    assert.deepEqual(lease6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: [], serverIface: 'k6t-eth0', serverMac: '02:00:00:00:00:00' });
+    // Debian's dhcpcd, DHCPv6 only and without waiting for router advertisements (none are sent,
+    // as in KubeVirt), gets fd10:0:2::2 from the launcher's DHCPv6 server; the default route
+    // goes through the lease's gateway, as KubeVirt's guests set it.
+    const conf = join(launcher.privateDir, 'dhcpcd.conf');
+    await writeFile(conf, 'noipv6rs\nia_na\nscript /bin/true\nnohook resolv.conf\n');
+    const dhcpcd = await runCommand(['ip', 'netns', 'exec', ns.guest, 'dhcpcd', '-f', conf, '-6', '-1', '-B', '-t', '20', '--noipv6rs', '--nobackground', '-j', '/dev/stderr', 'eth0'], { timeoutMs: 30_000 });
+    assert.match(await sh(ns.guest, ['ip', '-6', 'addr', 'show', 'dev', 'eth0']), /inet6 fd10:0:2::2\/128 /, `${dhcpcd.stdout}${dhcpcd.stderr}`);
+    // IA_NA carries a /128: the /120 the gateway sits in is on the link, as KubeVirt's guests configure it.
+    await sh(ns.guest, ['ip', '-6', 'route', 'add', `fd10:0:2::/${lease6.prefix}`, 'dev', 'eth0']);
     await sh(ns.guest, ['ip', '-6', 'route', 'add', 'default', 'via', lease6.gateway]);
     assert.equal(await exchange(ns.guest, ns.out, ns.podIP6, 8080, 'guest-v6'), 'guest-v6');
     assert.equal(await exchange(ns.out, ns.guest, ns.outIP6, 9000, 'outside-v6'), 'outside-v6');

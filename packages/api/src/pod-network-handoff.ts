@@ -43,6 +43,9 @@ export interface DhcpV6Lease {
   /** The in-pod bridge's address: DHCPv6's source and the guest's IPv6 default gateway. */
   readonly gateway: string;
   readonly dnsServers: readonly string[];
+  /** Where the DHCPv6 server listens (the in-pod bridge) and the MAC its DUID is made of. */
+  readonly serverIface: string;
+  readonly serverMac: string;
 }
 
 export interface WiredNic {

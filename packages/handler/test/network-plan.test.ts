@@ -38,7 +38,7 @@ describe('pod network plan', () => {
     const plan = planNetwork({ ...dual, resolver: { ...dual.resolver, nameservers6: ['fd70:6f64:7669:1::53'] } }, 0);
     assert.deepEqual(plan.attachment.reportedIPs, ['10.200.1.5', 'fd70:6f64:7669:1::5']);
     assert.equal(plan.attachment.guestIP, '10.0.2.2');
-    assert.deepEqual(plan.lease.ipv6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: ['fd70:6f64:7669:1::53'] });
+    assert.deepEqual(plan.lease.ipv6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: ['fd70:6f64:7669:1::53'], serverIface: 'k6t-eth0', serverMac: '02:00:00:00:00:00' });
     const ips = plan.steps.map((s) => (s.kind === 'ip' ? s.args.join(' ') : s.kind === 'sysctl' ? `${s.key}=${s.value}` : ''));
     assert.ok(ips.includes('-6 addr replace fd10:0:2::1/120 dev k6t-eth0 nodad'));
     assert.ok(ips.includes('net/ipv6/conf/all/forwarding=1'));

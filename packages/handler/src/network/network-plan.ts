@@ -87,6 +87,7 @@ function planMasquerade(input: PlanInput): NetworkPlan {
   const gatewayIP = `${base}.${last + 1}`;
   const guestIP = `${base}.${last + 2}`;
   const bridge = bridgeName(link.name);
+  const bridgeMac = '02:00:00:00:00:00';
   const mac = (input.iface.macAddress ?? derivedMac(input.vmiUid, input.iface.name)).toLowerCase();
   const ports = (input.iface.ports ?? []).map((p) => ({ protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp', port: p.port }));
   const v6 = link.ipv6 === undefined ? undefined : VM_IPV6_CIDR;
@@ -106,7 +107,7 @@ function planMasquerade(input: PlanInput): NetworkPlan {
         ];
   const steps: SetupStep[] = [
     { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'], done: EXISTS },
-    { kind: 'ip', args: ['link', 'set', bridge, 'address', '02:00:00:00:00:00', 'mtu', String(link.mtu)] },
+    { kind: 'ip', args: ['link', 'set', bridge, 'address', bridgeMac, 'mtu', String(link.mtu)] },
     { kind: 'ip', args: ['addr', 'replace', `${gatewayIP}/${prefix}`, 'dev', bridge] },
     { kind: 'ip', args: ['link', 'set', bridge, 'up'] },
     tapStep(input),
@@ -132,7 +133,7 @@ function planMasquerade(input: PlanInput): NetworkPlan {
       searchDomains: input.resolver.searchDomains,
       mtu: link.mtu,
       hostname: input.hostname,
-      ...(v6 === undefined ? {} : { ipv6: { clientIP: v6.guest, prefix: v6.prefix, gateway: v6.gateway, dnsServers: input.resolver.nameservers6 ?? [] } }),
+      ...(v6 === undefined ? {} : { ipv6: { clientIP: v6.guest, prefix: v6.prefix, gateway: v6.gateway, dnsServers: input.resolver.nameservers6 ?? [], serverIface: bridge, serverMac: bridgeMac } }),
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { parsePodNetworkHandoff, POD_NETWORK_HANDOFF_FILE, type NicAttachment, type WiredNic } from '@podvirt/api';
 import { LauncherError } from '../errors.js';
 import { DhcpServer } from './dhcp-server.js';
+import { Dhcpv6Server } from './dhcpv6-server.js';
 
 /** The VMI fields the network phase reads (from @podvirt/api's VMI). */
 export interface NetworkedVmi {
@@ -28,7 +29,7 @@ export interface PodNetworkSetupOptions {
 export class PodNetworkSetup {
   readonly #o: PodNetworkSetupOptions;
   #done: Promise<ReadonlyMap<string, NicAttachment>> | undefined;
-  readonly #servers: DhcpServer[] = [];
+  readonly #servers: Array<DhcpServer | Dhcpv6Server> = [];
   #closed = false;
 
   constructor(o: PodNetworkSetupOptions) {
@@ -54,6 +55,8 @@ export class PodNetworkSetup {
     for (const nic of nics) {
       if (this.#closed) break;
       this.#servers.push(await DhcpServer.start(nic.lease, log));
+      const v6 = nic.lease.ipv6;
+      if (v6 !== undefined) this.#servers.push(await Dhcpv6Server.start({ lease: v6, iface: v6.serverIface, serverMac: v6.serverMac, log }));
     }
     this.#o.onAttached?.(nics.map((n) => n.attachment));
     return new Map(nics.map((n) => [n.attachment.ifaceName, n.attachment]));
