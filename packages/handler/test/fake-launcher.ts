@@ -19,7 +19,7 @@ export interface FakeLauncherOptions {
   /** Shutdown powers the guest off after this long (undefined: the guest ignores ACPI). */
   shutdownAfterMs?: number | undefined;
   /** The guest's disk is full: a domain resumed from an I/O-error pause pauses again at once. */
-  diskFull?: boolean | undefined;
+  diskFull?: boolean | 'instant' | undefined;
 }
 
 type Unary = (call: { request: unknown }, callback: grpc.sendUnaryData<unknown>) => void;
@@ -184,6 +184,8 @@ export class FakeLauncher {
         // As the launcher does: resume a domain paused by anything but the user.
         if (this.#domain?.state === 'Paused' && this.#domain.pausedByUser !== true) {
           this.resumes += 1;
+          // 'instant': qemu pauses again before the launcher's view shows it running: no event.
+          if (this.#o.diskFull === 'instant') return { domain: this.#domain };
           this.setDomain({ state: 'Running', reason: 'Unpaused' });
           if (this.#o.diskFull === true) this.#after(5, () => this.setDomain({ state: 'Paused', reason: 'IOError' }));
         }

@@ -96,3 +96,17 @@ test('a reconcile that sees the domain running holds its Sync while a round wait
   assert.equal(retry.holdMs('u1'), undefined, 'running for 30 s: done');
   assert.equal(retry.size, 0);
 });
+
+test('a pause first seen after its round was due starts the next round at once', (t) => {
+  const { retry, tick } = clock(t);
+  assert.equal(retry.delayMs('u1'), undefined);
+  // qemu paused again right after the resume, but no event showed it until the round was due.
+  tick(10 * S + 1);
+  assert.equal(retry.delayMs('u1'), undefined, 'resumed: the round was due');
+  assert.equal(retry.holdMs('u1'), 20 * S, 'the handler looks again when the next round is due');
+  tick(20 * S);
+  assert.equal(retry.delayMs('u1'), 1);
+  tick(1);
+  assert.equal(retry.delayMs('u1'), undefined);
+  assert.equal(retry.holdMs('u1'), 40 * S);
+});

@@ -272,6 +272,16 @@ test('space freed: the VM paused by an I/O error resumes by itself after the bac
   assert.equal(phase(h), 'Running');
 });
 
+test('a resume that qemu undoes before any event shows it: the handler looks again when the next round is due', async (t) => {
+  const h = await harness(t, {}, { diskFull: 'instant' }, 30_000, undefined, undefined, { initialMs: 100, maxMs: 200, settleMs: 600_000 });
+  await eventually(() => phase(h) === 'Running');
+  h.launcher.setDomain({ state: 'Paused', reason: 'IOError' });
+  // No domain event follows any resume: only the handler's own requeue brings the next rounds.
+  await eventually(() => h.launcher.resumes >= 3);
+  h.launcher.options.diskFull = false;
+  await eventually(() => h.launcher.domain?.state === 'Running' && condition(h, 'Paused') === undefined);
+});
+
 test('a VMI that fails local validation never reaches the launcher', async (t) => {
   const h = await harness(t, { memory: '64Mi' });
   await eventually(() => condition(h, 'Synchronized')?.status === 'False');

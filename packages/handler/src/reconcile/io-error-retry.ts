@@ -58,12 +58,12 @@ export class IoErrorRetry {
       return undefined;
     }
     if (!state.lastRunFailed) {
-      if (now < state.lastRunMs + this.#o.settleMs) {
-        state.lastRunFailed = true;
-        return state.nextRunMs > now ? state.nextRunMs - now : undefined;
+      if (now >= state.lastRunMs + this.#o.settleMs) {
+        this.#states.set(uid, this.#fresh(now));
+        return undefined;
       }
-      this.#states.set(uid, this.#fresh(now));
-      return undefined;
+      state.lastRunFailed = true;
+      // Seen only once the round was already due (no event came in between): it starts now.
     }
     if (now <= state.nextRunMs) return Math.max(1, state.nextRunMs - now);
     state.waitMs = Math.min(state.waitMs * 2, this.#o.maxMs);

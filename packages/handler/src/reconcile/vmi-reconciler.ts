@@ -121,13 +121,19 @@ export class VmiReconciler {
 
     const now = this.#o.now();
     let action = decide(vmi, observation.domain, observation.state, now);
+    let resumeCheckMs: number | undefined;
     if (action.type === 'sync') {
       // Sync resumes a domain paused by an I/O error; a disk still full pauses it again at once.
       const seen = effectiveDomain(observation.domain, observation.state);
-      const delayMs = pausedByIoError(seen) ? this.ioErrorRetry.delayMs(uid) : this.ioErrorRetry.holdMs(uid);
+      const paused = pausedByIoError(seen);
+      const delayMs = paused ? this.ioErrorRetry.delayMs(uid) : this.ioErrorRetry.holdMs(uid);
       if (delayMs !== undefined) {
         log.info({ delayMs }, 'in an I/O-error retry round, resume delayed');
         action = { type: 'nothing', why: 'paused by an I/O error, resume delayed', requeueAfterMs: delayMs };
+      } else if (paused) {
+        // qemu may pause it again before the launcher's view ever shows it running: no domain
+        // event follows then, so look again when the next round is due.
+        resumeCheckMs = this.ioErrorRetry.holdMs(uid);
       }
     }
     log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
@@ -142,7 +148,8 @@ export class VmiReconciler {
       await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone);
     }
     if (outcome.error !== undefined) throw outcome.error;
-    return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
+    const requeueAfterMs = outcome.requeueAfterMs ?? resumeCheckMs;
+    return requeueAfterMs === undefined ? {} : { requeueAfterMs };
   }
 
   /** Discovery or version negotiation failed: say so on the VMI; an incompatible launcher is final. */
