@@ -1,0 +1,97 @@
+// A host filesystem that fills up under the guest's write, with a real qemu: the disk's
+// error_policy='stop' makes qemu pause the VM on ENOSPC instead of failing the guest's I/O; the
+// VMI shows `Paused` / `PausedIOError` with a Warning `IOerror` Event; while the filesystem stays
+// full the handler's paced resumes keep the VMI's writes bounded; once the test frees space the
+// VM resumes by itself and the guest's write completes.
+// The filesystem is a small tmpfs the test mounts and unmounts; a filler file fills it after the
+// sparse disk image is made, and the guest's disk benchmark (podvirt.diskbench) writes into it.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import type { VirtualMachineInstance } from '@podvirt/api';
+import { stackLeftovers } from '../testbed/index.js';
+import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
+
+const run = promisify(execFile);
+const MIB = 1024 * 1024;
+const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
+
+describe('a full disk under the guest\'s write', () => {
+  let suite: VmiSuite;
+  let dir: string;
+  let mounted = false;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'podvirt-fulldisk-'));
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=24m,mode=0755', 'podvirt-fulldisk', dir]);
+    mounted = true;
+    suite = await VmiSuite.start();
+  });
+  after(async () => {
+    await suite.close();
+    if (mounted) await run('umount', [dir]);
+    await rm(dir, { recursive: true, force: true });
+    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+    const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+    assert.ok(!mounts.includes(dir), 'the tmpfs is unmounted');
+  });
+
+  test('pauses with PausedIOError, stays quiet while full, resumes by itself when space is freed', async () => {
+    const name = 'vm-full';
+    const filler = join(dir, 'filler');
+    // The 16 MiB disk image is made (sparse) when the VM starts; the filler then leaves 4 MiB of
+    // the 24 MiB for the guest's 16 MiB write, made a few seconds later once the guest booted.
+    const vmi = guestVmi(suite.guest, name, { extraKernelArgs: 'podvirt.diskbench=vdb:16:1' });
+    const spec = vmi['spec'] as { domain: { devices: { disks: unknown[] } }; volumes: unknown[] };
+    spec.domain.devices.disks.push({ name: 'full', disk: { bus: 'virtio' } });
+    spec.volumes.push({ name: 'full', hostDisk: { path: join(dir, 'disk.img'), type: 'DiskOrCreate', capacity: '16Mi' } });
+    await suite.apply(vmi);
+    const running = await suite.waitForPhase(name, 'Running');
+    await writeFile(filler, Buffer.alloc(20 * MIB));
+
+    const pids = await suite.qemuPids(name);
+    assert.equal(pids.length, 1);
+    const cmdline = (await readFile(`/proc/${String(pids[0])}/cmdline`, 'utf8')).split('\0').join(' ');
+    assert.match(cmdline, /"werror":"stop"/, 'the disk stops the VM on a write error (error_policy=stop)');
+
+    const paused = await suite.eventually(`${name} Paused/PausedIOError`, async () => {
+      const c = (await suite.vmi(name))?.status?.conditions?.find((x) => x.type === 'Paused');
+      return c?.reason === 'PausedIOError' ? c : undefined;
+    }, BOOT_TIMEOUT_MS);
+    assert.equal(paused.status, 'True');
+    const ioError = await suite.eventually('IOerror Event', async () => (await suite.events(name)).find((e) => e.reason === 'IOerror'), 30_000);
+    assert.equal(ioError.type, 'Warning');
+    assert.match(ioError.message ?? '', /enospc/);
+
+    // While the filesystem stays full: 40 s cover the resume at once and the rounds due 10 s and
+    // 30 s after it. Each round is a resume and a pause again: a few writes, not a storm.
+    const versionsBefore = suite.versionsSeen(name);
+    const eventsBefore = (await suite.events(name)).reduce((n, e) => n + (e.count ?? 1), 0);
+    await new Promise((resolve) => setTimeout(resolve, 40_000));
+    const writes = suite.versionsSeen(name) - versionsBefore;
+    const events = (await suite.events(name)).reduce((n, e) => n + (e.count ?? 1), 0) - eventsBefore;
+    console.log(`# while full for 40 s: ${String(writes)} VMI versions, ${String(events)} Events`);
+    assert.ok(writes <= 12, `VMI writes while the disk stays full: ${String(writes)}`);
+    assert.ok(events <= 12, `Events while the disk stays full: ${String(events)}`);
+    assert.equal((await suite.vmi(name))?.status?.conditions?.find((x) => x.type === 'Paused')?.reason, 'PausedIOError');
+
+    // Space freed: the next paced resume lets the guest's write complete.
+    await rm(filler);
+    const log = suite.serialLog(running, Object.keys(running.status?.activePods ?? {})[0] ?? '');
+    await suite.eventually('the guest\'s write completes', async () => {
+      const text = await readFile(log, 'utf8').catch(() => '');
+      return /PODVIRT-GUEST-DISKBENCH dev=vdb mib=16 rounds=1 write_ms=\d+/.exec(text) ?? undefined;
+    }, 240_000);
+    await suite.eventually(`${name} Running without Paused`, async () => {
+      const v = await suite.vmi(name);
+      return v?.status?.phase === 'Running' && v.status.conditions?.find((x) => x.type === 'Paused') === undefined ? true : undefined;
+    }, 60_000);
+
+    await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(running as VirtualMachineInstance);
+  });
+});
