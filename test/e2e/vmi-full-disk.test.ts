@@ -3,11 +3,13 @@
 // VMI shows `Paused` / `PausedIOError` with a Warning `IOerror` Event; while the filesystem stays
 // full the handler's paced resumes keep the VMI's writes bounded; once the test frees space the
 // VM resumes by itself and the guest's write completes.
-// The filesystem is a small tmpfs the test mounts and unmounts; a filler file fills it after the
-// sparse disk image is made, and the guest's disk benchmark (podvirt.diskbench) writes into it.
+// The filesystem is a small tmpfs the test mounts and unmounts, offered as a tiny static
+// PersistentVolume (hostPath, a storage class no provisioner serves) that the VMI's claim binds;
+// the launcher makes the claim's disk.img on it. A filler file fills the tmpfs after the sparse
+// disk image is made, and the guest's disk benchmark (podvirt.diskbench) writes into it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +20,8 @@ import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
 const MIB = 1024 * 1024;
+const PV = 'full-tmpfs';
+const PVC = 'full';
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
 
 describe('a full disk under the guest\'s write', () => {
@@ -31,7 +35,10 @@ describe('a full disk under the guest\'s write', () => {
     suite = await VmiSuite.start();
   });
   after(async () => {
+    const pvGone = await suite.core.readPersistentVolume({ name: PV }).then(() => false, () => true);
+    const pvcGone = await suite.core.readNamespacedPersistentVolumeClaim({ name: PVC, namespace: NS }).then(() => false, () => true);
     await suite.close();
+    assert.ok(pvGone && pvcGone, 'the PV and the PVC are deleted');
     if (mounted) await run('umount', [dir]);
     await rm(dir, { recursive: true, force: true });
     assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
@@ -42,14 +49,29 @@ describe('a full disk under the guest\'s write', () => {
   test('pauses with PausedIOError, stays quiet while full, resumes by itself when space is freed', async () => {
     const name = 'vm-full';
     const filler = join(dir, 'filler');
-    // The 16 MiB disk image is made (sparse) when the VM starts; the filler then leaves 4 MiB of
-    // the 24 MiB for the guest's 16 MiB write, made a few seconds later once the guest booted.
+    // A 16 MiB PV on the 24 MiB tmpfs; the launcher makes the claim's 16 MiB disk.img (sparse)
+    // when the VM starts, so the filler comes only once the VMI runs (before, the free space
+    // check would see it). It leaves 4 MiB for the guest's 16 MiB write, made once it booted.
+    await suite.apply(
+      { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: PV },
+        spec: { capacity: { storage: '16Mi' }, accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem', storageClassName: 'tiny-static',
+          persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: dir, type: 'Directory' } } },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: PVC, namespace: NS },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'tiny-static', resources: { requests: { storage: '16Mi' } } } },
+    );
+    const bound = await suite.eventually('the claim binds the tiny PV', async () => {
+      const c = await suite.core.readNamespacedPersistentVolumeClaim({ name: PVC, namespace: NS });
+      return c.status?.phase === 'Bound' ? c : undefined;
+    }, 30_000);
+    assert.equal(bound.spec?.volumeName, PV);
     const vmi = guestVmi(suite.guest, name, { extraKernelArgs: 'podvirt.diskbench=vdb:16:1' });
     const spec = vmi['spec'] as { domain: { devices: { disks: unknown[] } }; volumes: unknown[] };
     spec.domain.devices.disks.push({ name: 'full', disk: { bus: 'virtio' } });
-    spec.volumes.push({ name: 'full', hostDisk: { path: join(dir, 'disk.img'), type: 'DiskOrCreate', capacity: '16Mi' } });
+    spec.volumes.push({ name: 'full', persistentVolumeClaim: { claimName: PVC } });
     await suite.apply(vmi);
     const running = await suite.waitForPhase(name, 'Running');
+    const image = await stat(join(dir, 'disk.img'));
+    assert.equal(image.size, 16 * MIB, 'the launcher made the claim\'s disk.img on the PV, at the claim\'s size');
     await writeFile(filler, Buffer.alloc(20 * MIB));
 
     const pids = await suite.qemuPids(name);
@@ -93,5 +115,12 @@ describe('a full disk under the guest\'s write', () => {
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running as VirtualMachineInstance);
+    await suite.core.deleteNamespacedPersistentVolumeClaim({ name: PVC, namespace: NS });
+    await suite.core.deletePersistentVolume({ name: PV });
+    await suite.eventually('the PVC and PV are gone', async () => {
+      const pvc = await suite.core.readNamespacedPersistentVolumeClaim({ name: PVC, namespace: NS }).then(() => true, () => false);
+      const pv = await suite.core.readPersistentVolume({ name: PV }).then(() => true, () => false);
+      return pvc || pv ? undefined : true;
+    }, 30_000);
   });
 });
