@@ -46,6 +46,9 @@ describe('VMI lifecycle on the testbed', () => {
     // The process runtime's container id is its PID 1; the image runtime's is podman's.
     const containerID = pod?.status?.containerStatuses?.find((c) => c.name === 'compute')?.containerID ?? '';
     assert.ok(containerID === `testbed://${computePid}` || /^podman:\/\/[0-9a-f]{64}$/.test(containerID), containerID);
+    // In the image runtime the VM runs with exactly the rendered capabilities (never privileged):
+    // CHOWN DAC_OVERRIDE FOWNER KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_NICE.
+    if (containerID.startsWith('podman://')) assert.match(status, /^CapBnd:\s+00000000008005eb$/m);
     const logs = await suite.kubectl(['logs', podName, '-c', 'compute']);
     assert.equal(logs.code, 0, logs.stderr);
     const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);

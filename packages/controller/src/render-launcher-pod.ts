@@ -53,6 +53,19 @@ export interface LauncherPodConfig {
 }
 
 export const DEFAULT_CPU_REQUEST = '100m';
+/**
+ * The compute container runs as root with only the capabilities it uses. The pod network's
+ * privileged phase (tap, bridge, NAT, sysctls) is the handler's, from outside the pod, so the
+ * container needs no NET_ADMIN and is never privileged. What is kept: NET_BIND_SERVICE for the
+ * launcher's DHCP server on port 67 and SYS_NICE for CPU affinity (both as KubeVirt's compute
+ * container adds them), and for the private libvirt daemon, which owns and labels the VM's
+ * files and drops to the qemu user: CHOWN, DAC_OVERRIDE, FOWNER, SETUID, SETGID, and KILL for
+ * stopping qemu.
+ */
+export const COMPUTE_CAPABILITIES: readonly string[] = [
+  'NET_BIND_SERVICE', 'SYS_NICE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETUID', 'SETGID', 'SETPCAP', 'KILL',
+];
+const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPUTE_CAPABILITIES] } };
 /** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
 export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
 
@@ -131,21 +144,10 @@ function computeContainer(
     args: launcherArgs(vmi, id, config, grace),
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     resources: resources(vmi, config),
-    // The launcher still runs the pod network phase itself (tap, in-pod bridge, nftables, and
-    // sysctls under /proc/sys, which a container runtime mounts read-only unless privileged), so
-    // a VMI with a NIC needs a privileged compute container until that phase moves to the
-    // handler as in KubeVirt; without it the sync fails with the launcher's "ip failed: …
-    // Operation not permitted" or "sysctl … read-only file system". A VMI without a NIC runs
-    // with the runtime's default capabilities.
-    ...(hasPodNetwork(vmi) ? { securityContext: { privileged: true } } : {}),
+    securityContext: COMPUTE_SECURITY_CONTEXT,
     volumeMounts: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })), ...storage.mounts],
     ...(storage.devices.length > 0 ? { volumeDevices: storage.devices } : {}),
   };
-}
-
-/** The launcher sets up the pod network (tap, bridge, NAT) for a VMI with an interface. */
-function hasPodNetwork(vmi: DefaultedVmi): boolean {
-  return (vmi.spec.domain.devices.interfaces ?? []).length > 0;
 }
 
 function podLabels(vmi: VirtualMachineInstance, id: { name: string; uid: string }): Record<string, string> {

@@ -144,6 +144,22 @@ describe('renderLauncherPod', () => {
     assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory: `${expected / 1024n}Ki`, cpu: '100m', ...kvm }, limits: kvm });
   });
 
+  test('the compute container is never privileged: it drops every capability but the ones it uses, with or without a NIC', () => {
+    const nic = withSpec((v) => {
+      v.spec.networks = [{ name: 'default', pod: {} }];
+      v.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {} }];
+    });
+    for (const vmi of [vmiFixture(), nic]) {
+      const compute = renderLauncherPod(vmi, config).spec?.containers.find((c) => c.name === 'compute');
+      assert.deepEqual(compute?.securityContext, {
+        capabilities: {
+          drop: ['ALL'],
+          add: ['NET_BIND_SERVICE', 'SYS_NICE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETUID', 'SETGID', 'SETPCAP', 'KILL'],
+        },
+      });
+    }
+  });
+
   // KubeVirt's getRequiredResources: kvm unless emulation is allowed; tun for a NIC; vhost-net
   // for a virtio NIC unless emulation is allowed. Requests and limits alike.
   const withNic = (model?: string): VirtualMachineInstance => withSpec((v) => {
