@@ -52,13 +52,11 @@ export interface LogReadOptions {
 export async function readContainerLog(path: string, out: Writable, options: LogReadOptions): Promise<void> {
   let offset = 0;
   let partial = '';
+  const joiner = new CriLineJoiner();
   let written = 0;
   const since = options.sinceSeconds === undefined ? undefined : Date.now() - options.sinceSeconds * 1000;
-  const emit = (lines: string[]): boolean => {
-    for (const raw of lines) {
-      const match = /^(\S+) (stdout|stderr) [FP] (.*)$/.exec(raw);
-      if (match === null) continue;
-      const [, ts = '', , text = ''] = match;
+  const emit = (lines: LogLine[]): boolean => {
+    for (const { ts, text } of lines) {
       if (since !== undefined && Date.parse(ts) < since) continue;
       const line = `${options.timestamps ? `${ts} ` : ''}${text}\n`;
       if (options.limitBytes !== undefined && written + line.length > options.limitBytes) {
@@ -78,19 +76,52 @@ export async function readContainerLog(path: string, out: Writable, options: Log
   } finally {
     await file.close();
   }
-  async function readNew(): Promise<string[]> {
+  async function readNew(): Promise<LogLine[]> {
     const size = (await file.stat()).size;
     if (size <= offset) return [];
     const buf = Buffer.alloc(size - offset);
     const { bytesRead } = await file.read(buf, 0, buf.length, offset);
     offset += bytesRead;
-    const lines = (partial + buf.subarray(0, bytesRead).toString('utf8')).split('\n');
-    partial = lines.pop() ?? '';
+    const entries = (partial + buf.subarray(0, bytesRead).toString('utf8')).split('\n');
+    partial = entries.pop() ?? '';
+    return joiner.add(entries);
+  }
+}
+
+interface LogLine {
+  /** The time of the line's first entry. */
+  readonly ts: string;
+  readonly text: string;
+}
+
+/**
+ * Turns CRI log entries into the container's lines: a runtime writes a long line as `P`
+ * (partial) entries ending with an `F` entry, and the kubelet shows their concatenation as one
+ * line. Entries of stdout and stderr may interleave, so each stream keeps its own pending part.
+ */
+export class CriLineJoiner {
+  readonly #pending = new Map<string, LogLine>();
+
+  add(entries: readonly string[]): LogLine[] {
+    const lines: LogLine[] = [];
+    for (const raw of entries) {
+      const match = /^(\S+) (stdout|stderr) ([FP]) (.*)$/.exec(raw);
+      if (match === null) continue;
+      const [, ts = '', stream = '', tag, text = ''] = match;
+      const pending = this.#pending.get(stream);
+      const line = { ts: pending?.ts ?? ts, text: (pending?.text ?? '') + text };
+      if (tag === 'P') {
+        this.#pending.set(stream, line);
+      } else {
+        this.#pending.delete(stream);
+        lines.push(line);
+      }
+    }
     return lines;
   }
 }
 
-async function readAll(options: LogReadOptions, emit: (lines: string[]) => boolean, readNew: () => Promise<string[]>): Promise<void> {
+async function readAll(options: LogReadOptions, emit: (lines: LogLine[]) => boolean, readNew: () => Promise<LogLine[]>): Promise<void> {
   let first = await readNew();
   if (options.tailLines !== undefined) first = options.tailLines <= 0 ? [] : first.slice(-options.tailLines);
   if (!emit(first) || options.follow === undefined) return;
