@@ -1,6 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import type { DhcpLease } from '@podvirt/api';
 import type { Logger } from 'pino';
+import { closeSocket } from './close-socket.js';
 import {
   buildDhcpReply,
   encodeClasslessRoutes,
@@ -95,13 +96,7 @@ export class DhcpServer {
   }
 
   close(): Promise<void> {
-    this.#closing ??= new Promise((resolve) => {
-      try {
-        this.#socket.close(() => resolve());
-      } catch {
-        resolve();
-      }
-    });
+    this.#closing ??= closeSocket(this.#socket);
     return this.#closing;
   }
 }

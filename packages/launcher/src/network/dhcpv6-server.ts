@@ -1,6 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import type { DhcpV6Lease } from '@podvirt/api';
 import type { Logger } from 'pino';
+import { closeSocket } from './close-socket.js';
 import { duidLL, Dhcpv6Option, Dhcpv6Type, encodeDhcpv6, findOption, iaNa, ipv6Bytes, parseDhcpv6, type Dhcpv6Message } from './dhcpv6-packet.js';
 
 /** All DHCPv6 relay agents and servers, on the link (RFC 8415 §7.1). */
@@ -91,13 +92,7 @@ export class Dhcpv6Server {
   }
 
   close(): Promise<void> {
-    this.#closing ??= new Promise((resolve) => {
-      try {
-        this.#socket.close(() => resolve());
-      } catch {
-        resolve();
-      }
-    });
+    this.#closing ??= closeSocket(this.#socket);
     return this.#closing;
   }
 }
