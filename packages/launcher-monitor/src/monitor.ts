@@ -65,6 +65,9 @@ export class LauncherMonitor {
         timeoutMs: this.#options.qemuStopTimeoutMs,
       });
       if ((qemu === 'killed' || qemu === 'survived') && code === 0) code = 1;
+      // The stopped qemu may still be a zombie here (its exit is seen before the SIGCHLD handler
+      // reaps it): reap it now, so a kept-alive container holds no dead qemu.
+      this.reapOrphans();
       if (code !== 0 && this.#options.keepAfterFailure) await this.#keepAlive(code);
       this.reapOrphans();
       this.#log.info({ exitCode: code, qemu }, 'monitor exiting');
