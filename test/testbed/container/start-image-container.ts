@@ -6,7 +6,7 @@
 // container's conmon keeps it running even if the kubelet goes away.
 
 import { readdir, readlink, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { spawn } from 'node:child_process';
 import type { BindMount } from './container-state-paths.js';
@@ -118,7 +118,10 @@ export async function startImageContainer(o: ImageContainerOptions): Promise<Con
   }
   const remove = (): Promise<unknown> => podman(['rm', '--force', '--time', '0', id]).catch(() => undefined);
   try {
-    await podman(['start', id], 'PODVIRT_CONTAINER_EXEC_FAILED');
+    // conmon, which `podman start` spawns, inherits its working directory and writes an `oom`
+    // file there when the container is OOM-killed: start it in the container's log directory,
+    // which goes with the pod.
+    await podman(['start', id], 'PODVIRT_CONTAINER_EXEC_FAILED', undefined, dirname(o.logPath));
   } catch (err) {
     await remove();
     await dropGroups();

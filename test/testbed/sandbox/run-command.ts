@@ -9,7 +9,7 @@ export interface CommandResult {
 /** Runs a command to completion with optional stdin and environment; never rejects on a non-zero exit. */
 export function runCommand(
   argv: readonly string[],
-  opts: { stdin?: string; env?: Readonly<Record<string, string>>; timeoutMs?: number } = {},
+  opts: { stdin?: string; env?: Readonly<Record<string, string>>; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const [command, ...args] = argv;
@@ -17,6 +17,7 @@ export function runCommand(
     const child = spawn(command, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       ...(opts.env === undefined ? {} : { env: { ...opts.env } }),
+      ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
       timeout: opts.timeoutMs ?? 30_000,
     });
     let stdout = '';
