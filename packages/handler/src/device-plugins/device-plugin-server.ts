@@ -5,6 +5,7 @@
 import { rm } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { deviceplugin } from '@podvirt/proto';
+import { shutdownGrpcServer } from '../grpc-shutdown.js';
 import { HandlerError } from '../handler-error.js';
 import type { DevicePluginService } from './device-plugin-service.js';
 
@@ -42,17 +43,7 @@ export class DevicePluginServer {
   close(options: { keepSocket?: boolean } = {}): Promise<void> {
     this.#closing ??= (async () => {
       this.#service.endStreams();
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          this.#server.forceShutdown();
-          resolve();
-        }, CLOSE_TIMEOUT_MS);
-        force.unref();
-        this.#server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      await shutdownGrpcServer(this.#server, CLOSE_TIMEOUT_MS);
       if (options.keepSocket !== true) await rm(this.socketPath, { force: true });
     })();
     return this.#closing;

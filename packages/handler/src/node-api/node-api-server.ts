@@ -8,6 +8,7 @@ import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { lenientService, node, refuseMalformedUnary } from '@podvirt/proto';
+import { shutdownGrpcServer } from '../grpc-shutdown.js';
 import { HandlerError } from '../handler-error.js';
 import { clientRefusal, type AllowedClients } from './client-identity.js';
 
@@ -72,16 +73,7 @@ export class NodeApiServer {
   /** Lets running calls finish within the bound, then cuts them; removes the socket. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          this.#server.forceShutdown();
-          resolve();
-        }, this.#closeTimeoutMs);
-        this.#server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      await shutdownGrpcServer(this.#server, this.#closeTimeoutMs);
       await rm(this.socketPath, { force: true });
     })();
     return this.#closing;
