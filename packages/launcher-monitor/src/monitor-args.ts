@@ -1,4 +1,4 @@
-import { DurationError, parseDuration } from '@podvirt/api/duration';
+import { GoFlagError, parseGoFlags } from '@podvirt/api/go-flags';
 import { MonitorError } from './monitor-error.js';
 
 export interface MonitorArgs {
@@ -22,68 +22,38 @@ export const DEFAULT_QEMU_STOP_TIMEOUT_MS = 10_000;
 // A safety net only: SIGCHLD drives reaping, and an idle sweep costs one waitid() call.
 export const DEFAULT_REAP_SWEEP_INTERVAL_MS = 5_000;
 
-const VALUE_FLAGS = new Set(['launcher-bin', 'qemu-stop-timeout', 'reap-sweep-interval']);
+const OPTIONS = {
+  'launcher-bin': { type: 'string' },
+  'keep-after-failure': { type: 'boolean' },
+  'qemu-stop-timeout': { type: 'duration' },
+  'reap-sweep-interval': { type: 'duration' },
+} as const;
 
 /**
  * Parses the monitor's command line the way KubeVirt's does: the monitor's own flags are
- * taken out (one or two leading dashes, `--flag value` or `--flag=value`) and every other
- * argument goes to the launcher untouched; after `--` nothing is interpreted.
+ * taken out (Go's flag grammar, through the one parser) and every other argument goes to the
+ * launcher untouched; after `--` nothing is interpreted.
  */
 export function parseMonitorArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): MonitorArgs {
-  const values = new Map<string, string>();
-  const launcherArgs: string[] = [];
-  let keepAfterFailure = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '--') {
-      launcherArgs.push(...argv.slice(i + 1));
-      break;
-    }
-    const match = /^--?([a-z-]+)(?:=(.*))?$/s.exec(arg);
-    const name = match?.[1] ?? '';
-    const inline = match?.[2];
-    if (name === 'keep-after-failure') {
-      keepAfterFailure = parseBool(name, inline ?? 'true');
-    } else if (VALUE_FLAGS.has(name)) {
-      const value = inline ?? argv[++i];
-      if (value === undefined) throw usage(`--${name} needs a value`);
-      values.set(name, value);
-    } else {
-      launcherArgs.push(arg);
-    }
+  let parsed;
+  try {
+    parsed = parseGoFlags(argv, { options: OPTIONS, unknown: 'keep' });
+  } catch (err) {
+    if (err instanceof GoFlagError) throw usage(err.message, err);
+    throw err;
   }
-  const launcherBin = values.get('launcher-bin') ?? env['PODVIRT_LAUNCHER_BIN'] ?? DEFAULT_LAUNCHER_BIN;
-  if (launcherBin === '') throw usage('the launcher binary must not be empty');
+  const { values, rest } = parsed;
+  const launcherBin = values['launcher-bin'] ?? env['PODVIRT_LAUNCHER_BIN'] ?? DEFAULT_LAUNCHER_BIN;
+  if (launcherBin === '') throw usage('--launcher-bin: the launcher binary must not be empty');
   return {
     launcherBin,
-    launcherArgs,
-    keepAfterFailure,
-    qemuStopTimeoutMs: durationFlag('qemu-stop-timeout', values.get('qemu-stop-timeout'), DEFAULT_QEMU_STOP_TIMEOUT_MS),
-    reapSweepIntervalMs: durationFlag('reap-sweep-interval', values.get('reap-sweep-interval'), DEFAULT_REAP_SWEEP_INTERVAL_MS),
+    launcherArgs: rest,
+    keepAfterFailure: values['keep-after-failure'] ?? false,
+    qemuStopTimeoutMs: values['qemu-stop-timeout'] ?? DEFAULT_QEMU_STOP_TIMEOUT_MS,
+    reapSweepIntervalMs: values['reap-sweep-interval'] ?? DEFAULT_REAP_SWEEP_INTERVAL_MS,
   };
 }
 
-/** A duration flag in the one grammar (`10s`, `500ms`, `1m30s`, a bare number of seconds). */
-function durationFlag(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    if (err instanceof DurationError) throw usage(`--${name}: ${err.message}`);
-    throw err;
-  }
-  // Node.js fires a longer timer at once.
-  if (ms > 2 ** 31 - 1) throw usage(`--${name}: "${text}" is too long`);
-  return ms;
-}
-
-function parseBool(name: string, text: string): boolean {
-  if (text === 'true' || text === '1') return true;
-  if (text === 'false' || text === '0') return false;
-  throw usage(`--${name}: "${text}" is not true or false`);
-}
-
-function usage(message: string): MonitorError {
-  return new MonitorError('PODVIRT_MONITOR_USAGE', message);
+function usage(message: string, cause?: unknown): MonitorError {
+  return new MonitorError('PODVIRT_MONITOR_USAGE', message, cause === undefined ? undefined : { cause });
 }

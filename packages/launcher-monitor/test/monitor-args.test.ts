@@ -31,12 +31,12 @@ for (const [name, argv, env, expected] of CASES) {
 }
 
 const ERRORS: [string, string[], RegExp][] = [
-  ['a value flag without a value', ['--launcher-bin'], /--launcher-bin needs a value/],
-  ['a duration without a number', ['--qemu-stop-timeout', 'soon'], /not a duration/],
+  ['a value flag without a value', ['--launcher-bin'], /^--launcher-bin: needs a value$/],
+  ['a duration without a number', ['--qemu-stop-timeout', 'soon'], /^--qemu-stop-timeout: "soon" is not a duration/],
   ['a negative duration', ['--qemu-stop-timeout=-1s'], /is negative/],
-  ['a duration beyond a timer', ['--reap-sweep-interval', '40000m'], /too long/],
-  ['a non-boolean', ['--keep-after-failure=maybe'], /not true or false/],
-  ['an empty launcher', ['--launcher-bin='], /must not be empty/],
+  ['a duration beyond a timer', ['--reap-sweep-interval', '40000m'], /^--reap-sweep-interval: .* is too long/],
+  ['a non-boolean', ['--keep-after-failure=maybe'], /^--keep-after-failure: .* is not true or false/],
+  ['an empty launcher', ['--launcher-bin='], /^--launcher-bin: .*must not be empty/],
 ];
 
 for (const [name, argv, message] of ERRORS) {

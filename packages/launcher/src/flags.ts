@@ -1,4 +1,4 @@
-import { DurationError, parseDuration as parseGoDuration } from '@podvirt/api/duration';
+import { GoFlagError, parseGoBool, parseGoFlags } from '@podvirt/api/go-flags';
 
 /** The launcher's settings, from the flags KubeVirt's launcher pod passes plus podvirt's own. */
 export interface LauncherFlags {
@@ -21,85 +21,49 @@ export interface LauncherFlags {
   readonly ignored: readonly string[];
 }
 
-export class FlagError extends Error {
-  override readonly name = 'FlagError';
-  readonly code = 'LAUNCHER_ERR_FLAG';
-}
-
-const VALUE = new Set([
-  'name', 'namespace', 'uid', 'qemu-timeout', 'kubevirt-share-dir', 'ephemeral-disk-dir', 'container-disk-dir',
-  'private-dir', 'secrets-dir', 'dev-dir', 'grace-period-seconds', 'libvirt-caps-cache', 'allow-emulation',
-]);
-const BOOL = new Set(['allow-emulation', 'simulate-crash']);
 // KubeVirt passes these; they concern features podvirt does not have (or the monitor).
-const IGNORED_VALUE = new Set(['hook-sidecars', 'ovmf-path', 'disk-memory-limit', 'hypervisor', 'image-volume', 'libvirt-log-filters', 'vm-stats-collector']);
-const IGNORED_BOOL = new Set(['keep-after-failure', 'run-as-nonroot', 'upgrade-ordinal-ifaces', 'vgpu-dedicated-hook', 'firmware-auto-selection']);
+const IGNORED = {
+  'hook-sidecars': { type: 'string' }, 'ovmf-path': { type: 'string' }, 'disk-memory-limit': { type: 'string' },
+  hypervisor: { type: 'string' }, 'image-volume': { type: 'string' }, 'libvirt-log-filters': { type: 'string' },
+  'vm-stats-collector': { type: 'string' }, 'keep-after-failure': { type: 'boolean' }, 'run-as-nonroot': { type: 'boolean' },
+  'upgrade-ordinal-ifaces': { type: 'boolean' }, 'vgpu-dedicated-hook': { type: 'boolean' }, 'firmware-auto-selection': { type: 'boolean' },
+} as const;
 
-/** A duration flag in the one grammar (`240s`, `3m`, `1h30m`, plain seconds). */
-export function parseDuration(text: string): number {
-  try {
-    return parseGoDuration(text);
-  } catch (err) {
-    if (err instanceof DurationError) throw new FlagError(`invalid duration: ${err.message}`);
-    throw err;
-  }
-}
+const OPTIONS = {
+  name: { type: 'string' }, namespace: { type: 'string' }, uid: { type: 'string' }, 'qemu-timeout': { type: 'duration' },
+  'kubevirt-share-dir': { type: 'string' }, 'ephemeral-disk-dir': { type: 'string' }, 'container-disk-dir': { type: 'string' },
+  'private-dir': { type: 'string' }, 'secrets-dir': { type: 'string' }, 'dev-dir': { type: 'string' },
+  'grace-period-seconds': { type: 'string' }, 'libvirt-caps-cache': { type: 'string' }, 'allow-emulation': { type: 'boolean' },
+  'simulate-crash': { type: 'boolean' },
+  ...IGNORED,
+} as const;
 
-function parseBool(text: string, flag: string): boolean {
-  if (text === 'true' || text === '1') return true;
-  if (text === 'false' || text === '0') return false;
-  throw new FlagError(`--${flag}: expected true or false, got ${JSON.stringify(text)}`);
-}
+const DEFAULT_QEMU_TIMEOUT_MS = 180_000;
 
-/**
- * Pure: argv after the program name, and the environment. Unknown flags are an error, not a guess.
- * Split by hand, not by node:util's parseArgs (which the handler, the controller and podvirtctl
- * use): KubeVirt's launcher pod speaks Go's flag grammar — one or two dashes (`-name`), a boolean
- * with or without `=value` — and parseArgs would read `-name` as five short flags.
- */
+/** Pure: argv after the program name, and the environment. Unknown flags are an error, not a guess. */
 export function parseFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): LauncherFlags {
-  const values = new Map<string, string[]>();
-  const ignored: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    const m = /^--?([a-z0-9-]+)(?:=(.*))?$/.exec(arg);
-    if (m === null) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
-    const [, flag = '', inline] = m;
-    const isBool = BOOL.has(flag) || IGNORED_BOOL.has(flag);
-    const takesValue = (VALUE.has(flag) && !BOOL.has(flag)) || IGNORED_VALUE.has(flag);
-    if (!isBool && !takesValue) throw new FlagError(`unknown flag --${flag}`);
-    let value = inline;
-    if (value === undefined && takesValue) {
-      value = argv[++i];
-      if (value === undefined) throw new FlagError(`--${flag} needs a value`);
-    }
-    if (IGNORED_VALUE.has(flag) || IGNORED_BOOL.has(flag)) {
-      ignored.push(flag);
-      continue;
-    }
-    values.set(flag, [...(values.get(flag) ?? []), value ?? 'true']);
-  }
-  const one = (flag: string): string | undefined => values.get(flag)?.at(-1);
-  const share = one('kubevirt-share-dir') ?? '/var/run/kubevirt';
-  const grace = Number(one('grace-period-seconds') ?? '30');
-  if (!Number.isInteger(grace) || grace < 0) throw new FlagError('--grace-period-seconds must be a non-negative integer');
-  const emulation = one('allow-emulation') ?? env['PODVIRT_ALLOW_EMULATION'];
-  const privateDir = one('private-dir') ?? '/var/run/kubevirt-private';
+  const { values: v, given } = parseGoFlags(argv, { options: OPTIONS, unknown: 'error' });
+  const share = v['kubevirt-share-dir'] ?? '/var/run/kubevirt';
+  const graceText = v['grace-period-seconds'] ?? '30';
+  const grace = /^\d+$/.test(graceText) ? Number(graceText) : Number.NaN;
+  if (!Number.isSafeInteger(grace)) throw new GoFlagError('grace-period-seconds', `${JSON.stringify(graceText)} is not a non-negative integer`);
+  const emulationEnv = env['PODVIRT_ALLOW_EMULATION'];
+  const privateDir = v['private-dir'] ?? '/var/run/kubevirt-private';
   return {
-    name: one('name'),
-    namespace: one('namespace'),
-    uid: one('uid'),
-    qemuTimeoutMs: parseDuration(one('qemu-timeout') ?? '3m'),
+    name: v.name,
+    namespace: v.namespace,
+    uid: v.uid,
+    qemuTimeoutMs: v['qemu-timeout'] ?? DEFAULT_QEMU_TIMEOUT_MS,
     shareDir: share,
-    ephemeralDiskDir: one('ephemeral-disk-dir') ?? '/var/run/kubevirt-ephemeral-disks',
-    containerDiskDir: one('container-disk-dir') ?? `${share}/container-disks`,
+    ephemeralDiskDir: v['ephemeral-disk-dir'] ?? '/var/run/kubevirt-ephemeral-disks',
+    containerDiskDir: v['container-disk-dir'] ?? `${share}/container-disks`,
     privateDir,
-    secretsDir: one('secrets-dir') ?? `${privateDir}/secret`,
-    devDir: one('dev-dir') ?? '/dev',
+    secretsDir: v['secrets-dir'] ?? `${privateDir}/secret`,
+    devDir: v['dev-dir'] ?? '/dev',
     gracePeriodSeconds: grace,
-    allowEmulation: emulation === undefined ? false : parseBool(emulation, 'allow-emulation'),
-    capsCacheDir: one('libvirt-caps-cache') ?? env['PODVIRT_LIBVIRT_CAPS_CACHE'],
-    simulateCrash: one('simulate-crash') === 'true',
-    ignored,
+    allowEmulation: v['allow-emulation'] ?? (emulationEnv === undefined ? false : parseGoBool('allow-emulation', emulationEnv)),
+    capsCacheDir: v['libvirt-caps-cache'] ?? env['PODVIRT_LIBVIRT_CAPS_CACHE'],
+    simulateCrash: v['simulate-crash'] ?? false,
+    ignored: given.filter((flag) => Object.hasOwn(IGNORED, flag)),
   };
 }

@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_MACHINE_TYPE, type DefaultedVmi } from '@podvirt/api';
+import { GoFlagError } from '@podvirt/api/go-flags';
 import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
@@ -16,7 +17,7 @@ import { ReconnectingConnection } from './domain/reconnecting-connection.js';
 import { WatchHub } from './domain/watch-hub.js';
 import { waitForEnd } from './domain/wait-for-end.js';
 import { LauncherError } from './errors.js';
-import { FlagError, type LauncherFlags } from './flags.js';
+import type { LauncherFlags } from './flags.js';
 import { presentDeviceNodes } from './host/device-nodes.js';
 import { probeKvm, type KvmProbeResult } from './host/kvm-probe.js';
 import { readNodeFacts, type NodeFacts } from './host/node-facts.js';
@@ -71,7 +72,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   const namespace = flags.namespace ?? meta?.namespace;
   const name = flags.name ?? meta?.name;
   const uid = flags.uid ?? meta?.uid;
-  if (!namespace || !name || !uid) throw new FlagError('--namespace, --name and --uid are required (or STANDALONE_VMI with all three)');
+  if (!namespace || !name || !uid) throw new GoFlagError(undefined, '--namespace, --name and --uid are required (or STANDALONE_VMI with all three)');
   if (flags.simulateCrash) throw new LauncherError('LAUNCHER_ERR_DAEMON', 'simulated crash (--simulate-crash)');
   const identity = { namespace, name, uid, domain: domainName(namespace, name) };
   const log = o.log.child({ namespace, name, uid });

@@ -5,15 +5,16 @@ import { appendFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { GoFlagError } from '@podvirt/api/go-flags';
 import { eventually } from '@podvirt/test-support';
 import { runConsoleLogTail } from '../src/console-log/console-log-tail.js';
-import { parseTailFlags, TailFlagError } from '../src/console-log/tail-flags.js';
+import { parseTailFlags } from '../src/console-log/tail-flags.js';
 import { FileTail } from '../src/logs/file-tail.js';
 
 test('podvirt-tail takes --logfile PATH or --logfile=PATH, ignores other flags, and requires the file', () => {
   assert.deepEqual(parseTailFlags(['--logfile', '/a/log', '-v', '3']), { logFile: '/a/log' });
   assert.deepEqual(parseTailFlags(['--logfile=/b']), { logFile: '/b' });
-  assert.throws(() => parseTailFlags(['-v', '3']), (err: unknown) => err instanceof TailFlagError && /--logfile PATH is required/.test(err.message));
+  assert.throws(() => parseTailFlags(['-v', '3']), (err: unknown) => err instanceof GoFlagError && err.flag === 'logfile' && /--logfile: a log file PATH is required/.test(err.message));
 });
 
 test('a log replaced by a new file (rename rotation) is read from the new file\'s start', async (t) => {

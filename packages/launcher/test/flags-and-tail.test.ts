@@ -4,7 +4,8 @@ import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FlagError, parseDuration, parseFlags } from '../src/flags.js';
+import { GoFlagError } from '@podvirt/api/go-flags';
+import { parseFlags } from '../src/flags.js';
 import { FileTail } from '../src/logs/file-tail.js';
 
 test('KubeVirt launcher flags parse; unsupported ones are collected, unknown ones refused', () => {
@@ -21,11 +22,18 @@ test('KubeVirt launcher flags parse; unsupported ones are collected, unknown one
   assert.deepEqual([d.shareDir, d.containerDiskDir, d.qemuTimeoutMs, d.gracePeriodSeconds, d.allowEmulation], ['/var/run/kubevirt', '/var/run/kubevirt/container-disks', 180_000, 30, false]);
   assert.equal(parseFlags([], { PODVIRT_ALLOW_EMULATION: 'true' }).allowEmulation, true);
   assert.equal(parseFlags(['--allow-emulation=false'], { PODVIRT_ALLOW_EMULATION: 'true' }).allowEmulation, false);
-  assert.throws(() => parseFlags(['--frobnicate'], {}), FlagError);
-  assert.throws(() => parseFlags(['--name'], {}), /needs a value/);
-  assert.throws(() => parseFlags(['--grace-period-seconds', '-1'], {}), FlagError);
-  assert.equal(parseDuration('1h30m'), 5_400_000);
-  assert.throws(() => parseDuration('soon'), FlagError);
+  assert.equal(parseFlags(['-qemu-timeout=1h30m', '-simulate-crash'], {}).qemuTimeoutMs, 5_400_000);
+  assert.equal(parseFlags(['-simulate-crash'], {}).simulateCrash, true);
+  const refusedNaming = (argv: string[], flag: string | undefined, env: Record<string, string> = {}): void => {
+    assert.throws(() => parseFlags(argv, env), (err: unknown) => err instanceof GoFlagError && err.flag === flag);
+  };
+  refusedNaming(['--frobnicate'], 'frobnicate');
+  refusedNaming(['--name'], 'name');
+  refusedNaming(['--grace-period-seconds', '-1'], 'grace-period-seconds');
+  refusedNaming(['--grace-period-seconds=1.5'], 'grace-period-seconds');
+  refusedNaming(['--qemu-timeout', 'soon'], 'qemu-timeout');
+  refusedNaming(['vm'], undefined);
+  refusedNaming([], 'allow-emulation', { PODVIRT_ALLOW_EMULATION: 'maybe' });
 });
 
 test('the tail emits whole lines, waits for the file, follows truncation, flushes on close', async (t) => {
