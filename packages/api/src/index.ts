@@ -34,6 +34,9 @@ export {
   DOMAIN_ANNOTATION,
   HEARTBEAT_ANNOTATION,
   LAUNCHER_APP_LABEL_VALUE,
+  MIGRATION_FINALIZER,
+  MIGRATION_JOB_LABEL,
+  MIGRATION_TARGET_NODE_LABEL,
   NODE_NAME_LABEL,
   NODE_SCHEDULABLE_LABEL,
   VMI_FINALIZER,
@@ -42,6 +45,7 @@ export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
 export { isFinalMigrationPhase, MigrationPhase } from './migration-phases.js';
 export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_PLURAL, MIGRATION_SHORT_NAMES } from './migration-kind.js';
 export { asMigration, validateMigration } from './validate-migration.js';
+export { migrationReference } from './migration-reference.js';
 export type * from './types/migration.js';
 export { NANOS_PER_UNIT, parseQuantity, parseQuantityValue, type Quantity, type QuantityFormat } from './quantity.js';
 export { QuantityError } from './quantity-error.js';

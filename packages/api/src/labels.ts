@@ -17,3 +17,9 @@ export const DOMAIN_ANNOTATION = 'kubevirt.io/domain';
 export const VMI_FINALIZER = 'foregroundDeleteVirtualMachine';
 /** Value of APP_LABEL on launcher pods. */
 export const LAUNCHER_APP_LABEL_VALUE = 'virt-launcher';
+/** On a migration's target launcher pod: the UID of the VirtualMachineInstanceMigration it serves. */
+export const MIGRATION_JOB_LABEL = 'kubevirt.io/migrationJobUID';
+/** On the VMI while a migration prepares its target: the node it moves to. */
+export const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
+/** On a migration while it runs: deleting it then cancels it before the object goes. */
+export const MIGRATION_FINALIZER = 'kubevirt.io/migrationJobFinalize';

@@ -1,15 +1,16 @@
 // The controller's view of the cluster: kube-runtime informers for VMIs, for launcher pods
-// (label `kubevirt.io=virt-launcher`), for PVCs and for the kubelet's FailedMount Events about
-// pods, served as VmiStore, PodStore, ClaimStore and MountEventStore.
+// (label `kubevirt.io=virt-launcher`), for PVCs, for the kubelet's FailedMount Events about
+// pods and for VMI migrations, served as VmiStore, PodStore, ClaimStore, MountEventStore and
+// MigrationStore.
 // The informers relist on 410 and retry with backoff by themselves; the VMI informer re-delivers
 // every VMI each resync period, which repairs whatever a lost event or a failed write left behind.
 
 import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance } from '@podvirt/api';
+import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, MIGRATION_PLURAL, VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { Informer, kubeListWatch, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { ClaimStore } from './claim-check.js';
-import type { MountEventStore, PodStore, VmiStore } from './cluster-roles.js';
+import type { MigrationStore, MountEventStore, PodStore, VmiStore } from './cluster-roles.js';
 
 export type PodChange = 'add' | 'update' | 'delete';
 
@@ -20,6 +21,8 @@ export interface ClusterInformersOptions {
   readonly namespace?: string | undefined;
   readonly onVmi: (vmi: VirtualMachineInstance) => void;
   readonly onPod: (pod: V1Pod, change: PodChange) => void;
+  /** A VirtualMachineInstanceMigration appeared, changed or went away. */
+  readonly onMigration?: (vmim: VirtualMachineInstanceMigration) => void;
   /** A PVC appeared, changed (e.g. became Bound) or went away. */
   readonly onClaim?: (claim: V1PersistentVolumeClaim) => void;
   /** The kubelet could not mount a volume of this launcher pod (a FailedMount Event). */
@@ -37,11 +40,12 @@ export const DEFAULT_RESTART_DELAY_MS = 2_000;
 
 const CHANGE = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' } as const;
 
-export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEventStore {
+export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEventStore, MigrationStore {
   readonly #vmis: Informer<VirtualMachineInstance>;
   readonly #pods: Informer<V1Pod>;
   readonly #claims: Informer<V1PersistentVolumeClaim>;
   readonly #mountEvents: Informer<CoreV1Event>;
+  readonly #migrations: Informer<VirtualMachineInstanceMigration>;
 
   constructor(options: ClusterInformersOptions) {
     const { client, namespace, log } = options;
@@ -72,6 +76,13 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
         if (type !== 'RESYNC') options.onClaim?.(claim);
       },
       log: log.child({ informer: 'persistentvolumeclaims' }),
+      resyncPeriodMs,
+      retryMs,
+    });
+    this.#migrations = new Informer<VirtualMachineInstanceMigration>({
+      source: kubeListWatch(client, { path: `/apis/${VMI_GROUP}/${VMI_VERSION}${scope}/${MIGRATION_PLURAL}` }),
+      onEvent: (_type, vmim) => options.onMigration?.(vmim),
+      log: log.child({ informer: 'migrations' }),
       resyncPeriodMs,
       retryMs,
     });
@@ -107,20 +118,28 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
     return this.#podsIn(namespace).filter((pod) => pod.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claimName) === true);
   }
 
+  getMigration(namespace: string, name: string): VirtualMachineInstanceMigration | undefined {
+    return this.#migrations.get(`${namespace}/${name}`);
+  }
+
+  listMigrations(): VirtualMachineInstanceMigration[] {
+    return this.#migrations.list();
+  }
+
   mountEvents(namespace: string, podUid: string): CoreV1Event[] {
     return this.#mountEvents.list().filter((e) => e.involvedObject.namespace === namespace && e.involvedObject.uid === podUid);
   }
 
   /** Lists every kind (retrying until it works or `signal` aborts), then keeps watching. */
   async start(signal: AbortSignal): Promise<void> {
-    const all = [this.#vmis, this.#pods, this.#claims, this.#mountEvents];
+    const all = [this.#vmis, this.#pods, this.#claims, this.#mountEvents, this.#migrations];
     for (const informer of all) informer.start();
     await Promise.all(all.map((informer) => informer.waitForSync(signal)));
   }
 
   /** Stops every watch and timer. Idempotent. */
   async close(): Promise<void> {
-    await Promise.all([this.#vmis.close(), this.#pods.close(), this.#claims.close(), this.#mountEvents.close()]);
+    await Promise.all([this.#vmis.close(), this.#pods.close(), this.#claims.close(), this.#mountEvents.close(), this.#migrations.close()]);
   }
 
   #podsIn(namespace: string): V1Pod[] {

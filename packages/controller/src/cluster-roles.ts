@@ -6,7 +6,7 @@
 // the object is gone, CONTROLLER_API_FAILED otherwise.
 
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
-import type { EventType, VirtualMachineInstance } from '@podvirt/api';
+import type { EventType, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 
 /** The informer's view of VMIs: possibly stale, never blocking. */
 export interface VmiStore {
@@ -51,4 +51,24 @@ export interface PodClient {
 export interface EventRecorder {
   /** Best effort: an Event that cannot be written is logged, never thrown. */
   record(vmi: VirtualMachineInstance, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+/** The informer's view of VirtualMachineInstanceMigrations. */
+export interface MigrationStore {
+  getMigration(namespace: string, name: string): VirtualMachineInstanceMigration | undefined;
+  listMigrations(): VirtualMachineInstanceMigration[];
+}
+
+export interface MigrationClient {
+  /** A fresh read; undefined when the migration is gone. */
+  readMigration(namespace: string, name: string, signal?: AbortSignal): Promise<VirtualMachineInstanceMigration | undefined>;
+  /** Writes `status` through the status subresource, guarded by the resourceVersion. */
+  replaceMigrationStatus(vmim: VirtualMachineInstanceMigration, signal?: AbortSignal): Promise<VirtualMachineInstanceMigration>;
+  /** Sets the whole finalizer list, guarded by `resourceVersion`. */
+  setMigrationFinalizers(namespace: string, name: string, finalizers: readonly string[], resourceVersion: string | undefined, signal?: AbortSignal): Promise<VirtualMachineInstanceMigration>;
+}
+
+export interface MigrationEventRecorder {
+  /** Best effort, as EventRecorder.record. */
+  recordMigration(vmim: VirtualMachineInstanceMigration, type: EventType, reason: string, message: string): Promise<void>;
 }

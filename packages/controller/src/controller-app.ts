@@ -2,14 +2,16 @@
 // leader election, wired together with one lifetime. main.ts and the end-to-end tests both
 // start it through here.
 
-import { vmiReference, type VirtualMachineInstance } from '@podvirt/api';
+import { migrationReference, vmiReference, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './cluster-informers.js';
 import { KubeLeaseClient } from './kube-lease-client.js';
+import { KubeMigrationClient } from './kube-migration-client.js';
 import { KubePodClient } from './kube-pod-client.js';
 import { KubeVmiClient } from './kube-vmi-client.js';
 import { LeaderElector, type LeadershipEnd } from './leader-elector.js';
+import { MigrationController } from './migration-controller.js';
 import { PodExpectations } from './pod-expectations.js';
 import { VmiController } from './vmi-controller.js';
 
@@ -33,6 +35,8 @@ export interface ControllerAppOptions {
   readonly podDownGraceMs?: number;
   /** Identifies this replica in Events; the leader identity when electing. */
   readonly instance?: string;
+  /** How long a migration's target pod that no node takes is waited for. */
+  readonly unschedulableTimeoutMs?: number;
 }
 
 export const DEFAULT_LEASE_NAME = 'podvirt-controller';
@@ -42,14 +46,16 @@ export const EVENT_SOURCE_COMPONENT = 'podvirt-controller';
 export class ControllerApp {
   readonly #informers: ClusterInformers;
   readonly #events: EventRecorder<VirtualMachineInstance>;
+  readonly #migrationEvents: EventRecorder<VirtualMachineInstanceMigration>;
   readonly #lifetime: AbortController;
   /** Why the controller stopped: closed, or leadership lost (the process should exit). */
   readonly done: Promise<LeadershipEnd>;
   #closing: Promise<void> | undefined;
 
-  private constructor(informers: ClusterInformers, events: EventRecorder<VirtualMachineInstance>, lifetime: AbortController, done: Promise<LeadershipEnd>) {
+  private constructor(informers: ClusterInformers, events: EventRecorder<VirtualMachineInstance>, migrationEvents: EventRecorder<VirtualMachineInstanceMigration>, lifetime: AbortController, done: Promise<LeadershipEnd>) {
     this.#informers = informers;
     this.#events = events;
+    this.#migrationEvents = migrationEvents;
     this.#lifetime = lifetime;
     this.done = done;
   }
@@ -68,15 +74,33 @@ export class ControllerApp {
       log: log.child({ subcomponent: 'events' }),
       now: Date.now,
     });
+    const migrationEvents = new EventRecorder<VirtualMachineInstanceMigration>({
+      sink: new KubeEventSink(client),
+      reference: migrationReference,
+      component: EVENT_SOURCE_COMPONENT,
+      instance,
+      log: log.child({ subcomponent: 'events' }),
+      now: Date.now,
+    });
     const informers = new ClusterInformers({
       client,
       log,
       namespace: options.namespace,
       // Events flow only after informers.start(), by which time the controller exists.
-      onVmi: (vmi) => controller.vmiChanged(vmi),
-      onPod: (pod, change) => controller.podChanged(pod, change),
+      onVmi: (vmi) => {
+        controller.vmiChanged(vmi);
+        migrations.vmiChanged(vmi);
+      },
+      onPod: (pod, change) => {
+        controller.podChanged(pod, change);
+        migrations.podChanged(pod, change);
+      },
+      onMigration: (vmim) => migrations.migrationChanged(vmim),
       onClaim: (claim) => controller.claimChanged(claim),
-      onMountFailure: (pod) => controller.podChanged(pod, 'update'),
+      onMountFailure: (pod) => {
+        controller.podChanged(pod, 'update');
+        migrations.podChanged(pod, 'update');
+      },
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
     const controller: VmiController = new VmiController({
@@ -97,23 +121,50 @@ export class ControllerApp {
         ...(options.podDownGraceMs === undefined ? {} : { podDownGraceMs: options.podDownGraceMs }),
       },
     });
+    const vmiClient = new KubeVmiClient(client);
+    const podClient = new KubePodClient(client);
+    const migrations: MigrationController = new MigrationController({
+      log: log.child({ subcomponent: 'migrations' }),
+      workers: options.workers,
+      deps: {
+        migrations: informers,
+        migrationClient: new KubeMigrationClient(client),
+        vmis: informers,
+        vmiClient,
+        pods: informers,
+        podClient,
+        events,
+        migrationEvents: { recordMigration: (vmim, type, reason, message) => migrationEvents.record(vmim, type, reason, message) },
+        expectations: new PodExpectations(),
+        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        claims: informers,
+        mountEvents: informers,
+        now: () => new Date(),
+        log,
+        ...(options.unschedulableTimeoutMs === undefined ? {} : { unschedulableTimeoutMs: options.unschedulableTimeoutMs }),
+      },
+    });
     try {
       await informers.start(lifetime.signal);
     } catch (err) {
       await informers.close();
       await events.close();
+      await migrationEvents.close();
       throw err;
     }
     log.info({ namespace: options.namespace ?? '(all)' }, 'caches synced');
+    const runBoth = async (signal: AbortSignal): Promise<void> => {
+      await Promise.all([controller.run(signal), migrations.run(signal)]);
+    };
     const election = options.leaderElection;
     const done: Promise<LeadershipEnd> = election
       ? new LeaderElector({
           client: new KubeLeaseClient(client, election.namespace, election.name),
           identity: election.identity,
           log,
-        }).run(lifetime.signal, (leading) => controller.run(leading))
-      : controller.run(lifetime.signal).then(() => 'stopped' as const);
-    return new ControllerApp(informers, events, lifetime, done);
+        }).run(lifetime.signal, (leading) => runBoth(leading))
+      : runBoth(lifetime.signal).then(() => 'stopped' as const);
+    return new ControllerApp(informers, events, migrationEvents, lifetime, done);
   }
 
   /** Stops reconciling (releasing the Lease), then the informers, then flushes pending Events. Idempotent. */
@@ -123,6 +174,7 @@ export class ControllerApp {
       await this.done;
       await this.#informers.close();
       await this.#events.close();
+      await this.#migrationEvents.close();
     })();
     return this.#closing;
   }

@@ -27,16 +27,20 @@ import {
   type VmiStatus,
 } from '@podvirt/api';
 import { ClaimReason, type ClaimCheck } from './claim-check.js';
-import { computeImage, computeTermination, currentPod, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
+import { computeImage, computeTermination, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
 import { FAILED_MOUNT_REASON, imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
 import { withReadyCondition } from './ready-condition.js';
 import { rfc3339 } from './rfc3339.js';
 import { statusEqual } from './status-equal.js';
 import { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
+import { vmiPod } from './vmi-pod.js';
 
 export interface DecideInput {
   readonly vmi: VirtualMachineInstance;
-  /** The launcher pods owned by this VMI (matched by the VMI's UID). */
+  /**
+   * The launcher pods owned by this VMI (matched by the VMI's UID): its own and a migration's
+   * target pod, told apart by vmi-pod.ts; `status.activePods` lists them all.
+   */
   readonly pods: readonly V1Pod[];
   readonly now: Date;
   /** Why the last pod creation failed; reported in the Synchronized condition. */
@@ -253,7 +257,7 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const { vmi, pods } = input;
   const deleting = vmi.metadata.deletionTimestamp != null;
   const hasFinalizer = vmi.metadata.finalizers?.includes(VMI_FINALIZER) ?? false;
-  const pod = currentPod(pods);
+  const pod = vmiPod(vmi, pods);
   const currentPhase = vmi.status?.phase ?? VmiPhase.Unset;
   const step = nextPhase(input, currentPhase, pod, deleting);
   const wantsPod = !deleting && !pod && (step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset);

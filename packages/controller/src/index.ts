@@ -1,4 +1,4 @@
-export type { EventRecorder, MetadataPatch, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
+export type { EventRecorder, MetadataPatch, MigrationClient, MigrationEventRecorder, MigrationStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
 export { ClusterInformers, LAUNCHER_POD_SELECTOR, type ClusterInformersOptions, type PodChange } from './cluster-informers.js';
 export { ControllerApp, DEFAULT_LEASE_NAME, EVENT_SOURCE_COMPONENT, type ControllerAppOptions, type LeaderElectionConfig } from './controller-app.js';
 export { ControllerError, isConflict, isNotFound, type ControllerErrorCode } from './controller-error.js';
@@ -35,3 +35,9 @@ export { PodEventReason, syncVmi, type SyncDeps, type SyncResult } from './sync-
 export { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
 export { ownerKey, VmiController, vmiKey, type VmiControllerOptions } from './vmi-controller.js';
 export { DEVICE_RESOURCE_PREFIX, KVM_RESOURCE, TUN_RESOURCE, VHOST_NET_RESOURCE, deviceResources } from './device-resources.js';
+export { decideMigration, DEFAULT_UNSCHEDULABLE_TIMEOUT_MS, type DecideMigrationInput } from './decide-migration.js';
+export { MigrationConditionType, MigrationFailureReason, type MigrationDecision, type MigrationEvent } from './migration-decision.js';
+export { MigrationController, type MigrationControllerOptions } from './migration-controller.js';
+export { blockingMigration, migrationKey, syncMigration, type MigrationSyncDeps } from './sync-migration.js';
+export { HOSTNAME_TOPOLOGY_KEY, renderTargetPod } from './render-target-pod.js';
+export { isMigrationTargetPod, vmiPod } from './vmi-pod.js';

@@ -1,0 +1,94 @@
+// Turns informer events into migration keys and runs workers over a keyed work queue; each key
+// is reconciled by syncMigration. A migration looks again when it changes, when its VMI
+// changes (the handlers report through the VMI's migrationState) and when a launcher pod of
+// its VMI changes (the target pod starting or failing). When a migration ends, the others of
+// the same VMI look again: the next one may start.
+
+import type { V1Pod } from '@kubernetes/client-node';
+import { isFinalMigrationPhase, MIGRATION_JOB_LABEL, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
+import type { Logger } from 'pino';
+import { migrationKey, syncMigration, type MigrationSyncDeps } from './sync-migration.js';
+import { splitKey } from './sync-vmi.js';
+import { ownerKey } from './vmi-controller.js';
+
+export interface MigrationControllerOptions {
+  readonly deps: MigrationSyncDeps;
+  readonly workers: number;
+  readonly log: Logger;
+  readonly queue?: ItemBackoffOptions;
+}
+
+export class MigrationController {
+  readonly #o: MigrationControllerOptions;
+  #queue: WorkQueue | undefined;
+
+  constructor(options: MigrationControllerOptions) {
+    this.#o = options;
+  }
+
+  migrationChanged(vmim: VirtualMachineInstanceMigration): void {
+    this.#queue?.add(migrationKey(vmim));
+    this.#enqueueFor(vmim.metadata.namespace ?? '', vmim.spec?.vmiName ?? '', vmim.metadata.uid);
+  }
+
+  vmiChanged(vmi: VirtualMachineInstance): void {
+    this.#enqueueFor(vmi.metadata.namespace ?? '', vmi.metadata.name ?? '');
+  }
+
+  podChanged(pod: V1Pod, change: 'add' | 'update' | 'delete'): void {
+    const owner = ownerKey(pod);
+    if (owner === undefined) return;
+    const { namespace, name } = splitKey(owner);
+    if (change === 'add') {
+      // A created target pod is counted against its migration's expectation.
+      for (const vmim of this.#o.deps.migrations.listMigrations()) {
+        if (vmim.metadata.uid !== undefined && pod.metadata?.labels?.[MIGRATION_JOB_LABEL] === vmim.metadata.uid) this.#o.deps.expectations.creationObserved(migrationKey(vmim));
+      }
+    }
+    this.#enqueueFor(namespace, name);
+  }
+
+  /** Every unfinished migration of the VMI `namespace/name`, but `except`. */
+  #enqueueFor(namespace: string, vmiName: string, except?: string): void {
+    const queue = this.#queue;
+    if (queue === undefined) return;
+    for (const vmim of this.#o.deps.migrations.listMigrations()) {
+      if (vmim.metadata.uid === except || vmim.metadata.namespace !== namespace || vmim.spec?.vmiName !== vmiName) continue;
+      if (!isFinalMigrationPhase(vmim.status?.phase) || (vmim.metadata.finalizers?.length ?? 0) > 0) queue.add(migrationKey(vmim));
+    }
+  }
+
+  /** Reconciles until `signal` aborts: every migration first, then whatever changes. */
+  async run(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const queue = new WorkQueue(this.#o.queue);
+    this.#queue = queue;
+    const onAbort = (): void => queue.shutDown();
+    signal.addEventListener('abort', onAbort, { once: true });
+    for (const vmim of this.#o.deps.migrations.listMigrations()) queue.add(migrationKey(vmim));
+    const workers = Array.from({ length: Math.max(1, this.#o.workers) }, () => this.#work(queue, signal));
+    await Promise.all(workers);
+    signal.removeEventListener('abort', onAbort);
+    if (this.#queue === queue) this.#queue = undefined;
+  }
+
+  async #work(queue: WorkQueue, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await queue.get(signal);
+      if (key === undefined) return;
+      const log = this.#o.log.child({ migration: key });
+      try {
+        const result = await syncMigration({ ...this.#o.deps, log }, key, signal);
+        queue.forget(key);
+        if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
+      } catch (err) {
+        if (signal.aborted) return;
+        log.warn({ err, retries: queue.numRequeues(key) }, 'migration reconcile failed, requeueing');
+        queue.addRateLimited(key);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+}
