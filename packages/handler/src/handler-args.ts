@@ -5,6 +5,7 @@ import { DurationError, parseDuration as parseGoDuration } from '@podvirt/api/du
 import { DEVICE_PLUGINS_DIR, NODE_API_SOCKET } from '@podvirt/proto';
 import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
 import { HandlerError } from './handler-error.js';
+import { MIGRATION_OPTIONS, MIGRATION_USAGE, parseMigrationSettings, type MigrationSettings } from './live-migration/migration-settings.js';
 
 export interface NodeApiTlsArgs {
   readonly address: string;
@@ -37,6 +38,8 @@ export interface HandlerArgs {
   readonly shutdownGraceMs: number;
   /** The kvm/tun/vhost-net device plugins; undefined with --disable-device-plugins. */
   readonly devicePlugins: DevicePluginArgs | undefined;
+  /** How this node's handler runs the migrations whose source it is. */
+  readonly migration: MigrationSettings;
 }
 
 export interface DevicePluginArgs {
@@ -74,6 +77,7 @@ export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node
                       [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
                       [--device-plugins-dir DIR] [--device-root DIR] [--max-devices N]
                       [--disable-device-plugins]
+${MIGRATION_USAGE}
   --node-name defaults to $NODE_NAME; durations as Go writes them (1h30m, 90s, 300ms; a bare number is seconds).
   Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
   --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port),
@@ -103,6 +107,7 @@ const OPTIONS = {
   'device-root': { type: 'string', default: '/' },
   'max-devices': { type: 'string', default: String(DEFAULT_DEVICES_PER_PLUGIN) },
   'disable-device-plugins': { type: 'boolean', default: false },
+  ...MIGRATION_OPTIONS,
 } as const;
 
 export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): HandlerArgs {
@@ -136,6 +141,7 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
       deviceRoot: values['device-root'],
       maxDevices: parseMaxDevices(values['max-devices']),
     },
+    migration: parseMigrationSettings(values),
   };
 }
 

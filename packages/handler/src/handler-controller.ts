@@ -17,6 +17,13 @@ import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
 import type { IoErrorRetryOptions } from './reconcile/io-error-retry.js';
 import { vmiKey } from './vmi-key.js';
+import { MigrationCoordinator } from './live-migration/migration-coordinator.js';
+import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
+import type { MigrationSettings } from './live-migration/migration-settings.js';
+import type { InformerEventType } from './kube/vmi-informer.js';
+
+/** On the VMI while a migration prepares its target: the node it moves to (KubeVirt's label). */
+const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
 
 /** The component virt-handler's Events name as their source, as KubeVirt's do. */
 export const EVENT_SOURCE_COMPONENT = 'virt-handler';
@@ -45,11 +52,16 @@ export interface HandlerControllerOptions {
   readonly network?: PodNetworkPhase;
   /** Pacing of resumes after I/O-error pauses; KubeVirt's (10 s doubling to 3 min) by default. */
   readonly ioErrorRetry?: IoErrorRetryOptions;
+  /** Live migration: the proxy's endpoints and the source's settings; absent: migrations are not acted on. */
+  readonly migrations?: { readonly endpoints: MigrationEndpoints; readonly settings: MigrationSettings };
 }
 
 export class HandlerController {
   readonly queue: WorkQueue;
   readonly informer: VmiInformer;
+  /** The VMIs migrating to this node (label kubevirt.io/migrationTargetNodeName), when migrations are on. */
+  readonly targetInformer: VmiInformer | undefined;
+  readonly migrations: MigrationCoordinator | undefined;
   readonly registry: LauncherRegistry;
   readonly recorder: EventRecorder<VirtualMachineInstance>;
   readonly reconciler: VmiReconciler;
@@ -92,26 +104,42 @@ export class HandlerController {
       ...(options.records === undefined ? {} : { records: options.records }),
       ...(options.observeLauncherCall === undefined ? {} : { observeCall: options.observeLauncherCall }),
     });
+    const onEvent = (type: InformerEventType, vmi: VirtualMachineInstance): void => {
+      const key = vmiKey(vmi);
+      if (type === 'DELETED') this.reconciler.remember(vmi, key);
+      else if (this.#reconciling.has(key)) {
+        // Its own status write comes back while the key is processed: judged once it is done.
+        this.#deferred.set(key, vmi);
+        return;
+      } else if (this.#backoffs.holds(key, vmi)) return;
+      this.queue.add(key);
+    };
     this.informer = new VmiInformer({
       api: options.vmiApi,
       labelSelector: `${NODE_NAME_LABEL}=${options.nodeName}`,
       resyncPeriodMs: options.resyncPeriodMs,
       log: log.child({ subcomponent: 'informer' }),
-      onEvent: (type, vmi) => {
-        const key = vmiKey(vmi);
-        if (type === 'DELETED') this.reconciler.remember(vmi, key);
-        else if (this.#reconciling.has(key)) {
-          // Its own status write comes back while the key is processed: judged once it is done.
-          this.#deferred.set(key, vmi);
-          return;
-        } else if (this.#backoffs.holds(key, vmi)) return;
-        this.queue.add(key);
-      },
+      onEvent,
     });
+    const m = options.migrations;
+    this.targetInformer = m === undefined ? undefined : new VmiInformer({
+      api: options.vmiApi,
+      labelSelector: `${MIGRATION_TARGET_NODE_LABEL}=${options.nodeName}`,
+      resyncPeriodMs: options.resyncPeriodMs,
+      log: log.child({ subcomponent: 'migration-target-informer' }),
+      onEvent,
+    });
+    this.migrations = m === undefined ? undefined : new MigrationCoordinator({
+      api: options.vmiApi, endpoints: m.endpoints, settings: m.settings, now,
+      ...(options.network === undefined ? {} : { network: options.network }),
+    });
+    const target = this.targetInformer;
     this.reconciler = new VmiReconciler({
       nodeName: options.nodeName,
       api: options.vmiApi,
-      source: this.informer,
+      // The node's own VMIs first: at the hand-over the VMI is in both for a moment.
+      source: target === undefined ? this.informer : { get: (key) => this.informer.get(key) ?? target.get(key) },
+      ...(this.migrations === undefined ? {} : { migrations: this.migrations }),
       registry: this.registry,
       recorder: this.recorder,
       log,
@@ -129,7 +157,9 @@ export class HandlerController {
    */
   async start(signal: AbortSignal): Promise<boolean> {
     this.informer.start();
+    this.targetInformer?.start();
     if (!(await this.informer.waitForSync(signal))) return false;
+    if (this.targetInformer !== undefined && !(await this.targetInformer.waitForSync(signal))) return false;
     for (const record of this.#o.records?.list() ?? []) this.queue.add(`${record.namespace}/${record.name}`);
     for (let i = 0; i < this.#o.workers; i++) this.#workers.push(this.#work());
     this.#resync = setInterval(() => void this.#resyncDomains(), this.#o.resyncPeriodMs);
@@ -147,7 +177,7 @@ export class HandlerController {
   async #close(graceMs: number): Promise<void> {
     clearInterval(this.#resync);
     this.queue.shutDown();
-    await this.informer.close();
+    await Promise.all([this.informer.close(), this.targetInformer?.close()]);
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), graceMs);
@@ -160,6 +190,7 @@ export class HandlerController {
       await Promise.all(this.#workers);
     }
     await this.registry.close();
+    await this.migrations?.close();
     await this.recorder.close();
     this.#o.log.info('handler controller stopped');
   }

@@ -26,6 +26,7 @@ import { NodeApiServer } from './node-api/node-api-server.js';
 import { nodeApiService } from './node-api/node-api-service.js';
 import { NodeOperations } from './node-api/node-operations.js';
 import type { PodNetworkPhase } from './reconcile/execute-action.js';
+import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
 import { VmiResolver } from './node-api/vmi-resolver.js';
 
 export type RuntimeArgs = Omit<HandlerArgs, 'kubeconfig'>;
@@ -42,6 +43,8 @@ export interface HandlerRuntimeOptions {
   readonly registrar?: KubeletRegistrar;
   /** The privileged pod network phase (main passes the real one; absent: no NIC is wired). */
   readonly network?: PodNetworkPhase;
+  /** The migration proxy's endpoints (main passes the TLS one; absent: migrations are not acted on). */
+  readonly migrationEndpoints?: MigrationEndpoints;
 }
 
 export class HandlerRuntime {
@@ -76,6 +79,7 @@ export class HandlerRuntime {
       observeReconcile: (seconds, ok) => this.metrics.observeReconcile(seconds, ok),
       observeLauncherCall: (method, code, seconds) => this.metrics.observeLauncherCall(method, code, seconds),
       ...(options.network === undefined ? {} : { network: options.network }),
+      ...(options.migrationEndpoints === undefined ? {} : { migrations: { endpoints: options.migrationEndpoints, settings: args.migration } }),
     });
     this.metrics = new HandlerMetrics({
       nodeName: args.nodeName,

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { NODE_API_SOCKET } from '@podvirt/proto';
 import { parseDuration, parseHandlerArgs } from '../src/handler-args.js';
 import { isHandlerError } from '../src/handler-error.js';
+import { DEFAULT_MIGRATION_SETTINGS } from '../src/live-migration/migration-settings.js';
 
 const DEFAULT_REST = {
   ghostRecordDir: '/var/run/podvirt-private/ghost-records',
@@ -14,6 +15,7 @@ const DEFAULT_REST = {
   heartbeatIntervalMs: 60_000,
   shutdownGraceMs: 15_000,
   devicePlugins: { dir: '/var/lib/kubelet/device-plugins', deviceRoot: '/', maxDevices: 1000 },
+  migration: DEFAULT_MIGRATION_SETTINGS,
 };
 
 test('defaults follow virt-handler; NODE_NAME fills --node-name', () => {

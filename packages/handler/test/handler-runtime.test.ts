@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { deviceplugin } from '@podvirt/proto';
 import { NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
 import { HandlerRuntime } from '../src/handler-runtime.js';
+import { DEFAULT_MIGRATION_SETTINGS } from '../src/live-migration/migration-settings.js';
 import type { NodeMetadataPatch, NodePatcher } from '../src/heartbeat/node-patcher.js';
 import { eventually } from '@podvirt/test-support';
 import { FakeEvents, FakeKube } from './fake-kube.js';
@@ -39,6 +40,7 @@ test('start → ready and schedulable; close → not ready, unschedulable, launc
       ghostRecordDir: join(dir, 'records'), nodeApiSocket: join(dir, 'api', 'node.sock'), nodeApiTls: undefined,
       httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
       devicePlugins: undefined,
+      migration: DEFAULT_MIGRATION_SETTINGS,
     },
     vmiApi: kube, eventApi: new FakeEvents(), nodePatcher: patcher, log: quietLog(),
   });
@@ -82,6 +84,7 @@ test('device plugins: /readyz names them until the kubelet.sock that was missing
       ghostRecordDir: join(dir, 'records'), nodeApiSocket: join(dir, 'api', 'node.sock'), nodeApiTls: undefined,
       httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
       devicePlugins: { dir: pluginsDir, deviceRoot: join(dir, 'host'), maxDevices: 3 },
+      migration: DEFAULT_MIGRATION_SETTINGS,
     },
     vmiApi: new FakeKube(), eventApi: new FakeEvents(), nodePatcher: new RecordingPatcher(), log: quietLog(),
   });

@@ -25,8 +25,13 @@ export interface VmiMigrationState {
   sourcePod?: string;
   targetNode?: string;
   targetPod?: string;
-  /** host:port of the target handler's migration endpoint, written by the target handler. */
+  /** The address the target handler's migration endpoint listens on (no port), written by the target handler. */
   targetNodeAddress?: string;
+  /**
+   * The target handler's listening ports: node-side port (as a string) → the pod-side stream it
+   * reaches (`0` the libvirt connection, `49152` memory, `49153` disks over NBD), as KubeVirt.
+   */
+  targetDirectMigrationNodePorts?: Record<string, number>;
   /** The target handler saw the domain start after the switch. */
   targetNodeDomainDetected?: boolean;
   targetNodeDomainReadyTimestamp?: string;

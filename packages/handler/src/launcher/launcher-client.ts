@@ -123,6 +123,21 @@ export class LauncherClient {
     return this.#calls.reset({ vmiJson }, this.#long(signal)).then(() => undefined);
   }
 
+  /** Migration target: files made, no domain; answers the XML the target would run. */
+  async prepareMigrationTarget(vmiJson: Buffer, signal?: AbortSignal): Promise<string> {
+    const res = await this.#calls.prepareMigrationTarget({ vmiJson }, this.#long(signal));
+    return res.domainXml;
+  }
+
+  /** Migration source: returns once the migration runs; its progress comes on WatchDomain. */
+  migrate(request: cmd.MigrateRequest, signal?: AbortSignal): Promise<void> {
+    return this.#calls.migrate(request, this.#long(signal)).then(() => undefined);
+  }
+
+  cancelMigration(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
+    return this.#calls.cancelMigration({ vmiJson }, this.#long(signal)).then(() => undefined);
+  }
+
   getGuestInfo(signal?: AbortSignal): Promise<cmd.GuestInfo> {
     return this.#calls.getGuestInfo({}, { signal });
   }

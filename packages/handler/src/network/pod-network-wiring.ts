@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { POD_NETWORK_HANDOFF_FILE, VmiInvalidError, type DefaultedVmi, type WiredNic } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
-import { findLauncherPid, isLauncherOf, processOwner, sharesOwnNetns } from './launcher-process.js';
+import { findLauncherPid, isLauncherOf, processOwner, servesSocket, sharesOwnNetns } from './launcher-process.js';
 import { nsenterCommand, type NetnsCommand } from './netns-command.js';
 import { pathInRoot } from './path-in-root.js';
 import { NetworkPlanError, planNetwork, type NetworkPlan, type SetupStep } from './network-plan.js';
@@ -50,10 +50,10 @@ export class PodNetworkWiring {
    * Wires the VMI's pod-network interfaces in its launcher pod unless that is done already: a
    * repeated Sync and a restarted handler find the launcher's handoff file and change nothing.
    */
-  async ensure(vmi: DefaultedVmi, signal?: AbortSignal): Promise<void> {
+  async ensure(vmi: DefaultedVmi, signal?: AbortSignal, launcherSocket?: string): Promise<void> {
     if ((vmi.spec.domain.devices.interfaces ?? []).length === 0) return;
     const uid = vmi.metadata.uid ?? '';
-    const pid = await this.#launcherPid(uid);
+    const pid = await this.#launcherPid(uid, launcherSocket);
     const root = join(this.#o.procRoot, String(pid), 'root');
     const dir = await pathInRoot(root, join(this.#o.launcherPrivateDir, uid));
     if (await exists(join(dir, POD_NETWORK_HANDOFF_FILE))) return;
@@ -77,10 +77,12 @@ export class PodNetworkWiring {
     this.#pids.delete(uid);
   }
 
-  async #launcherPid(uid: string): Promise<number> {
+  async #launcherPid(uid: string, launcherSocket: string | undefined): Promise<number> {
     const known = this.#pids.get(uid);
-    if (known !== undefined && (await isLauncherOf(this.#o.procRoot, known, uid))) return known;
-    const pid = await findLauncherPid(this.#o.procRoot, uid);
+    const still = known !== undefined && (await isLauncherOf(this.#o.procRoot, known, uid))
+      && (launcherSocket === undefined || (await servesSocket(this.#o.procRoot, known, launcherSocket)));
+    if (still) return known;
+    const pid = await findLauncherPid(this.#o.procRoot, uid, launcherSocket);
     if (pid === undefined) {
       this.#pids.delete(uid);
       throw new HandlerError('HANDLER_ERR_POD_NETWORK', `no launcher process of VMI ${uid} runs on this node`);

@@ -15,7 +15,8 @@ export type RecordEvent = (type: string, reason: string, message: string) => Pro
 
 /** The privileged half of the pod network, done before the launcher's Sync (network/pod-network-wiring.ts). */
 export interface PodNetworkPhase {
-  ensure(vmi: DefaultedVmi, signal?: AbortSignal): Promise<void>;
+  /** `launcherSocket` names the pod when two pods of one VMI run here (a migration's source and target). */
+  ensure(vmi: DefaultedVmi, signal?: AbortSignal, launcherSocket?: string): Promise<void>;
   forget(uid: string): void;
 }
 
@@ -67,7 +68,7 @@ async function sync(ctx: ExecuteContext): Promise<Outcome> {
     // Checked here first so a bad spec is named precisely without a round trip.
     const decoded = decodeVmi(ctx.vmi);
     // The tap, bridge and NAT must be there before the launcher defines the domain on the tap.
-    await ctx.network?.ensure(decoded, ctx.signal);
+    await ctx.network?.ensure(decoded, ctx.signal, ctx.observation.connection?.client.socketPath);
     const domain = await launcher(ctx).sync(vmiJson(ctx.vmi), ctx.signal);
     ctx.observation.connection?.observe(domain);
     if (!domainExists(ctx.observation.domain) && domainExists(domain)) {

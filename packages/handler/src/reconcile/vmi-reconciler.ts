@@ -8,11 +8,14 @@ import {
   NODE_NAME_LABEL,
   VmiPhase,
   type VirtualMachineInstance,
+  type VmiStatus,
 } from '@podvirt/api';
 import type { EventRecorder } from '@podvirt/kube-runtime';
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { isHandlerError } from '../handler-error.js';
+import type { MigrationCoordinator, SourceStep } from '../live-migration/migration-coordinator.js';
+import { migrationRole } from '../live-migration/migration-role.js';
 import type { VmiApi } from '../kube/vmi-api.js';
 import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
@@ -38,6 +41,8 @@ export interface VmiReconcilerOptions {
   readonly network?: PodNetworkPhase;
   /** Pacing of resumes after I/O-error pauses; KubeVirt's by default. */
   readonly ioErrorRetry?: IoErrorRetryOptions;
+  /** Both handler sides of live migration; absent: migrations are not acted on. */
+  readonly migrations?: MigrationCoordinator;
 }
 
 export interface ReconcileResult {
@@ -81,11 +86,11 @@ export class VmiReconciler {
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult> {
     const current = this.#o.source.get(key);
     const uid = current?.metadata.uid;
-    const ours = current !== undefined && uid !== undefined && this.#isOurs(current);
+    const ours = current !== undefined && uid !== undefined && this.#handledHere(current);
     const delays: number[] = [];
     for (const held of this.#o.registry.uidsFor(key)) {
       if (ours && held === uid) continue;
-      const r = await this.#pass(key, held, undefined, signal);
+      const r = await this.#pass(key, held, await this.#stillHere(key, held, signal), signal);
       if (r.requeueAfterMs !== undefined) delays.push(r.requeueAfterMs);
     }
     if (ours) {
@@ -101,6 +106,34 @@ export class VmiReconciler {
     return vmi.metadata.labels?.[NODE_NAME_LABEL] === node && vmi.status?.nodeName === node;
   }
 
+  /**
+   * Ours, or a live migration's target here: before the hand-over, and while the hand-over's
+   * status and label writes are between each other (status.nodeName already names this node).
+   */
+  #handledHere(vmi: VirtualMachineInstance): boolean {
+    if (this.#isOurs(vmi)) return true;
+    if (this.#o.migrations === undefined) return false;
+    const ms = vmi.status?.migrationState;
+    const node = this.#o.nodeName;
+    if (vmi.status?.nodeName === node && ms?.migrationUid !== undefined && ms.targetNode === node) return true;
+    return migrationRole(vmi, node) === 'target';
+  }
+
+  /**
+   * A held UID the informers do not show as here: gone, unless a migration moves it between
+   * this handler's two informers (target → owner at the hand-over) — then the API decides, so
+   * a migrated guest is never shut down as an orphan while the informers catch up.
+   */
+  async #stillHere(key: string, uid: string, signal: AbortSignal): Promise<VirtualMachineInstance | undefined> {
+    const migrations = this.#o.migrations;
+    if (migrations === undefined) return undefined;
+    const last = this.#known(key, uid);
+    if (!migrations.involved(uid) && last?.status?.migrationState?.migrationUid === undefined) return undefined;
+    const { namespace, name } = splitVmiKey(key);
+    const fresh = await this.#o.api.get(namespace, name, signal);
+    return fresh !== undefined && fresh.metadata.uid === uid && this.#handledHere(fresh) ? fresh : undefined;
+  }
+
   #known(key: string, uid: string): VirtualMachineInstance | undefined {
     const current = this.#o.source.get(key);
     return current?.metadata.uid === uid ? current : this.#tombstones.get(uid);
@@ -110,6 +143,15 @@ export class VmiReconciler {
     const known = vmi ?? this.#tombstones.get(uid) ?? placeholder(key, uid);
     const log = this.#o.log.child({ namespace: known.metadata.namespace, name: known.metadata.name, uid });
     const record = (type: string, reason: string, message: string): Promise<void> => this.#o.recorder.record(known, type, reason, message);
+    const migrations = this.#o.migrations;
+    const role = vmi === undefined || migrations === undefined ? 'none' : migrationRole(vmi, this.#o.nodeName);
+    if (role === 'target' && migrations !== undefined && vmi !== undefined && targetDone(vmi)) {
+      // Failed or deleted before the hand-over: the controller removes the target pod; nothing of it stays here.
+      await migrations.release(uid);
+      this.#o.network?.forget(uid);
+      if (this.#o.registry.uidsFor(key).includes(uid)) await this.#o.registry.release(uid);
+      return {};
+    }
 
     let observation: LauncherObservation;
     try {
@@ -119,8 +161,16 @@ export class VmiReconciler {
       return this.#observeFailed(vmi, uid, err, record, log, signal);
     }
 
+    if (role === 'target' && migrations !== undefined && vmi !== undefined) {
+      return migrations.target({ uid, vmi, observation, log, signal });
+    }
+    let step: SourceStep | undefined;
+    if (role === 'source' && migrations !== undefined && vmi !== undefined) step = await migrations.source({ uid, vmi, observation, log, signal });
+
     const now = this.#o.now();
-    let action = decide(vmi, observation.domain, observation.state, now);
+    let action = step?.hold === true
+      ? { type: 'nothing' as const, why: step.why, ...(step.requeueAfterMs === undefined ? {} : { requeueAfterMs: step.requeueAfterMs }) }
+      : decide(vmi, observation.domain, observation.state, now);
     let resumeCheckMs: number | undefined;
     if (action.type === 'sync') {
       // Sync resumes a domain paused by an I/O error; a disk still full pauses it again at once.
@@ -141,11 +191,12 @@ export class VmiReconciler {
     if (action.type === 'delete' && action.cleanup) {
       this.#tombstones.delete(uid);
       this.ioErrorRetry.forget(uid);
+      await migrations?.release(uid);
     }
 
     if (vmi !== undefined) {
       const domain = this.#o.registry.cache.get(uid)?.domain ?? observation.domain;
-      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone);
+      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step);
     }
     if (outcome.error !== undefined) throw outcome.error;
     const requeueAfterMs = outcome.requeueAfterMs ?? resumeCheckMs;
@@ -179,9 +230,16 @@ export class VmiReconciler {
     log: Logger,
     signal: AbortSignal,
     launcherGone?: LauncherGone,
+    migration?: SourceStep,
   ): Promise<void> {
     const nowMs = this.#o.now();
-    const write = await writeStatus(this.#o.api, vmi, (v) => computeStatus({ vmi: v, domain, launcher, syncFailure, launcherGone, nowMs }), signal);
+    const migrationUid = vmi.status?.migrationState?.migrationUid ?? '';
+    const compute = (v: VirtualMachineInstance): VmiStatus => {
+      // A domain that is migrating or has left keeps its phase: only the migration's fields move.
+      const base = migration?.hold === true ? (v.status ?? {}) : computeStatus({ vmi: v, domain, launcher, syncFailure, launcherGone, nowMs });
+      return migration === undefined || this.#o.migrations === undefined ? base : this.#o.migrations.sourceStatus(base, migrationUid, migration.outcome);
+    };
+    const write = await writeStatus(this.#o.api, vmi, compute, signal);
     if (write === undefined || !write.written) return;
     const from = write.before.phase ?? VmiPhase.Unset;
     const to = write.after.phase ?? VmiPhase.Unset;
@@ -200,6 +258,11 @@ export class VmiReconciler {
     const why = write.after.reason === undefined ? undefined : GONE_MESSAGES[write.after.reason];
     await this.#o.recorder.record(write.vmi, type, reason, why === undefined ? message : `${message} ${why}`);
   }
+}
+
+/** A migration to this node that ended before the hand-over, or whose VMI is being deleted. */
+function targetDone(vmi: VirtualMachineInstance): boolean {
+  return vmi.status?.migrationState?.failed === true || vmi.metadata.deletionTimestamp != null;
 }
 
 /** Enough of a VMI to address its launcher and its Events when nothing else is known. */

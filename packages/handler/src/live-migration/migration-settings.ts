@@ -1,0 +1,75 @@
+// The source handler's migration settings, from its flags: KubeVirt's `spec.migrations` knobs
+// (bandwidthPerMigration, progressTimeout, completionTimeoutPerGiB, allowAutoConverge,
+// allowPostCopy) with KubeVirt's defaults. Durations use the one grammar (`@podvirt/api/duration`).
+
+import { DurationError, parseDuration } from '@podvirt/api/duration';
+import { HandlerError } from '../handler-error.js';
+
+export interface MigrationSettings {
+  /** MiB/s; 0 is unlimited (KubeVirt's default). */
+  readonly bandwidthMiBs: number;
+  /** Abort when the data left has not shrunk for this long; 0 never. */
+  readonly progressTimeoutSeconds: number;
+  /** Abort after this many seconds per GiB of guest; 0 never. */
+  readonly completionTimeoutPerGibSeconds: number;
+  readonly allowAutoConverge: boolean;
+}
+
+export const DEFAULT_MIGRATION_SETTINGS: MigrationSettings = {
+  bandwidthMiBs: 0,
+  progressTimeoutSeconds: 150,
+  completionTimeoutPerGibSeconds: 150,
+  allowAutoConverge: false,
+};
+
+export const MIGRATION_OPTIONS = {
+  'migration-bandwidth': { type: 'string', default: '0' },
+  'migration-progress-timeout': { type: 'string', default: '150s' },
+  'migration-completion-timeout-per-gib': { type: 'string', default: '150s' },
+  'migration-allow-auto-converge': { type: 'boolean', default: false },
+  'migration-allow-post-copy': { type: 'boolean', default: false },
+} as const;
+
+export const MIGRATION_USAGE = `                      [--migration-bandwidth MIB_PER_S] [--migration-progress-timeout DURATION]
+                      [--migration-completion-timeout-per-gib DURATION] [--migration-allow-auto-converge]`;
+
+export interface MigrationFlagValues {
+  readonly 'migration-bandwidth': string;
+  readonly 'migration-progress-timeout': string;
+  readonly 'migration-completion-timeout-per-gib': string;
+  readonly 'migration-allow-auto-converge': boolean;
+  readonly 'migration-allow-post-copy': boolean;
+}
+
+export function parseMigrationSettings(values: MigrationFlagValues): MigrationSettings {
+  if (values['migration-allow-post-copy']) {
+    throw invalid('--migration-allow-post-copy: podvirt migrates pre-copy only (allowPostCopy is not supported)');
+  }
+  const bandwidth = values['migration-bandwidth'];
+  // The launcher's field is a 64-bit MiB/s; a petabyte a second is already a typo.
+  if (!/^\d+$/.test(bandwidth) || Number(bandwidth) > 1_000_000_000) throw invalid(`--migration-bandwidth must be a whole number of MiB/s (0: unlimited), got ${bandwidth}`);
+  return {
+    bandwidthMiBs: Number(bandwidth),
+    progressTimeoutSeconds: seconds('--migration-progress-timeout', values['migration-progress-timeout']),
+    completionTimeoutPerGibSeconds: seconds('--migration-completion-timeout-per-gib', values['migration-completion-timeout-per-gib']),
+    allowAutoConverge: values['migration-allow-auto-converge'],
+  };
+}
+
+/** Whole seconds (rounded up: a bound is never shortened), 0 meaning never; the wire field is 32-bit. */
+function seconds(flag: string, text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError) throw invalid(`${flag}: ${err.message}`);
+    throw err;
+  }
+  const s = Math.ceil(ms / 1000);
+  if (s > 0xffff_ffff) throw invalid(`${flag}: ${text} is too long`);
+  return s;
+}
+
+function invalid(message: string): HandlerError {
+  return new HandlerError('HANDLER_ERR_INVALID_ARGS', message);
+}
