@@ -134,14 +134,20 @@ export class FakeKube implements VmiApi {
 
   #store(type: 'ADDED' | 'MODIFIED', obj: VirtualMachineInstance): void {
     obj.metadata.resourceVersion = String(++this.#rv);
+    const previous = this.#objects.get(vmiKey(obj));
     this.#objects.set(vmiKey(obj), obj);
-    this.#emit(type, obj);
+    this.#emit(type, obj, previous);
   }
 
-  #emit(type: VmiWatchEvent['type'], obj: VirtualMachineInstance): void {
+  /** As the API server's watch cache: an object entering a watch's selector is ADDED there, one leaving it DELETED. */
+  #emit(type: VmiWatchEvent['type'], obj: VirtualMachineInstance, previous?: VirtualMachineInstance): void {
     const event = { type, object: structuredClone(obj) };
     this.#history.push({ rv: this.#rv, event });
-    for (const w of this.#watchers) if (matches(obj, w.selector)) w.onEvent(structuredClone(event));
+    for (const w of this.#watchers) {
+      const before = previous !== undefined && matches(previous, w.selector);
+      if (matches(obj, w.selector)) w.onEvent(structuredClone(type === 'MODIFIED' && previous !== undefined && !before ? { ...event, type: 'ADDED' as const } : event));
+      else if (before && type !== 'DELETED') w.onEvent({ type: 'DELETED', object: structuredClone(obj) });
+    }
   }
 }
 

@@ -29,6 +29,8 @@ export class FakeLauncher {
   readonly calls: string[] = [];
   /** How many times Sync resumed a domain paused by something other than the user. */
   resumes = 0;
+  /** Every Migrate request, in order. */
+  readonly migrateRequests: cmd.MigrateRequest[] = [];
   readonly #o: FakeLauncherOptions;
   readonly #server = new grpc.Server();
   readonly #streams = new Set<grpc.ServerWritableStream<cmd.WatchDomainRequest, cmd.WatchDomainEvent>>();
@@ -220,8 +222,34 @@ export class FakeLauncher {
       },
       ...this.#operations(),
       getDomainStats: unimplemented, guestPing: unimplemented,
-      prepareMigrationTarget: unimplemented, migrate: unimplemented, cancelMigration: unimplemented,
+      ...this.#migration(),
     } as cmd.CmdServer;
+  }
+
+  /**
+   * Live migration as the launcher answers it: Prepare makes no domain; Migrate starts the
+   * progress report (the test drives its end with setDomain); Cancel marks the abort.
+   */
+  #migration(): Record<'prepareMigrationTarget' | 'migrate' | 'cancelMigration', Unary> {
+    return {
+      prepareMigrationTarget: this.#unary('PrepareMigrationTarget', () => {
+        if (this.#domain !== undefined && !this.#domain.deleted) throw { code: grpc.status.FAILED_PRECONDITION, details: 'a migration target starts empty' };
+        return { domainXml: '<domain type="qemu"/>' };
+      }),
+      migrate: this.#unary('Migrate', (req) => {
+        const d = this.#domain;
+        if (d === undefined || d.deleted || d.state !== 'Running') throw { code: grpc.status.FAILED_PRECONDITION, details: 'the domain does not run' };
+        if (d.migration?.phase === 'Running') throw { code: grpc.status.FAILED_PRECONDITION, details: 'a migration runs' };
+        this.migrateRequests.push(req as cmd.MigrateRequest);
+        this.setDomain({ migration: cmd.MigrationProgress.fromPartial({ phase: 'Running', startedAtMs: Date.now(), mode: 'PreCopy' }) });
+        return {};
+      }),
+      cancelMigration: this.#unary('CancelMigration', () => {
+        const m = this.#domain?.migration;
+        if (m?.phase === 'Running') this.setDomain({ migration: { ...m, abortRequested: true, abortStatus: 'Aborting' } });
+        return {};
+      }),
+    };
   }
 
   /** The node API's operations, with the launcher's state checks (FAILED_PRECONDITION). */

@@ -17,6 +17,7 @@ import { decideSource, progressOf, type MigrateCall } from './decide-source.js';
 import { decideTarget } from './decide-target.js';
 import type { MigrationEndpoints, SourceEndpoint, TargetEndpoint } from './migration-endpoints.js';
 import { withSourceFields, withTargetFields, type SourceOutcome, type TargetFields } from './migration-fields.js';
+import type { MigrationRole } from './migration-role.js';
 import type { MigrationSettings } from './migration-settings.js';
 
 // How long a source whose launcher ended mid-migration waits for the target to report the guest
@@ -235,6 +236,12 @@ export class MigrationCoordinator {
   /** The source writes its fields on top of whatever the ordinary computation made. */
   sourceStatus(status: VmiStatus, migrationUid: string, outcome: SourceOutcome | undefined): VmiStatus {
     return outcome === undefined ? status : withSourceFields(status, migrationUid, outcome);
+  }
+
+  /** Closes what belongs to a side this node does not play for the VMI now. */
+  async settle(uid: string, role: MigrationRole): Promise<void> {
+    if (role !== 'target' && this.#targets.has(uid)) await this.closeTarget(uid);
+    if (role !== 'source' && this.#sources.has(uid)) await this.closeSource(uid);
   }
 
   async closeTarget(uid: string): Promise<void> {

@@ -145,6 +145,8 @@ export class VmiReconciler {
     const record = (type: string, reason: string, message: string): Promise<void> => this.#o.recorder.record(known, type, reason, message);
     const migrations = this.#o.migrations;
     const role = vmi === undefined || migrations === undefined ? 'none' : migrationRole(vmi, this.#o.nodeName);
+    // An endpoint of a side this node no longer plays (after the hand-over, or a new migration) closes.
+    if (vmi !== undefined) await migrations?.settle(uid, role);
     if (role === 'target' && migrations !== undefined && vmi !== undefined && targetDone(vmi)) {
       // Failed or deleted before the hand-over: the controller removes the target pod; nothing of it stays here.
       await migrations.release(uid);
