@@ -3,7 +3,7 @@
 // everything as a safety net. close() stops taking work, lets in-flight reconciles finish
 // within a bound, and closes the launcher streams — the VMs keep running.
 
-import { NODE_NAME_LABEL, vmiReference, type VirtualMachineInstance } from '@podvirt/api';
+import { MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL, vmiReference, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import type { GhostRecord, LauncherRecords } from './ghost-records/ghost-record.js';
 import type { VmiApi } from './kube/vmi-api.js';
@@ -21,9 +21,6 @@ import { MigrationCoordinator } from './live-migration/migration-coordinator.js'
 import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
 import type { MigrationSettings } from './live-migration/migration-settings.js';
 import type { InformerEventType } from './kube/vmi-informer.js';
-
-/** On the VMI while a migration prepares its target: the node it moves to (KubeVirt's label). */
-const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
 
 /** The component virt-handler's Events name as their source, as KubeVirt's do. */
 export const EVENT_SOURCE_COMPONENT = 'virt-handler';

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { NODE_NAME_LABEL, type DefaultedVmi, type VirtualMachineInstance, type VmiMigrationState } from '@podvirt/api';
+import { MIGRATION_TARGET_NODE_LABEL as TARGET_LABEL, NODE_NAME_LABEL, type DefaultedVmi, type VirtualMachineInstance, type VmiMigrationState } from '@podvirt/api';
 import { cmd } from '@podvirt/proto';
 import { eventually } from '@podvirt/test-support';
 import { HandlerController } from '../src/handler-controller.js';
@@ -20,7 +20,6 @@ import { makeVmi, NODE, quietLog } from './fixtures.js';
 
 const KEY = 'default/vm1';
 const TARGET = 'node02';
-const TARGET_LABEL = 'kubevirt.io/migrationTargetNodeName';
 const PORTS = { '40001': 0, '40002': 49152, '40003': 49153 };
 const SETTINGS: MigrationSettings = { ...DEFAULT_MIGRATION_SETTINGS, bandwidthMiBs: 32, allowAutoConverge: true };
 
