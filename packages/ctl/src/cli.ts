@@ -5,9 +5,12 @@ import type { CommandResult } from './commands/command-result.js';
 import { runGuest } from './commands/guest.js';
 import { attachExitCode, runGuestStream } from './commands/guest-streams.js';
 import { runList } from './commands/list.js';
+import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
+import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
+import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
 import { openNodeClient } from './open-node-client.js';
 import { parseArgs, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
 import { renderFailure, type FailureContext } from './render/failure.js';
@@ -28,7 +31,18 @@ export interface CliContext {
   readonly version: string;
   /** The process's stdin and stdout as a terminal, for console and vnc. */
   readonly terminal?: { readonly stdin: TerminalInput; readonly stdout: TerminalOutput };
+  /** Where migrate finds the cluster: the environment ($KUBECONFIG, in-cluster) and ~. */
+  readonly kube?: { readonly env: Readonly<Record<string, string | undefined>>; readonly homeDir: string };
+  /** Replaces the Kubernetes client for migrate (tests). */
+  readonly openMigrationApi?: (kubeconfig: string | undefined) => Promise<OpenMigrationApi>;
 }
+
+export interface OpenMigrationApi {
+  readonly api: MigrationApi;
+  close(): Promise<void>;
+}
+
+type MigrateInvocation = Extract<Invocation, { kind: 'migrate' }>;
 
 type CallInvocation = Exclude<Extract<Invocation, { call: unknown }>, { kind: 'console' | 'vnc' }>;
 type StreamInvocation = Extract<Invocation, { kind: 'console' | 'vnc' }>;
@@ -49,7 +63,29 @@ export async function runCli(context: CliContext): Promise<number> {
     return 0;
   }
   if (invocation.kind === 'console' || invocation.kind === 'vnc') return runStream(context, invocation);
+  if (invocation.kind === 'migrate') return runMigration(context, invocation);
   return runCall(context, invocation);
+}
+
+async function openKubeMigrationApi(context: CliContext, kubeconfig: string | undefined): Promise<OpenMigrationApi> {
+  const sources = context.kube ?? { env: {}, homeDir: '' };
+  const client = await KubeClient.create(await loadKubeConfig({ kubeconfig, env: sources.env, homeDir: sources.homeDir }), { userAgent: 'podvirtctl' });
+  return { api: new KubeMigrationApi(client), close: () => client.close() };
+}
+
+async function runMigration(context: CliContext, invocation: MigrateInvocation): Promise<number> {
+  const command = invocation.cancel ? 'migrate-cancel' : 'migrate';
+  let opened: OpenMigrationApi | undefined;
+  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
+  try {
+    opened = await (context.openMigrationApi ?? ((k) => openKubeMigrationApi(context, k)))(invocation.kubeconfig);
+    write(context, await runMigrate(opened.api, invocation.target, invocation.cancel, signal), invocation.output);
+    return 0;
+  } catch (err) {
+    return fail(context, err, { command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    await opened?.close();
+  }
 }
 
 async function runStream(context: CliContext, invocation: StreamInvocation): Promise<number> {

@@ -6,12 +6,12 @@ export const GUEST_COMMANDS = ['guestosinfo', 'userlist', 'fslist'] as const;
 
 export type OperationCommand = (typeof OPERATION_COMMANDS)[number];
 export type GuestCommand = (typeof GUEST_COMMANDS)[number];
-export type CommandName = OperationCommand | GuestCommand | 'list' | 'version' | 'console' | 'vnc';
+export type CommandName = OperationCommand | GuestCommand | 'list' | 'version' | 'console' | 'vnc' | 'migrate' | 'migrate-cancel';
 
 // Flags by their long name; FLAG_ALIASES maps the short spellings.
 export type FlagName =
   | 'socket' | 'server' | 'ca' | 'cert' | 'key' | 'timeout' | 'output' | 'help'
-  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port';
+  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port' | 'kubeconfig';
 
 export interface FlagSpec {
   readonly takesValue: boolean;
@@ -41,6 +41,11 @@ export const FLAGS: Readonly<Record<FlagName, FlagSpec>> = {
   'ca': { takesValue: true, placeholder: 'FILE', help: 'CA bundle that signed the server certificate (with --server)' },
   'cert': { takesValue: true, placeholder: 'FILE', help: 'client certificate (with --server)' },
   'key': { takesValue: true, placeholder: 'FILE', help: 'client private key (with --server)' },
+  'kubeconfig': {
+    takesValue: true,
+    placeholder: 'FILE',
+    help: 'the cluster to talk to (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)',
+  },
   'help': { takesValue: false, placeholder: '', help: 'show help' },
 };
 
@@ -93,6 +98,18 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     args: VMI_ARGS,
     flags: ['namespace', 'proxy-only', 'port', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
     examples: ['podvirtctl vnc vmi testvm --proxy-only', 'podvirtctl vnc vmi testvm --proxy-only --port 5901'],
+  },
+  'migrate': {
+    summary: 'Live-migrate a running VMI to another node: creates a VirtualMachineInstanceMigration and prints its name',
+    args: VMI_ARGS,
+    flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl migrate vmi testvm', 'kubectl get vmim -w'],
+  },
+  'migrate-cancel': {
+    summary: 'Cancel the VMI\'s migration in progress: deletes its VirtualMachineInstanceMigration',
+    args: VMI_ARGS,
+    flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl migrate-cancel vmi testvm'],
   },
   'list': {
     summary: 'List the VMIs on this node',

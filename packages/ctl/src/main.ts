@@ -1,6 +1,7 @@
 // podvirtctl's entry point and the only file that touches the process: argv, environment,
 // stdout/stderr, SIGINT and the exit code.
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { runCli } from './cli.js';
 import { NODE_API_SOCKET_ENV } from './defaults.js';
 import { EXIT_INTERRUPTED } from './render/failure.js';
@@ -27,6 +28,7 @@ process.exitCode = await runCli({
   stderr: process.stderr,
   signal: controller.signal,
   version: manifest.version ?? 'unknown',
+  kube: { env: process.env, homeDir: homedir() },
   // A getter: only console and vnc touch stdin, which other commands must leave alone.
   get terminal() {
     return { stdin: process.stdin, stdout: process.stdout };

@@ -41,6 +41,8 @@ export type Invocation =
   | { readonly kind: 'guest'; readonly command: GuestCommand; readonly target: node.VmiRef; readonly call: CallSettings }
   | { readonly kind: 'console'; readonly target: node.VmiRef; readonly takeover: boolean; readonly call: CallSettings }
   | { readonly kind: 'vnc'; readonly target: node.VmiRef; readonly takeover: boolean; readonly port: number; readonly call: CallSettings }
+  // Through the Kubernetes API, not the node API: create or delete a migration of the VMI.
+  | { readonly kind: 'migrate'; readonly cancel: boolean; readonly target: node.VmiRef; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
   // namespace "" lists every namespace.
   | { readonly kind: 'list'; readonly namespace: string; readonly call: CallSettings };
 
@@ -77,6 +79,11 @@ export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
   }
   if (word === 'list') return { kind: 'list', namespace: listNamespace(rest, flags), call: callSettings(word, flags, env) };
   const target = vmiTarget(word, rest, flags);
+  if (word === 'migrate' || word === 'migrate-cancel') {
+    const kubeconfig = flags.get('kubeconfig');
+    if (kubeconfig === '') throw new UsageError('--kubeconfig needs a path', word);
+    return { kind: 'migrate', cancel: word === 'migrate-cancel', target, kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
+  }
   const call = callSettings(word, flags, env);
   if (word === 'console') return { kind: 'console', target, takeover: flags.has('takeover'), call };
   if (word === 'vnc') return { kind: 'vnc', target, takeover: flags.has('takeover'), port: vncPort(flags), call };

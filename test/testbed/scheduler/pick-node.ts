@@ -7,11 +7,18 @@ export type Placement = { node: string } | { reason: string };
  * nodeSelector and that holds the fewest pods; otherwise why none fits, worded like the
  * default scheduler's FailedScheduling message.
  */
-export function pickNode(pod: V1Pod, nodes: readonly V1Node[], podsPerNode: ReadonlyMap<string, number>, insufficient: (node: V1Node) => string[] = () => []): Placement {
+export function pickNode(
+  pod: V1Pod,
+  nodes: readonly V1Node[],
+  podsPerNode: ReadonlyMap<string, number>,
+  insufficient: (node: V1Node) => string[] = () => [],
+  antiAffinity: (node: V1Node) => boolean = () => false,
+): Placement {
   const selector = pod.spec?.nodeSelector ?? {};
   let notReady = 0;
   let unschedulable = 0;
   let mismatched = 0;
+  let repelled = 0;
   const short = new Map<string, number>();
   const fits: string[] = [];
   for (const node of nodes) {
@@ -21,6 +28,7 @@ export function pickNode(pod: V1Pod, nodes: readonly V1Node[], podsPerNode: Read
     if (!ready) notReady += 1;
     else if (node.spec?.unschedulable === true) unschedulable += 1;
     else if (!Object.entries(selector).every(([k, v]) => node.metadata?.labels?.[k] === v)) mismatched += 1;
+    else if (antiAffinity(node)) repelled += 1;
     else {
       const missing = insufficient(node);
       for (const r of missing) short.set(r, (short.get(r) ?? 0) + 1);
@@ -34,6 +42,7 @@ export function pickNode(pod: V1Pod, nodes: readonly V1Node[], podsPerNode: Read
   if (notReady > 0) reasons.push(`${notReady} node(s) had untolerated taint {node.kubernetes.io/not-ready: }`);
   if (unschedulable > 0) reasons.push(`${unschedulable} node(s) were unschedulable`);
   if (mismatched > 0) reasons.push(`${mismatched} node(s) didn't match Pod's node affinity/selector`);
+  if (repelled > 0) reasons.push(`${repelled} node(s) didn't match pod anti-affinity rules`);
   for (const [resource, n] of [...short].sort()) reasons.push(`${n} Insufficient ${resource}`);
   const detail = reasons.length === 0 ? 'no nodes available to schedule pods' : `${reasons.join(', ')}.`;
   return { reason: `0/${nodes.length} nodes are available: ${detail}` };

@@ -2,6 +2,7 @@ import { CoreV1Api, ListWatch, PatchStrategy, setHeaderOptions, Watch, type Kube
 import type { Logger } from 'pino';
 import { EventRecorder } from './event-recorder.js';
 import { pickNode } from './pick-node.js';
+import { antiAffinityForbids, requiredAntiAffinity } from './pod-anti-affinity.js';
 import { addUsage, extendedUsage, insufficientResources, podExtendedResources } from './resource-fit.js';
 
 export interface SchedulerOptions {
@@ -93,14 +94,18 @@ export class Scheduler {
     const podsPerNode = new Map<string, number>();
     let waiting = false;
     let usage: Map<string, Map<string, number>> | undefined;
+    let allPods: V1Pod[] | undefined;
     for (const pod of this.#pods.list()) {
       if (this.#closed) return;
       if (pod.spec?.nodeName !== undefined && pod.spec.nodeName !== '') continue;
       if (pod.metadata?.deletionTimestamp !== undefined || (pod.spec?.schedulerName ?? this.#name) !== this.#name) continue;
       const wanted = podExtendedResources(pod);
       if (wanted.size > 0) usage ??= extendedUsage((await this.#core.listPodForAllNamespaces()).items);
+      if (requiredAntiAffinity(pod).length > 0) allPods ??= (await this.#core.listPodForAllNamespaces()).items;
       const used = usage;
-      const placement = pickNode(pod, nodes, podsPerNode, (node) => insufficientResources(wanted, node, used?.get(node.metadata?.name ?? '')));
+      const bound = allPods ?? [];
+      const fits = (node: V1Node): string[] => insufficientResources(wanted, node, used?.get(node.metadata?.name ?? ''));
+      const placement = pickNode(pod, nodes, podsPerNode, fits, (node) => antiAffinityForbids(pod, node, nodes, bound));
       const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
       if ('reason' in placement) {
         waiting = true;
@@ -113,6 +118,8 @@ export class Scheduler {
       }
       await this.#bind(pod, placement.node, key);
       if (usage !== undefined) addUsage(usage, placement.node, wanted);
+      // Pods bound in this pass count for the next pod's anti-affinity.
+      if (allPods !== undefined) allPods.push({ ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], nodeName: placement.node } });
       podsPerNode.set(placement.node, (podsPerNode.get(placement.node) ?? 0) + 1);
     }
     if (waiting) this.#schedule(this.options.retryMs ?? 1000);
