@@ -21,6 +21,8 @@ export interface LauncherRunOptions {
   readonly setUpPrivateDir?: (privateDir: string) => Promise<void>;
   /** Changes the guest VMI before the launcher gets it. */
   readonly editVmi?: (vmi: Record<string, unknown>) => Record<string, unknown>;
+  /** Mount the share dir at /var/run/kubevirt in the launcher's namespace, as its pod's `public` emptyDir. */
+  readonly podShareDir?: boolean;
 }
 
 export interface LauncherRun {
@@ -36,6 +38,8 @@ export interface LauncherRun {
   /** Everything the launcher printed on stdout, parsed (it logs JSON lines). */
   readonly logs: () => Record<string, unknown>[];
 }
+
+const POD_SHARE_DIR = '/var/run/kubevirt';
 
 export const UID = '6a1f3e0c-2b9d-4d7e-9c1a-5e8f0b2c4d61';
 
@@ -92,7 +96,7 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
   const vmi = (opts.editVmi ?? ((v) => v))(guestVmi(guest, opts.extraKernelArgs));
   const args = [
     '--qemu-timeout', opts.qemuTimeout ?? '60s', '--name', 'guest', '--namespace', 'e2e', '--uid', UID,
-    '--kubevirt-share-dir', share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
+    '--kubevirt-share-dir', opts.podShareDir === true ? POD_SHARE_DIR : share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
     '--private-dir', join(dir, 'private'), '--grace-period-seconds', String(opts.gracePeriodSeconds ?? 20),
     '--hook-sidecars', '0', '--allow-emulation', '--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps'),
   ];
@@ -101,6 +105,7 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
   const container = await startContainer({
     command: [process.execPath, join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'), ...args],
     stateDir: join(dir, 'container'),
+    ...(opts.podShareDir === true ? { binds: [{ source: share, target: POD_SHARE_DIR }] } : {}),
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...(opts.standalone === false ? {} : { STANDALONE_VMI: JSON.stringify(vmi) }) },
   });
   t.after(() => container.stop({ graceMs: 5_000 }).then(() => undefined));

@@ -51,7 +51,11 @@ export type HandlerErrorCode =
   /** A device plugin could not serve on its socket or register with the kubelet. */
   | 'HANDLER_ERR_DEVICE_PLUGIN'
   /** The pod network could not be wired in the launcher pod's network namespace (retried). */
-  | 'HANDLER_ERR_POD_NETWORK';
+  | 'HANDLER_ERR_POD_NETWORK'
+  /** The migration certificates (ca.crt, tls.crt, tls.key) are missing or do not fit together. */
+  | 'HANDLER_ERR_MIGRATION_TLS'
+  /** A migration proxy listener could not be opened. */
+  | 'HANDLER_ERR_MIGRATION_PROXY';
 
 export class HandlerError extends Error {
   readonly code: HandlerErrorCode;

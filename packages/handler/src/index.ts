@@ -30,3 +30,9 @@ export { discoverLauncherSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery }
 export { vmiKey } from './vmi-key.js';
 export { PodNetworkWiring, type PodNetworkWiringOptions } from './network/pod-network-wiring.js';
 export type { PodNetworkPhase } from './reconcile/execute-action.js';
+export { listenSource, listenTarget, type SourceProxy, type SourceProxyOptions, type TargetProxy, type TargetProxyOptions } from './migration/migration-proxy.js';
+export { loadMigrationTls, MIGRATION_TLS_FILES, type MigrationTls } from './migration/migration-tls.js';
+export {
+  hostMigrationSocket, MIGRATION_STREAMS, migrationSocketName, migrationUris, podMigrationSocket, POD_MIGRATION_PROXY_DIR,
+  type MigrationStream, type MigrationUris,
+} from './migration/migration-sockets.js';

@@ -84,6 +84,9 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   const vmiPrivate = join(flags.privateDir, uid);
   await mkdir(vmiPrivate, { recursive: true, mode: 0o700 });
   await chmod(vmiPrivate, 0o700);
+  // A migration's unix sockets meet here (the handlers' proxies; an incoming guest's qemu
+  // listens here as a target): the same in-pod path on both sides, KubeVirt's directory.
+  await mkdir(join(flags.shareDir, 'migrationproxy'), { recursive: true, mode: 0o755 });
   const serialLog = join(vmiPrivate, 'virt-serial0-log');
   await writeFile(serialLog, '', { flag: 'a', mode: 0o600 });
   await chmod(serialLog, 0o600);
