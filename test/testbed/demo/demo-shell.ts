@@ -45,10 +45,11 @@ export class DemoShell {
     return this.#run(`kubectl ${args.join(' ')}`, 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
   }
 
-  /** `podvirtctl ARGS` with PODVIRT_NODE_SOCKET pointing at the stack's handler. */
+  /** `podvirtctl ARGS` with PODVIRT_NODE_SOCKET pointing at the stack's handler (KUBECONFIG for migrate). */
   podvirtctl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
-    return this.#run(`podvirtctl ${args.join(' ')}`, this.#o.node, [bin, ...args], { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket }, show);
+    const env = { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig };
+    return this.#run(`podvirtctl ${args.join(' ')}`, this.#o.node, [bin, ...args], env, show);
   }
 
   /**

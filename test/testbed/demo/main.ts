@@ -3,7 +3,8 @@
 //   main.js --images         the same, the launcher pods from the built images (podman + runc)
 //   main.js --network        guest networking: masquerade and bridge VMIs reached from the host and each other
 //   main.js --libvirt-only   the guest booted through podvirt's libvirt client alone (no Kubernetes)
-//   main.js up | down        scripts/testbed-up / scripts/testbed-down: keep the stack running
+//   main.js --migrate        live migration on two nodes: A → B with podvirtctl migrate, the guest unchanged
+//   main.js up [--nodes N] | down   scripts/testbed-up / scripts/testbed-down: keep the stack running
 //   main.js serve            the background process `up` starts
 // Ctrl-C stops any of them cleanly.
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../guest/repo-root.js';
 import { bootGuestDemo, type DemoOutput } from './boot-guest-demo.js';
 import { serveStack, stackDown, stackUp, StackServiceError } from './stack-service.js';
+import { migrateDemo } from './migrate-demo.js';
 import { networkDemo } from './network-demo.js';
 import { vmiDemo } from './vmi-demo.js';
 
@@ -37,6 +39,14 @@ const alive = (pid: number): boolean => {
 };
 
 const command = process.argv[2];
+/** `--nodes N` after the command (up, serve): 1 unless given. */
+function nodeCount(): number {
+  const at = process.argv.indexOf('--nodes');
+  if (at < 0) return 1;
+  const n = Number(process.argv[at + 1]);
+  if (!Number.isInteger(n) || n < 1) throw new StackServiceError('STACK_START_FAILED', `--nodes wants a whole number of nodes, not "${process.argv[at + 1] ?? ''}"`);
+  return n;
+}
 try {
   if (command === undefined) {
     await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
@@ -44,20 +54,26 @@ try {
     await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal, runtime: 'image' });
   } else if (command === '--network') {
     await networkDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
+  } else if (command === '--migrate') {
+    await migrateDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
   } else if (command === '--libvirt-only') {
     await bootGuestDemo(out, controller.signal);
   } else if (command === 'up') {
-    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive);
+    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, nodeCount());
+    const nodes = info.nodes ?? [{ nodeName: info.nodeName, nodeApiSocket: info.nodeApiSocket }];
+    const several = nodes.length > 1;
     process.stdout.write(
       [
-        `podvirt stack up: testbed node ${info.nodeName}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
+        `podvirt stack up: testbed node${several ? 's' : ''} ${nodes.map((n) => n.nodeName).join(', ')}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
         'Point kubectl and podvirtctl at it:',
         `  export KUBECONFIG=${info.kubeconfig}`,
         `  export PODVIRT_NODE_SOCKET=${info.nodeApiSocket}`,
+        ...(several ? nodes.map((n) => `    (node ${n.nodeName}'s handler: --socket ${n.nodeApiSocket}; podvirtctl talks to the VMI's node)`) : []),
         `  alias podvirtctl='node ${join(root, 'packages/ctl/bin/podvirtctl.js')}'`,
         'Then, for example:',
         '  kubectl apply -f manifests/examples/vmi-test-guest.yaml && kubectl get vmi -w',
         '  podvirtctl pause vmi testvm; podvirtctl unpause vmi testvm; podvirtctl list',
+        ...(several ? ['  podvirtctl migrate vmi testvm && kubectl get vmim -w   # then: kubectl get vmi -o wide'] : []),
         `Logs: ${paths.dir}/{podvirt-stack,controller,handler}.log. Stop with scripts/testbed-down.`,
         '',
       ].join('\n'),
@@ -67,9 +83,9 @@ try {
     process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');
   } else if (command === 'serve') {
     // A host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
-    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT']);
+    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], nodeCount());
   } else {
-    process.stderr.write('usage: main.js [--images | --network | --libvirt-only | up | down]\n');
+    process.stderr.write('usage: main.js [--images | --network | --migrate | --libvirt-only | up [--nodes N] | down]\n');
     process.exitCode = 2;
   }
 } catch (err) {

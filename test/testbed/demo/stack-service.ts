@@ -16,6 +16,8 @@ export interface StackInfo {
   readonly stateDir: string;
   readonly kubeconfig: string;
   readonly nodeApiSocket: string;
+  /** Every node with its handler's node API socket (the first is the one above). */
+  readonly nodes?: ReadonlyArray<{ readonly nodeName: string; readonly nodeApiSocket: string }>;
 }
 
 export class StackServiceError extends Error {
@@ -39,16 +41,19 @@ const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 120_000;
 
 /** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
-export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string): Promise<void> {
+export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, nodes = 1): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
   const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
   try {
     const stack = await startPodvirtStack({
-      node, onLogLine: (component, line) => logs[component].write(`${line}\n`),
+      node, nodes, onLogLine: (component, line) => logs[component].write(`${line}\n`),
       ...(deviceRoot === undefined || deviceRoot === '' ? {} : { deviceRoot }),
     });
     try {
-      const info: StackInfo = { pid, nodeName: stack.nodeName, stateDir: stack.stateDir, kubeconfig: stack.kubeconfigPath, nodeApiSocket: stack.nodeApiSocket };
+      const info: StackInfo = {
+        pid, nodeName: stack.nodeName, stateDir: stack.stateDir, kubeconfig: stack.kubeconfigPath, nodeApiSocket: stack.nodeApiSocket,
+        nodes: stack.nodes.map((n) => ({ nodeName: n.nodeName, nodeApiSocket: n.nodeApiSocket })),
+      };
       const tmp = join(paths.dir, `${INFO}.tmp`);
       await writeFile(tmp, `${JSON.stringify(info, null, 2)}\n`);
       await rename(tmp, join(paths.dir, INFO));
@@ -66,7 +71,7 @@ export async function serveStack(paths: StackServicePaths, pid: number, node: st
 }
 
 /** Starts the background process (`node <main> serve`) and resolves once the stack is up. */
-export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean): Promise<StackInfo> {
+export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean, nodes = 1): Promise<StackInfo> {
   const existing = await readInfo(paths);
   if (existing !== undefined && alive(existing.pid)) throw new StackServiceError('STACK_ALREADY_UP', `the stack is already up (pid ${existing.pid}); scripts/testbed-down stops it`);
   await mkdir(paths.dir, { recursive: true });
@@ -75,7 +80,7 @@ export async function stackUp(paths: StackServicePaths, node: string, mainScript
   let exited = false;
   let child;
   try {
-    child = spawn(node, [mainScript, 'serve'], { detached: true, stdio: ['ignore', logFd, logFd] });
+    child = spawn(node, [mainScript, 'serve', ...(nodes === 1 ? [] : ['--nodes', String(nodes)])], { detached: true, stdio: ['ignore', logFd, logFd] });
     child.once('exit', () => (exited = true));
     child.unref();
   } finally {

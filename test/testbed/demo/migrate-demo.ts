@@ -1,0 +1,135 @@
+// `scripts/demo --migrate`: live migration on the two-node testbed, through the interfaces a user
+// has — kubectl apply of the example VMI, `podvirtctl migrate vmi testvm`, `kubectl get vmim` and
+// `kubectl get vmi -o wide` — and the guest's boot_id read over its serial console before and
+// after the move: the same boot, on another node. Ends with nothing left behind.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { guestImage } from '../guest/guest-image.js';
+import { repoRoot } from '../guest/repo-root.js';
+import { waitForConsoleText } from '../guest/wait-for-console-text.js';
+import { stackLeftovers } from '../stack/stack-leftovers.js';
+import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
+import type { DemoOutput } from './boot-guest-demo.js';
+import { DemoShell } from './demo-shell.js';
+import { VmiPhaseWatch } from './vmi-phase-watch.js';
+
+export interface MigrateDemoOptions {
+  readonly out: DemoOutput;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly node: string;
+  readonly signal?: AbortSignal;
+}
+
+const EXAMPLE = 'manifests/examples/vmi-test-guest.yaml';
+const VMI = 'testvm';
+const NS = 'default';
+// TCG on two shared cores: generous bounds, never expectations.
+const RUNNING_TIMEOUT_MS = 120_000;
+const MIGRATION_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 90_000;
+const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
+
+interface Vmi { metadata?: { uid?: string }; status?: { nodeName?: string; conditions?: Array<{ type: string; status: string }> } }
+
+export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
+  const { out, signal } = o;
+  const root = repoRoot(import.meta.url);
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let stack: PodvirtStack | undefined;
+  let left: string[] = [];
+  try {
+    out.step('starting the two-node testbed (two kubelets, two handlers) and podvirt-controller');
+    stack = await startPodvirtStack({ node: o.node, nodes: 2 });
+    const s = stack;
+    cleanups.unshift(() => s.close());
+    const shells = new Map(s.nodes.map((n) => [n.nodeName, new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: n.nodeApiSocket })]));
+    const shellOn = (nodeName: string): DemoShell => {
+      const shell = shells.get(nodeName);
+      if (shell === undefined) throw new Error(`no node ${nodeName}`);
+      return shell;
+    };
+    const any = shellOn(s.nodeName);
+    out.step(`nodes: ${s.nodes.map((n) => n.nodeName).join(', ')}`);
+    const watch = new VmiPhaseWatch(s.kubeConfig, NS, (name, phase) => out.detail(`watch: VMI ${name} is ${phase}`));
+    await watch.start();
+    cleanups.unshift(() => watch.stop());
+
+    out.step(`applying ${EXAMPLE} with kubectl`);
+    await any.kubectl(['apply', '-f', join(root, EXAMPLE)]);
+    await watch.waitFor(VMI, 'Running', RUNNING_TIMEOUT_MS, signal);
+    const before = await poll('the VMI LiveMigratable and the guest up', RUNNING_TIMEOUT_MS, signal, async () => {
+      const v = await readVmi(s);
+      return v.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True') === true ? v : undefined;
+    });
+    const source = before.status?.nodeName ?? '';
+    await guestReady(s, source, before.metadata?.uid ?? '', signal);
+    await any.kubectl(['get', 'vmi', '-o', 'wide']);
+    out.step(`the guest's boot_id on ${source}, over its serial console`);
+    const bootBefore = BOOT_ID.exec(await shellOn(source).console(VMI, 'cat /proc/sys/kernel/random/boot_id', BOOT_ID))?.[1];
+
+    out.step('podvirtctl migrate vmi testvm: a VirtualMachineInstanceMigration, the controller and both handlers do the rest');
+    const name = (await any.podvirtctl(['migrate', 'vmi', VMI])).trim();
+    const done = await poll(`migration ${name} ended`, MIGRATION_TIMEOUT_MS, signal, async () => {
+      const phase = await migrationPhase(s, name);
+      return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
+    });
+    await any.kubectl(['get', 'vmim']);
+    await any.kubectl(['get', 'vmim', name, '-o', 'jsonpath={range .status.phaseTransitionTimestamps[*]}{.phase}{" "}{end}']);
+    if (done !== 'Succeeded') throw new Error(`the migration ended ${done}; kubectl describe vmim ${name} says why`);
+    await any.kubectl(['get', 'vmi', '-o', 'wide']);
+    await any.kubectl(['get', 'pods', '-o', 'wide']);
+    const target = (await readVmi(s)).status?.nodeName ?? '';
+    out.step(`the guest's boot_id on ${target}: the same boot, moved`);
+    const bootAfter = BOOT_ID.exec(await shellOn(target).console(VMI, 'cat /proc/sys/kernel/random/boot_id', BOOT_ID))?.[1];
+    if (bootBefore === undefined || bootBefore !== bootAfter || target === source) {
+      throw new Error(`expected the same boot_id on another node: ${source} ${bootBefore ?? '?'} → ${target} ${bootAfter ?? '?'}`);
+    }
+    out.step(`boot_id ${bootAfter} before and after; ${source} → ${target}`);
+    out.step("the VMI's and the migration's Events");
+    await any.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp'], { maxLines: 8 });
+    await any.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${name}`, '--sort-by=.lastTimestamp']);
+
+    out.step(`deleting the VMI: the guest shuts down on ${target}`);
+    await any.kubectl(['delete', 'vmi', VMI, '--wait=false']);
+    await watch.waitFor(VMI, 'Succeeded', STOP_TIMEOUT_MS, signal);
+  } finally {
+    out.step('tearing down: handlers, controller, testbed');
+    for (const cleanup of cleanups) await cleanup();
+    left = stack === undefined ? [] : await stackLeftovers(stack);
+    for (const what of left) out.detail(`LEFT BEHIND: ${what}`);
+  }
+  if (left.length > 0) throw new Error(`the demo left ${left.length} thing(s) behind`);
+  out.step('nothing left behind: no process, mount, socket or state directory');
+}
+
+async function poll<T>(what: string, timeoutMs: number, signal: AbortSignal | undefined, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await check();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline || signal?.aborted === true) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await sleep(500);
+  }
+}
+
+async function readVmi(stack: PodvirtStack): Promise<Vmi> {
+  const custom = stack.kubeConfig.makeApiClient(CustomObjectsApi);
+  return (await custom.getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstances', namespace: NS, name: VMI })) as Vmi;
+}
+
+async function migrationPhase(stack: PodvirtStack, name: string): Promise<string | undefined> {
+  const custom = stack.kubeConfig.makeApiClient(CustomObjectsApi);
+  const m = (await custom.getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', plural: 'virtualmachineinstancemigrations', namespace: NS, name })) as { status?: { phase?: string } };
+  return m.status?.phase;
+}
+
+/** The guest's ready marker in its serial log, in the launcher pod on `nodeName`. */
+async function guestReady(stack: PodvirtStack, nodeName: string, vmiUid: string, signal: AbortSignal | undefined): Promise<void> {
+  const pods = await stack.kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `kubevirt.io/created-by=${vmiUid}` });
+  const pod = pods.items.find((p) => p.spec?.nodeName === nodeName);
+  const node = stack.testbed.nodes.find((n) => n.nodeName === nodeName);
+  if (pod?.metadata?.uid === undefined || node === undefined) throw new Error(`no launcher pod of ${VMI} on ${nodeName}`);
+  const serial = join(node.kubeletRoot, 'pods', pod.metadata.uid, 'volumes/kubernetes.io~empty-dir/private', vmiUid, 'virt-serial0-log');
+  await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: RUNNING_TIMEOUT_MS, ...(signal === undefined ? {} : { signal }) });
+}
