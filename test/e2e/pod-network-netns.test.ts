@@ -164,8 +164,8 @@ describe('pod network set-up in real namespaces', () => {
     assert.deepEqual(nic?.reportedIPs, [ns.podIP, ns.podIP6]);
     assert.equal(await guestLease(ns, nic?.mac ?? ''), '10.0.2.2/24');
     // The guest side as the handoff's DHCPv6 lease describes it.
-    const handoff = JSON.parse(await readFile(join(launcher.privateDir, v.metadata.uid, POD_NETWORK_HANDOFF_FILE), 'utf8')) as Array<{ lease: { ipv6?: { clientIP: string; prefix: number; gateway: string } } }>;
-    const lease6 = handoff[0]?.lease.ipv6;
+    const handoff = JSON.parse(await readFile(join(launcher.privateDir, v.metadata.uid, POD_NETWORK_HANDOFF_FILE), 'utf8')) as Array<{ lease6?: { clientIP: string; prefix: number; gateway: string } }>;
+    const lease6 = handoff[0]?.lease6;
     assert.deepEqual(lease6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: [], serverIface: 'k6t-eth0', serverMac: '02:00:00:00:00:00' });
     // Debian's dhcpcd, DHCPv6 only and without waiting for router advertisements (none are sent,
     // as in KubeVirt), gets fd10:0:2::2 from the launcher's DHCPv6 server; the default route

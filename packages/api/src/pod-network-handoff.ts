@@ -10,7 +10,10 @@ export interface NicAttachment {
   readonly tap: string;
   readonly mac: string;
   readonly mtu: number;
-  /** The address the guest gets over DHCP (the pod's for bridge, 10.0.2.2 for masquerade). */
+  /**
+   * The address the guest gets over DHCP (the pod's for bridge, 10.0.2.2 for masquerade;
+   * fd10:0:2::2 for masquerade on a pod without IPv4).
+   */
   readonly guestIP: string;
   /** What status.interfaces reports as ipAddress: the pod's IP for masquerade, the guest's for bridge. */
   readonly reportedIPs: readonly string[];
@@ -32,8 +35,6 @@ export interface DhcpLease {
   readonly hostname: string;
   /** Extra routes (option 121); a default route is added through `router` when set. */
   readonly routes?: ReadonlyArray<{ dst: string; prefix: number; gateway: string }>;
-  /** The guest's IPv6 side (masquerade on a pod with IPv6), served by the launcher's DHCPv6 server. */
-  readonly ipv6?: DhcpV6Lease;
 }
 
 /** What DHCPv6 hands the guest: one address (IA_NA); its default route goes through `gateway`. */
@@ -48,9 +49,13 @@ export interface DhcpV6Lease {
   readonly serverMac: string;
 }
 
+/** One wired NIC: at least one of its two leases is there. */
 export interface WiredNic {
   readonly attachment: NicAttachment;
-  readonly lease: DhcpLease;
+  /** The guest's IPv4 side, served by the launcher's DHCP server; none where the pod has no IPv4. */
+  readonly lease?: DhcpLease;
+  /** The guest's IPv6 side (masquerade on a pod with IPv6), served by the launcher's DHCPv6 server. */
+  readonly lease6?: DhcpV6Lease;
 }
 
 /** Under the launcher's `<private dir>/<vmi uid>/`; written whole (renamed into place) once every NIC is wired. */
@@ -63,15 +68,22 @@ export function parsePodNetworkHandoff(text: string): WiredNic[] {
   const data: unknown = JSON.parse(text);
   if (!Array.isArray(data)) throw new TypeError('the pod network handoff is not a list of NICs');
   return data.map((nic: unknown, i) => {
-    if (!isObject(nic) || !isObject(nic['attachment']) || !isObject(nic['lease'])) throw new TypeError(`pod network handoff entry ${i} lacks its attachment or lease`);
-    const { attachment, lease } = nic;
+    if (!isObject(nic) || !isObject(nic['attachment']) || !(isObject(nic['lease']) || isObject(nic['lease6']))) throw new TypeError(`pod network handoff entry ${i} lacks its attachment or a lease`);
+    const { attachment, lease, lease6 } = nic;
     for (const key of ['ifaceName', 'tap', 'mac', 'guestIP', 'podInterfaceName']) {
       if (typeof attachment[key] !== 'string') throw new TypeError(`pod network handoff entry ${i}: attachment.${key} is not a string`);
     }
-    for (const key of ['clientMac', 'clientIP', 'serverIP', 'hostname']) {
-      if (typeof lease[key] !== 'string') throw new TypeError(`pod network handoff entry ${i}: lease.${key} is not a string`);
-    }
-    if (typeof attachment['mtu'] !== 'number' || typeof lease['prefix'] !== 'number') throw new TypeError(`pod network handoff entry ${i}: mtu or prefix is not a number`);
+    if (typeof attachment['mtu'] !== 'number') throw new TypeError(`pod network handoff entry ${i}: attachment.mtu is not a number`);
+    const check = (name: string, value: unknown, strings: readonly string[]): void => {
+      if (value === undefined) return;
+      if (!isObject(value)) throw new TypeError(`pod network handoff entry ${i}: ${name} is not an object`);
+      for (const key of strings) {
+        if (typeof value[key] !== 'string') throw new TypeError(`pod network handoff entry ${i}: ${name}.${key} is not a string`);
+      }
+      if (typeof value['prefix'] !== 'number') throw new TypeError(`pod network handoff entry ${i}: ${name}.prefix is not a number`);
+    };
+    check('lease', lease, ['clientMac', 'clientIP', 'serverIP', 'hostname']);
+    check('lease6', lease6, ['clientIP', 'gateway', 'serverIface', 'serverMac']);
     return nic as unknown as WiredNic;
   });
 }

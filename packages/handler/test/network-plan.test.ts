@@ -22,9 +22,9 @@ describe('pod network plan', () => {
     assert.equal(plan.attachment.guestIP, '10.0.2.2');
     assert.deepEqual(plan.attachment.reportedIPs, ['10.200.1.5']);
     assert.equal(plan.attachment.mac, derivedMac('uid-1', 'default'));
-    assert.equal(plan.lease.router, '10.0.2.1');
-    assert.equal(plan.lease.serverIP, '10.0.2.1');
-    assert.equal(plan.lease.mtu, 1450);
+    assert.equal(plan.lease?.router, '10.0.2.1');
+    assert.equal(plan.lease?.serverIP, '10.0.2.1');
+    assert.equal(plan.lease?.mtu, 1450);
     const ips = plan.steps.filter((s) => s.kind === 'ip').map((s) => (s.kind === 'ip' ? s.args.join(' ') : ''));
     assert.ok(ips.includes('addr replace 10.0.2.1/24 dev k6t-eth0'));
     assert.ok(ips.includes('link set tap0 mtu 1450 master k6t-eth0 up'));
@@ -38,7 +38,7 @@ describe('pod network plan', () => {
     const plan = planNetwork({ ...dual, resolver: { ...dual.resolver, nameservers6: ['fd70:6f64:7669:1::53'] } }, 0);
     assert.deepEqual(plan.attachment.reportedIPs, ['10.200.1.5', 'fd70:6f64:7669:1::5']);
     assert.equal(plan.attachment.guestIP, '10.0.2.2');
-    assert.deepEqual(plan.lease.ipv6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: ['fd70:6f64:7669:1::53'], serverIface: 'k6t-eth0', serverMac: '02:00:00:00:00:00' });
+    assert.deepEqual(plan.lease6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: ['fd70:6f64:7669:1::53'], serverIface: 'k6t-eth0', serverMac: '02:00:00:00:00:00' });
     const ips = plan.steps.map((s) => (s.kind === 'ip' ? s.args.join(' ') : s.kind === 'sysctl' ? `${s.key}=${s.value}` : ''));
     assert.ok(ips.includes('-6 addr replace fd10:0:2::1/120 dev k6t-eth0 nodad'));
     assert.ok(ips.includes('net/ipv6/conf/all/forwarding=1'));
@@ -51,9 +51,33 @@ describe('pod network plan', () => {
     assert.match(text, /^ {4}tcp dport \{ 8080 \} counter dnat to fd10:0:2::2$/m);
   });
 
+  test('masquerade on an IPv6-only pod: fd10:0:2::2 behind NAT66 alone, no IPv4 on the bridge, no DHCPv4', () => {
+    const only6 = { ...input({ name: 'default', binding: 'masquerade', ports: [{ port: 8080 }] }), link: { name: 'eth0', mac: link.mac, mtu: 1450, hasIPv6: true, ipv6: { address: 'fd70:6f64:7669:1::5', prefix: 64 } } };
+    const plan = planNetwork(only6, 0);
+    assert.equal(plan.lease, undefined, 'no DHCPv4 server');
+    assert.deepEqual(plan.lease6, { clientIP: 'fd10:0:2::2', prefix: 120, gateway: 'fd10:0:2::1', dnsServers: [], serverIface: 'k6t-eth0', serverMac: '02:00:00:00:00:00' });
+    assert.deepEqual(plan.attachment.reportedIPs, ['fd70:6f64:7669:1::5']);
+    assert.equal(plan.attachment.guestIP, 'fd10:0:2::2');
+    const steps = plan.steps.map((s) => (s.kind === 'ip' ? s.args.join(' ') : s.kind === 'sysctl' ? `${s.key}=${s.value}` : ''));
+    assert.ok(steps.includes('-6 addr replace fd10:0:2::1/120 dev k6t-eth0 nodad'));
+    assert.ok(steps.includes('net/ipv6/conf/all/forwarding=1'));
+    assert.ok(steps.includes('link set tap0 mtu 1450 master k6t-eth0 up'));
+    assert.ok(!steps.some((s) => s.startsWith('net/ipv4') || /^(addr|route) /.test(s)), `no IPv4 step: ${steps.join('; ')}`);
+    const nft = plan.steps.find((s) => s.kind === 'nft');
+    const text = nft?.kind === 'nft' ? nft.ruleset : '';
+    assert.match(text, /^table ip6 nat \{$/m);
+    assert.doesNotMatch(text, /^table ip nat/m);
+    assert.match(text, /^ {4}tcp dport \{ 8080 \} counter dnat to fd10:0:2::2$/m);
+  });
+
+  test('masquerade on a pod with no global address at all names the network', () => {
+    const none = { ...input({ name: 'default', binding: 'masquerade' }), link: { name: 'eth0', mac: link.mac, mtu: 1500, hasIPv6: false } };
+    assert.throws(() => planNetwork(none, 0), (e: unknown) => e instanceof NetworkPlanError && e.field === 'spec.networks' && /no global IPv4 or IPv6 address/.test(e.message));
+  });
+
   test('masquerade on an IPv4-only pod has no IPv6 at all', () => {
     const plan = planNetwork(input({ name: 'default', binding: 'masquerade' }), 0);
-    assert.equal(plan.lease.ipv6, undefined);
+    assert.equal(plan.lease6, undefined);
     assert.ok(!plan.steps.some((s) => (s.kind === 'ip' && s.args.includes('-6')) || (s.kind === 'sysctl' && s.key.startsWith('net/ipv6')) || (s.kind === 'nft' && s.ruleset.includes('ip6'))));
   });
 
@@ -66,9 +90,9 @@ describe('pod network plan', () => {
   test('bridge: the guest takes the pod IP and MAC; the pod link is renamed and enslaved', () => {
     const plan = planNetwork(input({ name: 'default', binding: 'bridge' }), 0);
     assert.equal(plan.attachment.mac, link.mac);
-    assert.equal(plan.lease.clientIP, '10.200.1.5');
-    assert.equal(plan.lease.router, '10.200.1.1');
-    assert.equal(plan.lease.prefix, 24);
+    assert.equal(plan.lease?.clientIP, '10.200.1.5');
+    assert.equal(plan.lease?.router, '10.200.1.1');
+    assert.equal(plan.lease?.prefix, 24);
     const ips = plan.steps.map((s) => (s.kind === 'ip' ? s.args.join(' ') : ''));
     assert.ok(ips.some((s) => /^link set eth0 name eth0-nic address 02:00:00:/.test(s)));
     assert.ok(ips.includes('addr flush dev eth0'));
@@ -77,7 +101,7 @@ describe('pod network plan', () => {
   });
 
   test('bridge on a pod without IPv4 names the field', () => {
-    const noV4 = { ...input({ name: 'default', binding: 'bridge' }), link: { name: 'eth0', mac: link.mac, mtu: 1500, hasIPv6: true } };
+    const noV4 = { ...input({ name: 'default', binding: 'bridge' }), link: { name: 'eth0', mac: link.mac, mtu: 1500, hasIPv6: true, ipv6: { address: 'fd70:6f64:7669:1::5', prefix: 64 } } };
     assert.throws(() => planNetwork(noV4, 2), (e: unknown) => e instanceof NetworkPlanError && e.field === 'spec.domain.devices.interfaces[2].bridge');
   });
 

@@ -112,9 +112,9 @@ describe('the handler wires the pod network in the launcher pod', () => {
     const [nic] = parsePodNetworkHandoff(await readFile(join(launcherDir(), POD_NETWORK_HANDOFF_FILE), 'utf8'));
     assert.equal(nic?.attachment.tap, 'tap0');
     assert.deepEqual(nic?.attachment.reportedIPs, ['10.200.0.5']);
-    assert.equal(nic?.lease.clientIP, '10.0.2.2');
-    assert.deepEqual(nic?.lease.dnsServers, ['10.96.0.10']);
-    assert.equal(nic?.lease.mtu, 1450);
+    assert.equal(nic?.lease?.clientIP, '10.0.2.2');
+    assert.deepEqual(nic?.lease?.dnsServers, ['10.96.0.10']);
+    assert.equal(nic?.lease?.mtu, 1450);
 
     const before = netns.calls.length;
     await w.ensure(masquerade());
@@ -165,5 +165,24 @@ describe('the handler wires the pod network in the launcher pod', () => {
     netns.podAddr = [{ ifname: 'eth0', mtu: 1500, address: '0a:58:0a:c8:00:05', addr_info: [] }];
     await assert.rejects(wiring(netns).ensure(vmi()), (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.domain.devices.interfaces[0].bridge');
     assert.deepEqual(netns.changes(), []);
+    // The same on an IPv6-only pod: its IPv6 address is no help to the bridge binding.
+    netns.podAddr = [{ ifname: 'eth0', mtu: 1500, address: '0a:58:0a:c8:00:05', addr_info: [{ family: 'inet6', local: 'fd70:6f64:7669::5', prefixlen: 64, scope: 'global' }] }];
+    await assert.rejects(wiring(netns).ensure(vmi()), (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.domain.devices.interfaces[0].bridge' && /no IPv4 address/.test(e.message));
+    assert.deepEqual(netns.changes(), []);
+  });
+
+  test('masquerade on an IPv6-only pod: NAT66 only; the handoff carries a DHCPv6 lease and no DHCPv4 one', async () => {
+    await fakeProc();
+    const netns = new FakeNetns();
+    netns.podAddr = [{ ifname: 'eth0', mtu: 1450, address: '0a:58:0a:c8:00:05', addr_info: [{ family: 'inet6', local: 'fd70:6f64:7669::5', prefixlen: 64, scope: 'global' }, { family: 'inet6', local: 'fe80::858:aff:fec8:5', prefixlen: 64, scope: 'link' }] }];
+    await wiring(netns).ensure(masquerade());
+    const changes = netns.changes();
+    assert.ok(changes.includes('sysctl -q -w net/ipv6/conf/all/forwarding=1'), changes.join('\n'));
+    assert.ok(!changes.some((c) => c.includes('net/ipv4') || c.startsWith('ip addr ') || c.startsWith('ip route ')), changes.join('\n'));
+    assert.match(await readFile(join(launcherDir(), 'pod-network.nft'), 'utf8'), /^table ip6 nat\ndelete table ip6 nat\ntable ip6 nat \{/);
+    const [nic] = parsePodNetworkHandoff(await readFile(join(launcherDir(), POD_NETWORK_HANDOFF_FILE), 'utf8'));
+    assert.equal(nic?.lease, undefined);
+    assert.equal(nic?.lease6?.clientIP, 'fd10:0:2::2');
+    assert.deepEqual(nic?.attachment.reportedIPs, ['fd70:6f64:7669::5']);
   });
 });

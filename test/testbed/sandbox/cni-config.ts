@@ -16,8 +16,13 @@ export interface Ipv6Range {
   readonly gateway: string;
 }
 
-export function podNetworkConfig(opts: { name: string; bridge: string; subnet: string; gateway: string; ipamDir: string; mtu?: number; ipv6?: Ipv6Range }): CniNetworkList {
+/**
+ * `ipv6` adds the IPv6 range; `ipv4: false` (with `ipv6`) leaves the IPv4 one out: an IPv6-only
+ * pod network.
+ */
+export function podNetworkConfig(opts: { name: string; bridge: string; subnet: string; gateway: string; ipamDir: string; mtu?: number; ipv6?: Ipv6Range; ipv4?: boolean }): CniNetworkList {
   const v6 = opts.ipv6;
+  const v4 = opts.ipv4 !== false || v6 === undefined;
   return {
     cniVersion: '1.0.0',
     name: opts.name,
@@ -31,8 +36,8 @@ export function podNetworkConfig(opts: { name: string; bridge: string; subnet: s
         ...(opts.mtu === undefined ? {} : { mtu: opts.mtu }),
         ipam: {
           type: 'host-local',
-          ranges: [[{ subnet: opts.subnet, gateway: opts.gateway }], ...(v6 === undefined ? [] : [[{ subnet: v6.subnet, gateway: v6.gateway }]])],
-          routes: [{ dst: '0.0.0.0/0' }, ...(v6 === undefined ? [] : [{ dst: '::/0' }])],
+          ranges: [...(v4 ? [[{ subnet: opts.subnet, gateway: opts.gateway }]] : []), ...(v6 === undefined ? [] : [[{ subnet: v6.subnet, gateway: v6.gateway }]])],
+          routes: [...(v4 ? [{ dst: '0.0.0.0/0' }] : []), ...(v6 === undefined ? [] : [{ dst: '::/0' }])],
           dataDir: opts.ipamDir,
         },
       },

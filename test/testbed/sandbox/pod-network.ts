@@ -27,17 +27,20 @@ export class PodNetwork {
   readonly stack: StackNetwork;
   readonly #log: Logger;
   readonly #sandboxes = new Map<string, { sandbox: PodSandbox; result: CniResult }>();
-  readonly #dualStack: boolean;
+  /** `ipv4` (the default), `dual` (also IPv6) or `ipv6` (IPv6 only). */
+  readonly #families: PodIPFamilies;
   #subnet = '';
   #subnet6 = '';
 
   /**
-   * `ipv6` (default: PODVIRT_TESTBED_IPV6=1 in the environment) makes the network dual-stack:
-   * every pod also gets an address from the stack's ULA /64, whose gateway sits on the bridge.
+   * `ipv6` (default: PODVIRT_TESTBED_IPV6 in the environment) adds IPv6: `true` (`=1`) makes the
+   * network dual-stack, every pod also getting an address from the stack's ULA /64 whose gateway
+   * sits on the bridge; `'only'` (`=only`) gives the pods that IPv6 address alone. The bridge
+   * keeps the stack's IPv4 gateway either way: the claim on the /24 is what settles the /64.
    */
-  constructor(opts: { rootDir: string; log: Logger; cniPath?: string; ipv6?: boolean }) {
+  constructor(opts: { rootDir: string; log: Logger; cniPath?: string; ipv6?: boolean | 'only' }) {
     this.stack = stackNetwork(opts.rootDir, opts.cniPath);
-    this.#dualStack = opts.ipv6 ?? process.env['PODVIRT_TESTBED_IPV6'] === '1';
+    this.#families = podIPFamilies(opts.ipv6 ?? process.env['PODVIRT_TESTBED_IPV6']);
     this.#log = opts.log.child({ component: 'pod-network', bridge: this.stack.bridge });
   }
 
@@ -65,7 +68,7 @@ export class PodNetwork {
         continue;
       }
       this.#subnet = subnet;
-      const v6 = this.#dualStack ? ipv6Range(subnet) : undefined;
+      const v6 = this.#families === 'ipv4' ? undefined : ipv6Range(subnet);
       if (v6 !== undefined) {
         // Only the bridge gets the /64 (a connected route, no forwarding): the host reaches the
         // pods and nothing else. `nodad`: the address is usable at once.
@@ -76,9 +79,9 @@ export class PodNetwork {
       await ip(['link', 'set', s.bridge, 'up']);
       await mkdir(s.confDir, { recursive: true });
       await mkdir(s.ipamDir, { recursive: true });
-      const list = podNetworkConfig({ name: s.networkName, bridge: s.bridge, subnet, gateway, ipamDir: s.ipamDir, ...(v6 === undefined ? {} : { ipv6: v6 }) });
+      const list = podNetworkConfig({ name: s.networkName, bridge: s.bridge, subnet, gateway, ipamDir: s.ipamDir, ...(v6 === undefined ? {} : { ipv6: v6 }), ipv4: this.#families !== 'ipv6' });
       await writeFile(join(s.confDir, confFile), `${JSON.stringify(list, null, 2)}\n`);
-      this.#log.info({ subnet, subnet6: v6?.subnet }, 'pod network ready');
+      this.#log.info({ subnet, subnet6: v6?.subnet, families: this.#families }, 'pod network ready');
       return;
     }
     throw new SandboxError('TESTBED_NETWORK_SETUP_FAILED', 'no free /24 for the pod network');
@@ -142,6 +145,16 @@ export class PodNetwork {
     await runCommand(['ip', 'link', 'delete', this.stack.bridge, 'type', 'bridge']);
     await rm(join(this.stack.confDir, '..'), { recursive: true, force: true });
   }
+}
+
+export type PodIPFamilies = 'ipv4' | 'dual' | 'ipv6';
+
+/** The pods' address families from the `ipv6` option or PODVIRT_TESTBED_IPV6 (`1`: dual-stack, `only`: IPv6 only). */
+export function podIPFamilies(ipv6: boolean | string | undefined): PodIPFamilies {
+  if (ipv6 === true || ipv6 === '1') return 'dual';
+  if (ipv6 === 'only') return 'ipv6';
+  if (ipv6 === undefined || ipv6 === false || ipv6 === '' || ipv6 === '0') return 'ipv4';
+  throw new SandboxError('TESTBED_NETWORK_SETUP_FAILED', `PODVIRT_TESTBED_IPV6=${ipv6}: expected 1 (dual-stack) or only (IPv6 only)`);
 }
 
 async function ip(args: string[]): Promise<void> {

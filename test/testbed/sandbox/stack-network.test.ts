@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { podNetworkConfig } from './cni-config.js';
+import { podIPFamilies } from './pod-network.js';
 import { ipv6Range, stackNetwork, subnetCandidate } from './stack-network.js';
 
 describe('stack network names', () => {
@@ -42,5 +43,24 @@ describe('stack network names', () => {
     assert.deepEqual(ipam.ranges, [[{ subnet: '10.200.1.0/24', gateway: '10.200.1.1' }], [{ subnet: 'fd70:6f64:7669:1::/64', gateway: 'fd70:6f64:7669:1::1' }]]);
     assert.deepEqual(ipam.routes, [{ dst: '0.0.0.0/0' }, { dst: '::/0' }]);
     assert.deepEqual(list.plugins.map((p) => [p['isGateway'], p['ipMasq']]), [[false, false]]);
+  });
+
+  test('IPv6-only: the /64 alone, with the IPv6 default route', () => {
+    const list = podNetworkConfig({ name: 'n', bridge: 'br', subnet: '10.200.1.0/24', gateway: '10.200.1.1', ipamDir: '/x', ipv6: ipv6Range('10.200.1.0/24'), ipv4: false });
+    const ipam = list.plugins[0]?.['ipam'] as { ranges: unknown; routes: unknown };
+    assert.deepEqual(ipam.ranges, [[{ subnet: 'fd70:6f64:7669:1::/64', gateway: 'fd70:6f64:7669:1::1' }]]);
+    assert.deepEqual(ipam.routes, [{ dst: '::/0' }]);
+    // Without an IPv6 range there is no such thing as leaving IPv4 out.
+    const v4 = podNetworkConfig({ name: 'n', bridge: 'br', subnet: '10.200.1.0/24', gateway: '10.200.1.1', ipamDir: '/x', ipv4: false });
+    assert.deepEqual((v4.plugins[0]?.['ipam'] as { ranges: unknown }).ranges, [[{ subnet: '10.200.1.0/24', gateway: '10.200.1.1' }]]);
+  });
+
+  test('PODVIRT_TESTBED_IPV6: 1 is dual-stack, only is IPv6 only, unset is IPv4; anything else is an error naming it', () => {
+    assert.equal(podIPFamilies(undefined), 'ipv4');
+    assert.equal(podIPFamilies(''), 'ipv4');
+    assert.equal(podIPFamilies('1'), 'dual');
+    assert.equal(podIPFamilies(true), 'dual');
+    assert.equal(podIPFamilies('only'), 'ipv6');
+    assert.throws(() => podIPFamilies('yes'), /PODVIRT_TESTBED_IPV6=yes: expected 1 \(dual-stack\) or only \(IPv6 only\)/);
   });
 });

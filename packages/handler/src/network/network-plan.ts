@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DhcpLease, NicAttachment } from '@podvirt/api';
+import type { DhcpLease, DhcpV6Lease, NicAttachment } from '@podvirt/api';
 import { masqueradeRules } from './masquerade-rules.js';
 import { renderRuleset } from './nft-ruleset.js';
 import type { PodLink } from './pod-link.js';
@@ -19,7 +19,10 @@ const EXISTS = 'File exists';
 export interface NetworkPlan {
   readonly steps: readonly SetupStep[];
   readonly attachment: NicAttachment;
-  readonly lease: DhcpLease;
+  /** DHCPv4; none for masquerade on a pod without IPv4. */
+  readonly lease?: DhcpLease;
+  /** DHCPv6: masquerade on a pod with IPv6. */
+  readonly lease6?: DhcpV6Lease;
 }
 
 export interface PlanInput {
@@ -75,28 +78,37 @@ export function planNetwork(input: PlanInput, ifaceIndex: number): NetworkPlan {
   return input.iface.binding === 'masquerade' ? planMasquerade(input) : planBridge(input, ifaceIndex);
 }
 
+/**
+ * Masquerade, per family the pod has, as KubeVirt sets it up: IPv4 puts the gateway 10.0.2.1 on
+ * the in-pod bridge and the guest at 10.0.2.2 behind NAT (DHCPv4); IPv6 puts fd10:0:2::1/120
+ * there and the guest at fd10:0:2::2 behind NAT66 (DHCPv6). A dual-stack pod gets both, an
+ * IPv6-only pod the IPv6 side alone.
+ */
 function planMasquerade(input: PlanInput): NetworkPlan {
   const { link } = input;
-  if (link.ipv4 === undefined) throw new NetworkPlanError('spec.networks', `the pod interface ${link.name} has no IPv4 address to masquerade behind`);
-  const cidr = input.vmNetworkCIDR ?? '10.0.2.0/24';
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
-  const prefix = Number(m?.[5]);
-  if (m === null || prefix > 30) throw new NetworkPlanError('spec.networks.pod.vmNetworkCIDR', `${JSON.stringify(cidr)} is not an IPv4 CIDR with room for a gateway and a guest`);
-  const base = `${m[1] ?? 0}.${m[2] ?? 0}.${m[3] ?? 0}`;
-  const last = Number(m[4]);
-  const gatewayIP = `${base}.${last + 1}`;
-  const guestIP = `${base}.${last + 2}`;
+  if (link.ipv4 === undefined && link.ipv6 === undefined) throw new NetworkPlanError('spec.networks', `the pod interface ${link.name} has no global IPv4 or IPv6 address to masquerade behind`);
   const bridge = bridgeName(link.name);
   const bridgeMac = '02:00:00:00:00:00';
   const mac = (input.iface.macAddress ?? derivedMac(input.vmiUid, input.iface.name)).toLowerCase();
   const ports = (input.iface.ports ?? []).map((p) => ({ protocol: (p.protocol ?? 'TCP').toLowerCase() as 'tcp' | 'udp', port: p.port }));
+  const v4 = link.ipv4 === undefined ? undefined : vmIPv4Network(input.vmNetworkCIDR ?? '10.0.2.0/24');
   const v6 = link.ipv6 === undefined ? undefined : VM_IPV6_CIDR;
   const ruleset = renderRuleset([
-    masqueradeRules({ family: 'ip', podIface: link.name, bridge, guestIP, gatewayIP, ports }),
+    ...(v4 === undefined ? [] : [masqueradeRules({ family: 'ip', podIface: link.name, bridge, guestIP: v4.guest, gatewayIP: v4.gateway, ports })]),
     ...(v6 === undefined ? [] : [masqueradeRules({ family: 'ip6', podIface: link.name, bridge, guestIP: v6.guest, gatewayIP: v6.gateway, ports })]),
   ]);
-  // Where the pod has IPv6, the guest gets fd10:0:2::2 behind NAT66 as well (`nodad`: the
-  // gateway answers at once; IPv6 forwarding has only the `all` switch that counts).
+  const v4Steps: SetupStep[] =
+    v4 === undefined
+      ? []
+      : [
+          { kind: 'ip', args: ['addr', 'replace', `${v4.gateway}/${v4.prefix}`, 'dev', bridge] },
+          // DHCP replies are broadcast before the guest has an address; they must leave through the bridge.
+          { kind: 'ip', args: ['route', 'replace', '255.255.255.255/32', 'dev', bridge] },
+          { kind: 'sysctl', key: 'net/ipv4/ip_forward', value: '1' },
+          // Connections to the pod's loopback are DNATed to the guest; their replies must be routable.
+          { kind: 'sysctl', key: `net/ipv4/conf/${bridge}/route_localnet`, value: '1' },
+        ];
+  // `nodad`: the gateway answers at once; IPv6 forwarding has only the `all` switch that counts.
   const v6Steps: SetupStep[] =
     v6 === undefined
       ? []
@@ -108,34 +120,44 @@ function planMasquerade(input: PlanInput): NetworkPlan {
   const steps: SetupStep[] = [
     { kind: 'ip', args: ['link', 'add', bridge, 'type', 'bridge'], done: EXISTS },
     { kind: 'ip', args: ['link', 'set', bridge, 'address', bridgeMac, 'mtu', String(link.mtu)] },
-    { kind: 'ip', args: ['addr', 'replace', `${gatewayIP}/${prefix}`, 'dev', bridge] },
     { kind: 'ip', args: ['link', 'set', bridge, 'up'] },
     tapStep(input),
     { kind: 'ip', args: ['link', 'set', TAP, 'mtu', String(link.mtu), 'master', bridge, 'up'] },
-    // DHCP replies are broadcast before the guest has an address; they must leave through the bridge.
-    { kind: 'ip', args: ['route', 'replace', '255.255.255.255/32', 'dev', bridge] },
-    { kind: 'sysctl', key: 'net/ipv4/ip_forward', value: '1' },
-    // Connections to the pod's loopback are DNATed to the guest; their replies must be routable.
-    { kind: 'sysctl', key: `net/ipv4/conf/${bridge}/route_localnet`, value: '1' },
+    ...v4Steps,
     ...v6Steps,
     { kind: 'nft', ruleset },
   ];
+  const reportedIPs = [...(link.ipv4 === undefined ? [] : [link.ipv4.address]), ...(link.ipv6 === undefined ? [] : [link.ipv6.address])];
   return {
     steps,
-    attachment: { ifaceName: input.iface.name, binding: 'masquerade', tap: TAP, mac, mtu: link.mtu, guestIP, reportedIPs: [link.ipv4.address, ...(link.ipv6 === undefined ? [] : [link.ipv6.address])], podInterfaceName: link.name },
-    lease: {
-      clientMac: mac,
-      clientIP: guestIP,
-      prefix,
-      serverIP: gatewayIP,
-      router: gatewayIP,
-      dnsServers: input.resolver.nameservers,
-      searchDomains: input.resolver.searchDomains,
-      mtu: link.mtu,
-      hostname: input.hostname,
-      ...(v6 === undefined ? {} : { ipv6: { clientIP: v6.guest, prefix: v6.prefix, gateway: v6.gateway, dnsServers: input.resolver.nameservers6 ?? [], serverIface: bridge, serverMac: bridgeMac } }),
-    },
+    attachment: { ifaceName: input.iface.name, binding: 'masquerade', tap: TAP, mac, mtu: link.mtu, guestIP: v4?.guest ?? v6?.guest ?? '', reportedIPs, podInterfaceName: link.name },
+    ...(v4 === undefined
+      ? {}
+      : {
+          lease: {
+            clientMac: mac,
+            clientIP: v4.guest,
+            prefix: v4.prefix,
+            serverIP: v4.gateway,
+            router: v4.gateway,
+            dnsServers: input.resolver.nameservers,
+            searchDomains: input.resolver.searchDomains,
+            mtu: link.mtu,
+            hostname: input.hostname,
+          },
+        }),
+    ...(v6 === undefined ? {} : { lease6: { clientIP: v6.guest, prefix: v6.prefix, gateway: v6.gateway, dnsServers: input.resolver.nameservers6 ?? [], serverIface: bridge, serverMac: bridgeMac } }),
   };
+}
+
+/** The gateway (first host) and the guest (second host) of the masquerade VM network. */
+function vmIPv4Network(cidr: string): { gateway: string; guest: string; prefix: number } {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
+  const prefix = Number(m?.[5]);
+  if (m === null || prefix > 30) throw new NetworkPlanError('spec.networks.pod.vmNetworkCIDR', `${JSON.stringify(cidr)} is not an IPv4 CIDR with room for a gateway and a guest`);
+  const base = `${m[1] ?? 0}.${m[2] ?? 0}.${m[3] ?? 0}`;
+  const last = Number(m[4]);
+  return { gateway: `${base}.${last + 1}`, guest: `${base}.${last + 2}`, prefix };
 }
 
 function planBridge(input: PlanInput, ifaceIndex: number): NetworkPlan {

@@ -68,7 +68,7 @@ export class PodNetworkWiring {
       log.info({ iface: plan.attachment.ifaceName, binding: plan.attachment.binding, tap: plan.attachment.tap }, 'wiring the pod network');
       for (const step of plan.steps) await this.#apply(netns, dir, step, signal);
     }
-    const handoff: WiredNic[] = plans.map((p) => ({ attachment: p.attachment, lease: p.lease }));
+    const handoff: WiredNic[] = plans.map((p) => ({ attachment: p.attachment, ...(p.lease === undefined ? {} : { lease: p.lease }), ...(p.lease6 === undefined ? {} : { lease6: p.lease6 }) }));
     await writeWhole(join(dir, POD_NETWORK_HANDOFF_FILE), JSON.stringify(handoff));
   }
 

@@ -54,8 +54,9 @@ export class PodNetworkSetup {
     if (missing.length > 0) throw new LauncherError('LAUNCHER_ERR_PREPARE', `the handler wired no pod network for interface ${missing.join(', ')}`);
     for (const nic of nics) {
       if (this.#closed) break;
-      this.#servers.push(await DhcpServer.start(nic.lease, log));
-      const v6 = nic.lease.ipv6;
+      // DHCPv4 where the pod has IPv4, DHCPv6 where it has IPv6 (masquerade), as KubeVirt's launcher.
+      if (nic.lease !== undefined) this.#servers.push(await DhcpServer.start(nic.lease, log));
+      const v6 = nic.lease6;
       if (v6 !== undefined) this.#servers.push(await Dhcpv6Server.start({ lease: v6, iface: v6.serverIface, serverMac: v6.serverMac, log }));
     }
     this.#o.onAttached?.(nics.map((n) => n.attachment));
