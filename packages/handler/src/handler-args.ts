@@ -40,6 +40,8 @@ export interface HandlerArgs {
   readonly devicePlugins: DevicePluginArgs | undefined;
   /** How this node's handler runs the migrations whose source it is. */
   readonly migration: MigrationSettings;
+  /** `--migration-tls-dir` (ca.crt, tls.crt, tls.key) and `--migration-address`; undefined: no migrations. */
+  readonly migrationProxy: { readonly tlsDir: string; readonly address: string } | undefined;
 }
 
 export interface DevicePluginArgs {
@@ -108,6 +110,8 @@ const OPTIONS = {
   'max-devices': { type: 'string', default: String(DEFAULT_DEVICES_PER_PLUGIN) },
   'disable-device-plugins': { type: 'boolean', default: false },
   ...MIGRATION_OPTIONS,
+  'migration-tls-dir': { type: 'string' },
+  'migration-address': { type: 'string' },
 } as const;
 
 export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): HandlerArgs {
@@ -142,7 +146,16 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
       maxDevices: parseMaxDevices(values['max-devices']),
     },
     migration: parseMigrationSettings(values),
+    migrationProxy: migrationProxyArgs(values['migration-tls-dir'], values['migration-address']),
   };
+}
+
+// The proxy needs both: the certificates to speak TLS and the address the target listens on
+// and advertises (the node's, e.g. the DaemonSet's status.podIP with hostNetwork).
+function migrationProxyArgs(tlsDir: string | undefined, address: string | undefined): HandlerArgs['migrationProxy'] {
+  if (tlsDir === undefined && address === undefined) return undefined;
+  if (tlsDir === undefined || address === undefined || tlsDir === '' || address === '') throw invalid('--migration-tls-dir and --migration-address go together (live migration needs both)');
+  return { tlsDir, address };
 }
 
 // A device ID list is sent whole on every health change; the kubelet has no stated limit, but a

@@ -12,6 +12,8 @@ import { HandlerRuntime } from './handler-runtime.js';
 import { KubeNodePatcher } from './heartbeat/kube-node-patcher.js';
 import { KubeVmiApi } from './kube/kube-vmi-api.js';
 import { PodNetworkWiring } from './network/pod-network-wiring.js';
+import { ProxyEndpoints } from './live-migration/proxy-endpoints.js';
+import { loadMigrationTls } from './migration/migration-proxy.js';
 
 // Synchronous stdout: a SIGKILLed pod must not lose its last lines.
 const log = pino({ base: { component: 'virt-handler' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
@@ -33,6 +35,16 @@ try {
   process.exit(1);
 }
 
+let migrationEndpoints: ProxyEndpoints | undefined;
+if (args.migrationProxy !== undefined) {
+  try {
+    migrationEndpoints = new ProxyEndpoints({ address: args.migrationProxy.address, tls: await loadMigrationTls(args.migrationProxy.tlsDir) });
+  } catch (err) {
+    log.fatal({ err }, 'cannot load the migration TLS files');
+    process.exit(1);
+  }
+}
+
 const runtime = new HandlerRuntime({
   args,
   vmiApi: new KubeVmiApi(kube),
@@ -41,6 +53,7 @@ const runtime = new HandlerRuntime({
   log: log.child({ node: args.nodeName }),
   processMetrics: true,
   network: new PodNetworkWiring({ log: log.child({ node: args.nodeName, subcomponent: 'pod-network' }) }),
+  ...(migrationEndpoints === undefined ? {} : { migrationEndpoints }),
 });
 
 const stopping = new AbortController();

@@ -16,6 +16,7 @@ const DEFAULT_REST = {
   shutdownGraceMs: 15_000,
   devicePlugins: { dir: '/var/lib/kubelet/device-plugins', deviceRoot: '/', maxDevices: 1000 },
   migration: DEFAULT_MIGRATION_SETTINGS,
+  migrationProxy: undefined,
 };
 
 test('defaults follow virt-handler; NODE_NAME fills --node-name', () => {

@@ -41,6 +41,7 @@ test('start → ready and schedulable; close → not ready, unschedulable, launc
       httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
       devicePlugins: undefined,
       migration: DEFAULT_MIGRATION_SETTINGS,
+      migrationProxy: undefined,
     },
     vmiApi: kube, eventApi: new FakeEvents(), nodePatcher: patcher, log: quietLog(),
   });
@@ -85,6 +86,7 @@ test('device plugins: /readyz names them until the kubelet.sock that was missing
       httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
       devicePlugins: { dir: pluginsDir, deviceRoot: join(dir, 'host'), maxDevices: 3 },
       migration: DEFAULT_MIGRATION_SETTINGS,
+      migrationProxy: undefined,
     },
     vmiApi: new FakeKube(), eventApi: new FakeEvents(), nodePatcher: new RecordingPatcher(), log: quietLog(),
   });

@@ -138,3 +138,11 @@ test('migration flags: KubeVirt\'s defaults, the one duration grammar, post-copy
 function defaults() {
   return { 'migration-bandwidth': '0', 'migration-progress-timeout': '150s', 'migration-completion-timeout-per-gib': '150s', 'migration-allow-auto-converge': false, 'migration-allow-post-copy': false };
 }
+
+test('the migration proxy flags go together; without them no migration is acted on', () => {
+  assert.equal(parseHandlerArgs([], { NODE_NAME: 'n' }).migrationProxy, undefined);
+  assert.deepEqual(parseHandlerArgs(['--migration-tls-dir', '/etc/m', '--migration-address', '10.0.0.1'], { NODE_NAME: 'n' }).migrationProxy, { tlsDir: '/etc/m', address: '10.0.0.1' });
+  for (const argv of [['--migration-tls-dir', '/etc/m'], ['--migration-address', '10.0.0.1'], ['--migration-tls-dir', '', '--migration-address', 'x']]) {
+    assert.throws(() => parseHandlerArgs(argv, { NODE_NAME: 'n' }), (err) => isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS') && /go together/.test(err.message));
+  }
+});

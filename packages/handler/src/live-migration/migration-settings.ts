@@ -30,7 +30,8 @@ export const MIGRATION_OPTIONS = {
   'migration-allow-post-copy': { type: 'boolean', default: false },
 } as const;
 
-export const MIGRATION_USAGE = `                      [--migration-bandwidth MIB_PER_S] [--migration-progress-timeout DURATION]
+export const MIGRATION_USAGE = `                      [--migration-tls-dir DIR --migration-address ADDR]
+                      [--migration-bandwidth MIB_PER_S] [--migration-progress-timeout DURATION]
                       [--migration-completion-timeout-per-gib DURATION] [--migration-allow-auto-converge]`;
 
 export interface MigrationFlagValues {
