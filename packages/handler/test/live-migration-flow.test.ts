@@ -287,3 +287,32 @@ test('source launcher gone after the switch while its handler was away: the targ
   assert.equal(h.ms().failed, undefined);
   assert.equal(h.vmi().status?.phase, 'Running', 'never Failed for a launcher that left with its guest');
 });
+
+test('hand-over seen first as the target label leaving: the target reads the VMI again and never takes the guest for an orphan', async (t) => {
+  const h = await harness(t);
+  await migrating(h);
+  h.dstLauncher.setDomain({ state: 'Running', reason: 'Migrated', deleted: false });
+  progress(h.srcLauncher, { phase: 'Succeeded', endedAtMs: Date.now() });
+  h.srcLauncher.setDomain({ state: 'Shutoff', reason: 'Migrated' });
+  await eventually(() => h.ms().completed === true && h.ms().targetNodeDomainDetected === true);
+  h.kube.modify(KEY, (v) => {
+    v.status = { ...v.status, nodeName: TARGET };
+  });
+  // The target informer loses the VMI before node02's own informer has it (two watch streams).
+  const syncs = h.dstLauncher.calls.filter((c) => c === 'Sync').length;
+  const gets = h.kube.gets;
+  h.kube.modify(KEY, (v) => {
+    const labels: Record<string, string> = { ...v.metadata.labels };
+    delete labels[TARGET_LABEL];
+    v.metadata.labels = labels;
+  });
+  // Either it asked the API (the guard) or it acted on the guest as an orphan.
+  await eventually(() => h.kube.gets > gets || h.dstLauncher.calls.some((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)));
+  assert.deepEqual(h.dstLauncher.calls.filter((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)), [], 'not an orphan: the migrated guest is kept');
+  h.kube.modify(KEY, (v) => {
+    v.metadata.labels = { ...v.metadata.labels, [NODE_NAME_LABEL]: TARGET };
+  });
+  await eventually(() => h.dstLauncher.calls.filter((c) => c === 'Sync').length > syncs);
+  assert.deepEqual(h.dstLauncher.calls.filter((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)), [], 'the migrated guest is never shut down');
+  assert.equal(h.dstLauncher.domain?.state, 'Running');
+});
