@@ -86,6 +86,13 @@ describe('install manifests', () => {
     assert.match(args, /--pods-dir=\/pods\b/);
     assert.match(args, /--node-api-socket=\/var\/run\/podvirt\//);
     assert.match(args, /--ghost-record-dir=\/var\/run\/podvirt-private\//);
+    // Live migration: the address from the pod IP, the certificates from an optional Secret.
+    assert.match(args, /--migration-address=\$\(POD_IP\)/);
+    const tlsDir = /--migration-tls-dir=(\S+)/.exec(args)?.[1];
+    const tlsMount = docs(at(c, 'volumeMounts')).find((m) => m['mountPath'] === tlsDir);
+    const tlsVolume = docs(at(pod, 'volumes')).find((v) => v['name'] === tlsMount?.['name']);
+    assert.equal(at(tlsVolume, 'secret', 'secretName'), 'podvirt-migration-tls');
+    assert.equal(at(tlsVolume, 'secret', 'optional'), true);
     assert.equal(at(c, 'livenessProbe', 'httpGet', 'path'), '/healthz');
     assert.equal(at(c, 'readinessProbe', 'httpGet', 'path'), '/readyz');
     const port = docs(at(c, 'ports')).find((p) => p['name'] === at(c, 'livenessProbe', 'httpGet', 'port'));

@@ -101,10 +101,12 @@ describe('manifests in the running stack: commands and RBAC', () => {
     for (const arg of deployArgs) assert.ok(stack.controllerCommand.argv.includes(arg), `controller runs with ${arg}`);
     const handlerArgs = stack.handlerCommand.argv;
     const handlerDir = join(stack.stateDir, 'handler');
-    for (const arg of [`--pods-dir=${stack.podsDir}`, `--ghost-record-dir=${handlerDir}/ghost-records`, `--node-api-socket=${stack.nodeApiSocket}`, '--http-address=127.0.0.1']) {
+    for (const arg of [`--pods-dir=${stack.podsDir}`, `--ghost-record-dir=${handlerDir}/ghost-records`, `--node-api-socket=${stack.nodeApiSocket}`, '--http-address=127.0.0.1',
+      '--migration-address=127.0.0.1', `--migration-tls-dir=${join(stack.stateDir, 'migration-certificates', stack.nodeName)}`]) {
       assert.ok(handlerArgs.includes(arg), `handler runs with ${arg}: ${handlerArgs.join(' ')}`);
     }
     assert.equal(stack.handlerCommand.env['NODE_NAME'], stack.nodeName);
+    assert.ok(stack.handler.lines.some((l) => l.msg === 'live migration on'), 'the handler loaded the certificates the stack made for its node');
     // --leader-elect --lease-namespace=podvirt from the Deployment: the Lease is there, held by the pod name.
     const lease = await waitFor('the leader Lease', async () =>
       (await stack.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'podvirt', name: 'podvirt-controller' }).catch(() => undefined)));

@@ -68,6 +68,9 @@ const DEFAULTS = {
   tlsAddress: '0.0.0.0',
   heartbeat: '1m',
   shutdownGrace: '15s',
+  // Where the DaemonSet mounts the Secret with the migration certificates (KubeVirt mounts its
+  // handler certificates under /etc/virt-handler/ the same way).
+  migrationTlsDir: '/etc/podvirt-handler/migration-certificates',
 } as const;
 
 export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node-name NAME] [--pods-dir DIR]
@@ -83,7 +86,8 @@ ${MIGRATION_USAGE}
   --node-name defaults to $NODE_NAME; durations as Go writes them (1h30m, 90s, 300ms; a bare number is seconds).
   Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
   --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port),
-  --device-plugins-dir ${DEVICE_PLUGINS_DIR}, --device-root / (the host's /dev is <root>/dev), --max-devices ${DEFAULT_DEVICES_PER_PLUGIN}.`;
+  --device-plugins-dir ${DEVICE_PLUGINS_DIR}, --device-root / (the host's /dev is <root>/dev), --max-devices ${DEFAULT_DEVICES_PER_PLUGIN},
+  --migration-tls-dir ${DEFAULTS.migrationTlsDir} (ca.crt, tls.crt, tls.key; used once --migration-address turns migration on).`;
 
 const OPTIONS = {
   kubeconfig: { type: 'string' },
@@ -110,7 +114,7 @@ const OPTIONS = {
   'max-devices': { type: 'string', default: String(DEFAULT_DEVICES_PER_PLUGIN) },
   'disable-device-plugins': { type: 'boolean', default: false },
   ...MIGRATION_OPTIONS,
-  'migration-tls-dir': { type: 'string' },
+  'migration-tls-dir': { type: 'string', default: DEFAULTS.migrationTlsDir },
   'migration-address': { type: 'string' },
 } as const;
 
@@ -146,15 +150,16 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
       maxDevices: parseMaxDevices(values['max-devices']),
     },
     migration: parseMigrationSettings(values),
-    migrationProxy: migrationProxyArgs(values['migration-tls-dir'], values['migration-address']),
+    migrationProxy: migrationProxyArgs(values['migration-tls-dir'], values['migration-address'], argv.some((a) => a === '--migration-tls-dir' || a.startsWith('--migration-tls-dir='))),
   };
 }
 
 // The proxy needs both: the certificates to speak TLS and the address the target listens on
-// and advertises (the node's, e.g. the DaemonSet's status.podIP with hostNetwork).
-function migrationProxyArgs(tlsDir: string | undefined, address: string | undefined): HandlerArgs['migrationProxy'] {
-  if (tlsDir === undefined && address === undefined) return undefined;
-  if (tlsDir === undefined || address === undefined || tlsDir === '' || address === '') throw invalid('--migration-tls-dir and --migration-address go together (live migration needs both)');
+// and advertises (the DaemonSet's status.podIP). The address turns migration on; the directory
+// has a default, the Secret's mount path.
+function migrationProxyArgs(tlsDir: string, address: string | undefined, tlsDirGiven: boolean): HandlerArgs['migrationProxy'] {
+  if (address === undefined && !tlsDirGiven) return undefined;
+  if (address === undefined || tlsDir === '' || address === '') throw invalid(`--migration-tls-dir and --migration-address go together (live migration needs both; the directory defaults to ${DEFAULTS.migrationTlsDir})`);
   return { tlsDir, address };
 }
 

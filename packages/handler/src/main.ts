@@ -13,7 +13,7 @@ import { KubeNodePatcher } from './heartbeat/kube-node-patcher.js';
 import { KubeVmiApi } from './kube/kube-vmi-api.js';
 import { PodNetworkWiring } from './network/pod-network-wiring.js';
 import { ProxyEndpoints } from './live-migration/proxy-endpoints.js';
-import { loadMigrationTls } from './migration/migration-proxy.js';
+import { loadMigrationTlsIfPresent } from './migration/migration-tls.js';
 
 // Synchronous stdout: a SIGKILLed pod must not lose its last lines.
 const log = pino({ base: { component: 'virt-handler' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
@@ -35,10 +35,19 @@ try {
   process.exit(1);
 }
 
+// Live migration: off without --migration-address, and off (said once, here) while its
+// certificates are not there at all; a broken set of them stops the handler (README, Migration).
 let migrationEndpoints: ProxyEndpoints | undefined;
-if (args.migrationProxy !== undefined) {
+if (args.migrationProxy === undefined) {
+  log.info('live migration off: no --migration-address');
+} else {
   try {
-    migrationEndpoints = new ProxyEndpoints({ address: args.migrationProxy.address, tls: await loadMigrationTls(args.migrationProxy.tlsDir) });
+    const tls = await loadMigrationTlsIfPresent(args.migrationProxy.tlsDir);
+    if (tls === undefined) log.warn({ dir: args.migrationProxy.tlsDir }, 'live migration off: no certificates (ca.crt, tls.crt, tls.key) in --migration-tls-dir');
+    else {
+      migrationEndpoints = new ProxyEndpoints({ address: args.migrationProxy.address, tls });
+      log.info({ address: args.migrationProxy.address, dir: args.migrationProxy.tlsDir }, 'live migration on');
+    }
   } catch (err) {
     log.fatal({ err }, 'cannot load the migration TLS files');
     process.exit(1);

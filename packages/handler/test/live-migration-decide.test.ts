@@ -142,7 +142,8 @@ function defaults() {
 test('the migration proxy flags go together; without them no migration is acted on', () => {
   assert.equal(parseHandlerArgs([], { NODE_NAME: 'n' }).migrationProxy, undefined);
   assert.deepEqual(parseHandlerArgs(['--migration-tls-dir', '/etc/m', '--migration-address', '10.0.0.1'], { NODE_NAME: 'n' }).migrationProxy, { tlsDir: '/etc/m', address: '10.0.0.1' });
-  for (const argv of [['--migration-tls-dir', '/etc/m'], ['--migration-address', '10.0.0.1'], ['--migration-tls-dir', '', '--migration-address', 'x']]) {
+  assert.deepEqual(parseHandlerArgs(['--migration-address', '10.0.0.1'], { NODE_NAME: 'n' }).migrationProxy, { tlsDir: '/etc/podvirt-handler/migration-certificates', address: '10.0.0.1' }, 'the Secret\'s mount path by default');
+  for (const argv of [['--migration-tls-dir', '/etc/m'], ['--migration-tls-dir=/etc/m'], ['--migration-tls-dir', '', '--migration-address', 'x']]) {
     assert.throws(() => parseHandlerArgs(argv, { NODE_NAME: 'n' }), (err) => isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS') && /go together/.test(err.message));
   }
 });

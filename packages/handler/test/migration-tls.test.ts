@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { makeMigrationCertificates } from '@podvirt/test-support';
 import { isHandlerError } from '../src/handler-error.js';
-import { loadMigrationTls } from '../src/migration/migration-tls.js';
+import { loadMigrationTls, loadMigrationTlsIfPresent } from '../src/migration/migration-tls.js';
 
 async function certs(t: TestContext): Promise<{ a: string; b: string; foreign: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'pvh-migtls-'));
@@ -59,4 +59,12 @@ test('a ca.crt that is no CA, garbage, and an expired certificate are refused', 
   await writeFile(join(a, 'ca.crt'), 'not a certificate\n');
   await assert.rejects(loadMigrationTls(a), refused('ca.crt', /not a PEM certificate/));
   await assert.rejects(loadMigrationTls(b, new Date(Date.now() + 400 * 24 * 3600_000)), refused('ca.crt', /valid from .* to/));
+});
+
+test('no certificate files at all is "not set up"; one of them missing is a broken set', async (t) => {
+  const { a } = await certs(t);
+  assert.equal(await loadMigrationTlsIfPresent(join(a, 'no-such-dir')), undefined);
+  assert.ok(await loadMigrationTlsIfPresent(a));
+  await unlink(join(a, 'ca.crt'));
+  await assert.rejects(loadMigrationTlsIfPresent(a), refused('ca.crt', /cannot read/));
 });

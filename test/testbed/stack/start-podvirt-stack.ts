@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Namespace } from '@kubernetes/client-node';
+import { makeMigrationCertificates } from '@podvirt/test-support';
 import type { Logger } from 'pino';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import type { RequestListener } from '../apiserver/request-record.js';
@@ -129,6 +130,9 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       await labelSchedulable(kubeConfig, n.nodeName);
     }
     const podsDir = podsDirs[0] ?? '';
+    // The migration certificates the DaemonSet gets from its Secret: a CA made for this stack
+    // and one certificate per node (openssl, as the handler README tells an operator).
+    const migrationTls = await makeMigrationCertificates(join(stateDir, 'migration-certificates'), testbed.nodes.map((n) => n.nodeName));
 
     // The components run as the install manifests say (manifests/*.yaml), through the mapping
     // in testbed-command.ts; their namespace comes from the manifests too.
@@ -149,7 +153,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
           '/var/lib/kubelet/pods': at.podsDir, '/var/run/podvirt': at.handlerDir, '/var/run/podvirt-private': at.handlerDir,
           '/var/lib/kubelet/device-plugins': join(at.kubeletRoot, 'device-plugins'),
         },
-        flagValues: { '--metrics-port': '0', '--health-port': '0' },
+        flagValues: { '--metrics-port': '0', '--health-port': '0', '--migration-tls-dir': migrationTls.get(at.nodeName) ?? '' },
         extraArgs: ['--kubeconfig', kubeconfig, ...extraArgs],
       };
     };

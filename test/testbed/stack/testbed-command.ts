@@ -10,6 +10,7 @@
 //                 the handler's host dirs under the stack's state dir)
 //   ports         --metrics-port / --health-port → 0: stacks share the host's network, which
 //                 a pod network would keep apart (the port in use is logged)
+//   secrets       --migration-tls-dir (the Secret's mount) → the node's certificates the stack made
 //   in-cluster    --kubeconfig <file> with the workload's ServiceAccount as bearer token,
 //                 where a pod would get its service-account token mounted
 //   host          --allow-emulation for the controller: this host has no usable KVM (TCG only)

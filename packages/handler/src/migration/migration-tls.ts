@@ -4,7 +4,7 @@
 // Secret is reported at start naming the file, not at the first migration's handshake.
 
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HandlerError } from '../handler-error.js';
 
@@ -33,6 +33,17 @@ export async function loadMigrationTls(dir: string, now: Date = new Date()): Pro
     if (now < new Date(c.validFrom) || now > new Date(c.validTo)) throw invalid(dir, file, `it is valid from ${c.validFrom} to ${c.validTo} only`);
   }
   return { ca, cert, key };
+}
+
+/**
+ * As loadMigrationTls, but undefined when none of the three files is there (no directory, or
+ * the optional Secret behind it was never created): migration is simply not set up on this
+ * node. One or two of them present is a broken set and rejected as such.
+ */
+export async function loadMigrationTlsIfPresent(dir: string, now?: Date): Promise<MigrationTls | undefined> {
+  const present = await Promise.all(Object.values(MIGRATION_TLS_FILES).map((name) => access(join(dir, name)).then(() => true, () => false)));
+  if (!present.includes(true)) return undefined;
+  return loadMigrationTls(dir, now);
 }
 
 async function read(dir: string, name: string): Promise<Buffer> {
