@@ -7,76 +7,13 @@
 // guest's podvirt.dirty switch) faster than the bandwidth limit hits the progress timeout.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
-import { listenSource, listenTarget, loadMigrationTls, MIGRATION_STREAMS, migrationSocketName, migrationUris, type MigrationStream } from '@podvirt/handler';
-import type { cmd } from '@podvirt/proto';
-import { eventually, makeMigrationCertificates } from '@podvirt/test-support';
-import { pino } from 'pino';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { migrationSocketName } from '@podvirt/handler';
+import { eventually } from '@podvirt/test-support';
 import { waitForConsoleText } from '../testbed/index.js';
-import { collectWatch, domains, startLauncher, UID, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
-
-const STREAMS: readonly MigrationStream[] = [MIGRATION_STREAMS.libvirt, MIGRATION_STREAMS.memory, MIGRATION_STREAMS.disks];
-
-/** The pod's migration socket as the node sees it (the launcher's share dir is the pod's /var/run/kubevirt). */
-const hostSocket = (run: LauncherRun, stream: MigrationStream): string => join(run.dir, 'share', 'migrationproxy', migrationSocketName(UID, stream));
-
-async function daemonSocket(run: LauncherRun): Promise<string> {
-  const runDir = join(run.dir, 'container', 'run');
-  const sock = (await readdir(runDir)).find((f) => f.endsWith('-sock') && !f.endsWith('-ro-sock') && !f.includes('admin'));
-  assert.ok(sock !== undefined, `no daemon socket in ${runDir}`);
-  return join(runDir, sock);
-}
-
-async function certificates(t: TestContext): Promise<{ a: string; b: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'podvirt-migpki-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const nodes = await makeMigrationCertificates(dir, ['node-a', 'node-b']);
-  return { a: nodes.get('node-a') ?? '', b: nodes.get('node-b') ?? '' };
-}
-
-const migrationOf = (events: readonly cmd.WatchDomainEvent[]): cmd.MigrationProgress[] =>
-  domains(events).flatMap((d) => (d.migration === undefined ? [] : [d.migration]));
-
-interface ProxiedPair {
-  readonly src: LauncherRun;
-  readonly dst: LauncherRun;
-  readonly request: (extra?: Partial<cmd.MigrateRequest>) => cmd.MigrateRequest;
-  readonly close: () => Promise<void>;
-}
-
-/** Source and target launchers (as pods), the target prepared, and both proxies open between them. */
-async function proxiedPair(t: TestContext, extraKernelArgs?: string): Promise<ProxiedPair> {
-  const pki = await certificates(t);
-  const src = await startLauncher(t, { podShareDir: true, ...(extraKernelArgs === undefined ? {} : { extraKernelArgs }) });
-  await waitForReady(src);
-  const dst = await startLauncher(t, { standalone: false, podShareDir: true, ...(extraKernelArgs === undefined ? {} : { extraKernelArgs }) });
-  const { domainXml } = await dst.cmd.prepareMigrationTarget(vmiRequest(dst));
-  const log = pino({ level: 'warn' });
-  const target = await listenTarget({
-    address: '127.0.0.1', tls: await loadMigrationTls(pki.b), log,
-    streams: new Map<number, string>([
-      [MIGRATION_STREAMS.libvirt, await daemonSocket(dst)],
-      [MIGRATION_STREAMS.memory, hostSocket(dst, MIGRATION_STREAMS.memory)],
-      [MIGRATION_STREAMS.disks, hostSocket(dst, MIGRATION_STREAMS.disks)],
-    ]),
-  });
-  t.after(() => target.close());
-  const portOf = (stream: number): number => [...target.ports].find(([, s]) => s === stream)?.[0] ?? 0;
-  const source = await listenSource({
-    address: '127.0.0.1', tls: await loadMigrationTls(pki.a), log,
-    streams: new Map(STREAMS.map((s) => [hostSocket(src, s), portOf(s)])),
-  });
-  t.after(() => source.close());
-  const request = (extra: Partial<cmd.MigrateRequest> = {}): cmd.MigrateRequest => ({
-    vmiJson: vmiRequest(src).vmiJson, ...migrationUris(UID), destinationXml: domainXml, blockMigration: true,
-    bandwidthMibPerSecond: 0, progressTimeoutSeconds: 0, completionTimeoutPerGibSeconds: 0, allowAutoConverge: false, allowPostCopy: false,
-    ...extra,
-  });
-  return { src, dst, request, close: async () => { await source.close(); await target.close(); } };
-}
+import { hostSocket, migrationOf, proxiedPair, STREAMS } from './launcher-migration-pair.js';
+import { collectWatch, UID, vmiRequest, type LauncherRun } from './launcher-run.js';
 
 /** Bounded wait for a launcher's container to end. */
 async function ended(run: LauncherRun): Promise<boolean> {
@@ -102,7 +39,7 @@ void test('the guest moves through the TLS migration proxy over unix:// URIs tha
 });
 
 void test('a guest that dirties its memory faster than the bandwidth limit hits the progress timeout and stays home', async (t) => {
-  const { src, dst, request } = await proxiedPair(t, 'podvirt.dirty=48');
+  const { src, dst, request } = await proxiedPair(t, { extraKernelArgs: 'podvirt.dirty=48' });
   await waitForConsoleText(src.serialLog, 'PODVIRT-GUEST-DIRTY mib=48 rate=max', { timeoutMs: 60_000 });
   const watch = collectWatch(src);
   await src.cmd.migrate(request({ bandwidthMibPerSecond: 4, progressTimeoutSeconds: 5 }));
