@@ -47,8 +47,8 @@ describe('VMI lifecycle on the testbed', () => {
     const containerID = pod?.status?.containerStatuses?.find((c) => c.name === 'compute')?.containerID ?? '';
     assert.ok(containerID === `testbed://${computePid}` || /^podman:\/\/[0-9a-f]{64}$/.test(containerID), containerID);
     // In the image runtime the VM runs with exactly the rendered capabilities (never privileged):
-    // CHOWN DAC_OVERRIDE FOWNER KILL SETGID SETUID SETPCAP NET_BIND_SERVICE SYS_NICE.
-    if (containerID.startsWith('podman://')) assert.match(status, /^CapBnd:\s+00000000008005eb$/m);
+    // DAC_OVERRIDE SETGID SETUID SETPCAP NET_BIND_SERVICE.
+    if (containerID.startsWith('podman://')) assert.match(status, /^CapBnd:\s+00000000000005c2$/m);
     const logs = await suite.kubectl(['logs', podName, '-c', 'compute']);
     assert.equal(logs.code, 0, logs.stderr);
     const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);

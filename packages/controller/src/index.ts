@@ -30,7 +30,7 @@ export { LeaderElector, type LeaderElectorOptions, type LeadershipEnd } from './
 export type { LeaseClient, LeaseRecord } from './lease-client.js';
 export { FIXED_OVERHEAD_BYTES, memoryOverheadBytes, OVERHEAD_MI, type OverheadInput } from './memory-overhead.js';
 export { PodExpectations } from './pod-expectations.js';
-export { DEFAULT_CPU_REQUEST, launcherPodPrefix, renderLauncherPod, VM_NAME_LABEL, type LauncherPodConfig } from './render-launcher-pod.js';
+export { COMPUTE_CAPABILITIES, DEFAULT_CPU_REQUEST, launcherPodPrefix, renderLauncherPod, VM_NAME_LABEL, type LauncherPodConfig } from './render-launcher-pod.js';
 export { PodEventReason, syncVmi, type SyncDeps, type SyncResult } from './sync-vmi.js';
 export { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
 export { ownerKey, VmiController, vmiKey, type VmiControllerOptions } from './vmi-controller.js';

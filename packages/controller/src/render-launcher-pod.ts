@@ -54,17 +54,17 @@ export interface LauncherPodConfig {
 
 export const DEFAULT_CPU_REQUEST = '100m';
 /**
- * The compute container runs as root with only the capabilities it uses. The pod network's
- * privileged phase (tap, bridge, NAT, sysctls) is the handler's, from outside the pod, so the
- * container needs no NET_ADMIN and is never privileged. What is kept: NET_BIND_SERVICE for the
- * launcher's DHCP server on port 67 and SYS_NICE for CPU affinity (both as KubeVirt's compute
- * container adds them), and for the private libvirt daemon, which owns and labels the VM's
- * files and drops to the qemu user: CHOWN, DAC_OVERRIDE, FOWNER, SETUID, SETGID, and KILL for
- * stopping qemu.
+ * The compute container runs as root with only the capabilities it uses (the launcher checks
+ * them at start and names what is missing). The pod network's privileged phase (tap, bridge,
+ * NAT, sysctls) is the handler's, from outside the pod, so the container needs no NET_ADMIN and
+ * is never privileged. What is kept, each shown needed by starting the launcher without it
+ * (test/bench/compute-capabilities.ts): NET_BIND_SERVICE for the launcher's DHCP server on
+ * port 67 (as KubeVirt adds it), and for the private libvirt daemon starting qemu: SETUID and
+ * SETGID (it sets qemu's user and groups), SETPCAP (it drops qemu's capabilities) and
+ * DAC_OVERRIDE (it probes qemu with it). CHOWN, FOWNER, KILL and SYS_NICE are not needed here:
+ * qemu runs as root with no file relabelling, and podvirt pins no CPUs.
  */
-export const COMPUTE_CAPABILITIES: readonly string[] = [
-  'NET_BIND_SERVICE', 'SYS_NICE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETUID', 'SETGID', 'SETPCAP', 'KILL',
-];
+export const COMPUTE_CAPABILITIES: readonly string[] = ['NET_BIND_SERVICE', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'];
 const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPUTE_CAPABILITIES] } };
 /** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
 export const VM_NAME_LABEL = 'vm.kubevirt.io/name';

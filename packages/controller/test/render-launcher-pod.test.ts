@@ -154,7 +154,7 @@ describe('renderLauncherPod', () => {
       assert.deepEqual(compute?.securityContext, {
         capabilities: {
           drop: ['ALL'],
-          add: ['NET_BIND_SERVICE', 'SYS_NICE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'SETUID', 'SETGID', 'SETPCAP', 'KILL'],
+          add: ['NET_BIND_SERVICE', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'],
         },
       });
     }

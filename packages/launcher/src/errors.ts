@@ -15,6 +15,8 @@ export type LauncherErrorCode =
   /** A disk's volume is not what the VMI needs: missing, too small, outside the pod's mounts. */
   | 'LAUNCHER_ERR_VOLUME'
   | 'LAUNCHER_ERR_DAEMON'
+  /** The compute container lacks a capability the launcher or its libvirt daemon needs. */
+  | 'LAUNCHER_ERR_CAPABILITIES'
   | 'LAUNCHER_ERR_TIMEOUT';
 
 export class LauncherError extends Error {

@@ -7,6 +7,7 @@
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { DEFAULT_LIBVIRT_DIRS, startDaemon, type StartedDaemon } from './daemon/start-daemon.js';
 import { parseFlags } from './flags.js';
+import { checkCapabilities } from './host/capabilities.js';
 
 const log = pino({ base: { component: 'virt-launcher' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));
 
@@ -14,6 +15,9 @@ async function main(): Promise<number> {
   // startedAt: when this process was exec'd, for the start-up stage benchmark (test/bench).
   log.info({ startedAt: Math.round(performance.timeOrigin) }, 'launcher starting');
   const flags = parseFlags(process.argv.slice(2), process.env);
+  // Before the daemon starts: a container without what libvirt needs fails here, naming it.
+  // PODVIRT_CAPABILITY_CHECK=off lets test/bench/compute-capabilities.ts see what fails instead.
+  if (process.env['PODVIRT_CAPABILITY_CHECK'] !== 'off') await checkCapabilities();
   const stop = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGHUP'] as const) {
     process.on(sig, () => {

@@ -30,6 +30,8 @@ export interface TestbedOptions {
   deviceHostRoot?: string;
   /** How the kubelet runs containers: `process` (default) or `image` (podman + runc, see kubelet/image-runtime.ts). */
   runtime?: string;
+  /** Capabilities the image runtime never grants (see kubelet/image-runtime.ts). */
+  withheldCapabilities?: readonly string[];
 }
 
 export interface Testbed {
@@ -80,7 +82,7 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
         ...(options.imageMap === undefined ? {} : { imageMap: options.imageMap }),
         ...(network === undefined ? {} : { network }),
         ...(options.deviceHostRoot === undefined ? {} : { deviceHostRoot: options.deviceHostRoot }),
-        runtime: runtimeNamed(options.runtime ?? 'process', n.kubeletRoot),
+        runtime: runtimeNamed(options.runtime ?? 'process', n.kubeletRoot, { withheldCapabilities: options.withheldCapabilities ?? [] }),
       });
       closers.push(() => kubelet.close());
       await kubelet.start();

@@ -9,6 +9,7 @@ import { readdir, readlink, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { BindMount } from './container-state-paths.js';
 import { ContainerError } from './container-error.js';
 import { MemoryCgroup, TESTBED_CGROUP_PARENT } from './memory-cgroup.js';
@@ -67,12 +68,31 @@ function createArgs(o: ImageContainerOptions, parent: string): string[] {
 }
 
 /** `podman wait` prints the exit code once the container has stopped. */
-function waitFor(id: string): Promise<void> {
+function waitOnce(id: string): Promise<void> {
   return new Promise((resolve) => {
     const child = spawn('podman', ['wait', id], { stdio: 'ignore' });
     child.once('error', () => resolve());
     child.once('exit', () => resolve());
   });
+}
+
+/** Between two `podman wait`s on a container that still runs: no spawn storm if podman keeps failing. */
+const REWAIT_DELAY_MS = 1_000;
+const LIVE_STATES = new Set(['running', 'paused', 'stopping']);
+
+/**
+ * Resolves once the container has stopped. podman has no daemon to restart: what the kubelet
+ * holds of a running container is its `podman wait` process, while conmon keeps the container
+ * itself. When that process ends but the container still runs (it was killed, or podman was
+ * upgraded under it), the kubelet waits again instead of taking the container for exited.
+ */
+async function waitFor(id: string): Promise<void> {
+  for (;;) {
+    await waitOnce(id);
+    const state = (await podman(['inspect', '--format', '{{.State.Status}}', id]).catch(() => '')).trim();
+    if (!LIVE_STATES.has(state)) return;
+    await delay(REWAIT_DELAY_MS);
+  }
 }
 
 /**

@@ -52,7 +52,28 @@ function runName(runId: string): string {
   return `k8s_${runId}`.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
-export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
+export interface ImageRuntimeOptions {
+  /**
+   * Capabilities no container gets, whatever its securityContext adds: a node whose runtime
+   * cannot grant them (it runs with a narrower bounding set itself, or a policy strips them).
+   * Tests use it to start a compute container without one.
+   */
+  readonly withheldCapabilities?: readonly string[];
+}
+
+/** The security flags with every withheld capability taken out of the adds and dropped. */
+function withholding(args: readonly string[], withheld: readonly string[]): string[] {
+  const names = new Set(withheld.map((c) => c.toUpperCase().replace(/^CAP_/, '')));
+  if (names.size === 0) return [...args];
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--cap-add' && names.has(args[i + 1] ?? '')) i++;
+    else out.push(args[i] ?? '');
+  }
+  return [...out, ...[...names].flatMap((c) => ['--cap-drop', c])];
+}
+
+export function imageRuntime(kubeletRoot = '', options: ImageRuntimeOptions = {}): ContainerRuntime {
   const users = new Map<string, string>();
   return {
     name: 'image',
@@ -78,7 +99,10 @@ export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
         ...(pod.metadata?.name === undefined ? {} : { hostname: pod.metadata.name }),
         ...(spec.podIP === undefined ? {} : { podIP: spec.podIP }),
         ...(spec.memory === undefined ? {} : { memoryLimitBytes: spec.memory.limitBytes }),
-        securityArgs: [...securityArgs(pod, container, { user: users.get(image) ?? '' }), ...(await deviceArgs(spec.devices ?? []))],
+        securityArgs: [
+          ...withholding(securityArgs(pod, container, { user: users.get(image) ?? '' }), options.withheldCapabilities ?? []),
+          ...(await deviceArgs(spec.devices ?? [])),
+        ],
         logPath: spec.logPath,
         labels: {
           'io.kubernetes.pod.namespace': pod.metadata?.namespace ?? '',
@@ -93,14 +117,14 @@ export function imageRuntime(kubeletRoot = ''): ContainerRuntime {
 }
 
 /** The kubelet's `--runtime` choices. */
-export const containerRuntimes: Readonly<Record<string, (kubeletRoot: string) => ContainerRuntime>> = {
+export const containerRuntimes: Readonly<Record<string, (kubeletRoot: string, options?: ImageRuntimeOptions) => ContainerRuntime>> = {
   process: () => processRuntime(),
-  image: (root) => imageRuntime(root),
+  image: (root, options) => imageRuntime(root, options),
 };
 
 /** The runtime for a `--runtime` value; an unknown name is an error listing the choices. */
-export function runtimeNamed(name: string, kubeletRoot: string): ContainerRuntime {
+export function runtimeNamed(name: string, kubeletRoot: string, options: ImageRuntimeOptions = {}): ContainerRuntime {
   const make = containerRuntimes[name];
   if (make === undefined) throw new Error(`--runtime must be one of: ${Object.keys(containerRuntimes).join(', ')} (not "${name}")`);
-  return make(kubeletRoot);
+  return make(kubeletRoot, options);
 }

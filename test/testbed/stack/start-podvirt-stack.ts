@@ -38,6 +38,8 @@ export interface PodvirtStackOptions {
   readonly nodes?: number;
   /** The kubelet's container runtime: `process` (default) or `image` (the built images, podman + runc). */
   readonly runtime?: string;
+  /** Capabilities the image runtime never grants, as on a node whose runtime cannot (a launcher that needs one fails). */
+  readonly withheldCapabilities?: readonly string[];
 }
 
 /** One node of the stack: its kubelet's pods dir as its handler sees it, and that handler. */
@@ -111,6 +113,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     ...(options.nodes === undefined ? {} : { nodes: options.nodes }),
     ...(options.deviceRoot === undefined ? {} : { deviceHostRoot: options.deviceRoot }),
     ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+    ...(options.withheldCapabilities === undefined ? {} : { withheldCapabilities: options.withheldCapabilities }),
   });
   const closers: Array<() => Promise<unknown>> = [() => testbed.close()];
   if (options.onRequest !== undefined) testbed.apiServer.onRequest(options.onRequest);
