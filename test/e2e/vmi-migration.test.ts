@@ -1,0 +1,211 @@
+// Live migration as a user runs it, with every real piece: the two-node testbed, podvirt-controller,
+// both podvirt-handlers with the TLS migration proxy, the launchers' private libvirt daemons and
+// qemu. `podvirtctl migrate vmi NAME` moves the test guest A → B and back; its boot_id (typed
+// on the serial console through the node's handler) stays the same, the VMI's nodeName and
+// label follow it, the source pod ends Succeeded, Events tell the story, and a pause afterwards
+// goes to the new node. Then the controller-side faults: a target pod that cannot start, a
+// migration cancelled while its target starts, the VMI deleted mid-migration, a VMI that
+// cannot be migrated (a cancel that reaches the source, and the handler-side faults, are in
+// controller-migration.test.ts with the test as the handlers and in the handlers' own e2e). After
+// each: exactly one qemu runs the guest (none after a delete) and nothing of the migration is left.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
+import { makeMigrationCertificates } from '@podvirt/test-support';
+import { repoRoot } from '../testbed/guest/repo-root.js';
+import { DemoShell } from '../testbed/demo/demo-shell.js';
+import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+
+const run = promisify(execFile);
+const CTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
+const VMIM_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstancemigrations' };
+const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
+const MIGRATION_TIMEOUT_MS = 240_000;
+const ALL_PHASES = ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running', 'Succeeded'];
+
+describe('live migration on the two-node testbed (podvirtctl migrate, controller, both handlers, real VMs)', () => {
+  let suite: VmiSuite;
+  let certs: string;
+  before(async () => {
+    certs = await mkdtemp(join(tmpdir(), 'podvirt-migration-certs-'));
+    const [dir] = [...(await makeMigrationCertificates(certs, ['handler'])).values()];
+    suite = await VmiSuite.start({ nodes: 2, handlerArgs: ['--migration-tls-dir', dir ?? '', '--migration-address', '127.0.0.1'] });
+  });
+  after(async () => {
+    await suite.close();
+    await rm(certs, { recursive: true, force: true });
+  });
+
+  const socketOf = (nodeName: string): string => {
+    const n = suite.stack.nodes.find((x) => x.nodeName === nodeName);
+    if (n === undefined) throw new Error(`no node ${nodeName}`);
+    return n.nodeApiSocket;
+  };
+  const quiet = { step: () => undefined, detail: () => undefined };
+  /** The guest's boot_id, typed on its serial console with podvirtctl console through `nodeName`'s handler. */
+  const bootId = async (name: string, nodeName: string): Promise<string> => {
+    const shell = new DemoShell({ out: quiet, env: process.env, node: process.execPath, repoRoot: repoRoot(import.meta.url), kubeconfig: suite.stack.kubeconfigPath, nodeApiSocket: socketOf(nodeName) });
+    const id = BOOT_ID.exec(await shell.console(name, 'cat /proc/sys/kernel/random/boot_id', BOOT_ID))?.[1];
+    return id ?? assert.fail('no boot_id on the console');
+  };
+  async function ctl(args: string[], nodeName?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    const env = { ...process.env, KUBECONFIG: suite.stack.kubeconfigPath, ...(nodeName === undefined ? {} : { PODVIRT_NODE_SOCKET: socketOf(nodeName) }) };
+    try {
+      const { stdout, stderr } = await run(process.execPath, [CTL, ...args], { env });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+  const vmim = async (name: string): Promise<VirtualMachineInstanceMigration | undefined> =>
+    (await suite.custom.getNamespacedCustomObject({ ...VMIM_API, name }).catch(() => undefined)) as VirtualMachineInstanceMigration | undefined;
+  const migrationEnded = (name: string) => suite.eventually(`migration ${name} ended`, async () => {
+    const m = await vmim(name);
+    return m?.status?.phase === 'Succeeded' || m?.status?.phase === 'Failed' ? m : undefined;
+  }, MIGRATION_TIMEOUT_MS);
+  const liveTargets = async (vmi: VirtualMachineInstance, uid: string | undefined): Promise<V1Pod[]> =>
+    (await suite.podsOf(vmi)).filter((p) => p.metadata?.labels?.['kubevirt.io/migrationJobUID'] === uid && p.metadata?.deletionTimestamp === undefined);
+
+  async function runningGuest(name: string, manifest = guestVmi(suite.guest, name)): Promise<VirtualMachineInstance> {
+    await suite.apply(manifest);
+    await suite.waitForPhase(name, 'Running');
+    const vmi = await suite.eventually(`${name} LiveMigratable`, async () => {
+      const v = await suite.vmi(name);
+      return v?.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True') === true ? v : undefined;
+    });
+    await suite.waitForGuestReady(vmi);
+    return vmi;
+  }
+
+  /** `podvirtctl migrate`, waited to its end; checks what a user sees of a successful move. */
+  async function migrate(name: string, from: string): Promise<string> {
+    const created = await ctl(['migrate', 'vmi', name]);
+    assert.equal(created.code, 0, created.stderr);
+    const vmimName = created.stdout.trim();
+    const done = await migrationEnded(vmimName);
+    assert.equal(done.status?.phase, 'Succeeded', `${JSON.stringify(done.status)}\n${suite.diagnostics()}`);
+    assert.deepEqual(done.status?.phaseTransitionTimestamps?.map((t) => t.phase), ALL_PHASES);
+    const moved = await suite.eventually('nodeName and label handed over', async () => {
+      const v = await suite.vmi(name);
+      return v?.status?.nodeName !== from && v?.metadata.labels?.['kubevirt.io/nodeName'] === v?.status?.nodeName ? v : undefined;
+    });
+    const to = moved.status?.nodeName ?? '';
+    assert.equal(moved.status?.phase, 'Running');
+    assert.equal(moved.status?.migrationState?.completed, true);
+    assert.equal(moved.status?.migrationState?.sourceNode, from);
+    assert.equal(moved.status?.migrationState?.targetNode, to);
+    const source = (await suite.podsOf(moved)).find((p) => p.metadata?.name === moved.status?.migrationState?.sourcePod);
+    await suite.eventually('source pod Succeeded', async () => {
+      const p = (await suite.podsOf(moved)).find((x) => x.metadata?.uid === source?.metadata?.uid);
+      return p === undefined || p.status?.phase === 'Succeeded' ? true : undefined;
+    });
+    assert.equal((await suite.qemuPids(name)).length, 1, 'exactly one qemu runs the guest');
+    const listed = await suite.kubectl(['get', 'vmim', vmimName]);
+    assert.match(listed.stdout, new RegExp(`${vmimName}\\s+Succeeded\\s+${name}`));
+    return to;
+  }
+
+  test('A → B → A: the same boot, nodeName handed over each way, the source pod Succeeded, Events in order; a pause goes to the new node', async () => {
+    const name = 'mig-vm';
+    const vmi = await runningGuest(name);
+    const a = vmi.status?.nodeName ?? '';
+    const before = await bootId(name, a);
+    const b = await migrate(name, a);
+    assert.notEqual(b, a);
+    assert.equal(await bootId(name, b), before, 'the guest did not reboot');
+    const reasons = (await suite.events(name)).sort((x, y) => Number(x.metadata.resourceVersion ?? 0) - Number(y.metadata.resourceVersion ?? 0)).map((e) => e.reason);
+    assert.deepEqual(reasons.filter((r) => r === 'Migrating' || r === 'Migrated'), ['Migrating', 'Migrated']);
+    const wide = await suite.kubectl(['get', 'vmi', name, '-o', 'wide']);
+    assert.match(wide.stdout, new RegExp(`${name}\\s+\\S+\\s+Running\\s+\\S*\\s*${b}\\s+True`));
+
+    assert.equal(await migrate(name, b), a, 'and back');
+    assert.equal(await bootId(name, a), before);
+
+    const paused = await ctl(['pause', 'vmi', name], a);
+    assert.equal(paused.code, 0, paused.stderr);
+    await suite.eventually('Paused condition', async () => ((await suite.vmi(name))?.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') === true ? true : undefined));
+    assert.equal((await ctl(['pause', 'vmi', name], b)).code, 1, 'the old node\'s handler no longer knows it');
+    assert.equal((await ctl(['unpause', 'vmi', name], a)).code, 0);
+
+    await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(vmi);
+    assert.deepEqual(await suite.qemuPids(name), []);
+  });
+
+  test('faults: the target pod cannot mount its volume; a migration cancelled; the VMI deleted mid-migration; a VMI that is not running refused', async () => {
+    // A Secret the source pod mounted at its start, gone before the migration: the target pod
+    // cannot mount it (the kubelet's FailedMount), the migration fails, the guest stays.
+    const name = 'mig-fault';
+    const manifest = guestVmi(suite.guest, name, { extraKernelArgs: 'podvirt.cidata=vdb' });
+    const spec = manifest['spec'] as { domain: { devices: { disks: unknown[] } }; volumes: unknown[] };
+    spec.domain.devices.disks.push({ name: 'cloudinitdisk', disk: { bus: 'virtio' } });
+    spec.volumes.push({ name: 'cloudinitdisk', cloudInitNoCloud: { secretRef: { name: 'mig-fault-userdata' } } });
+    await suite.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mig-fault-userdata', namespace: NS }, type: 'Opaque', stringData: { userdata: '#cloud-config\n' } });
+    const vmi = await runningGuest(name, manifest);
+    const a = vmi.status?.nodeName ?? '';
+    const before = await bootId(name, a);
+    await suite.kubectl(['delete', 'secret', 'mig-fault-userdata']);
+    const failedName = (await ctl(['migrate', 'vmi', name])).stdout.trim();
+    const failed = await migrationEnded(failedName);
+    assert.equal(failed.status?.phase, 'Failed');
+    assert.match(failed.status?.migrationState?.failureReason ?? '', /target pod .* cannot start: FailedMount/);
+    await suite.eventually('target pod gone', async () => ((await liveTargets(vmi, failed.metadata.uid)).length === 0 ? true : undefined));
+    assert.equal((await suite.vmi(name))?.status?.nodeName, a);
+    assert.equal((await suite.vmi(name))?.status?.phase, 'Running');
+    assert.equal((await suite.qemuPids(name)).length, 1);
+    assert.equal(await bootId(name, a), before);
+    await suite.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mig-fault-userdata', namespace: NS }, type: 'Opaque', stringData: { userdata: '#cloud-config\n' } });
+
+    // Cancelled while its target pod starts (the source's abort is the handlers' and has its
+    // own tests): the migration goes, so does the target pod, the guest stays where it was.
+    const started = await ctl(['migrate', 'vmi', name]);
+    assert.equal(started.code, 0, started.stderr);
+    const cancelName = started.stdout.trim();
+    const cancel = await ctl(['migrate-cancel', 'vmi', name]);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    assert.equal(cancel.stdout.trim(), cancelName);
+    await suite.eventually('cancelled migration gone', async () => ((await vmim(cancelName)) === undefined ? true : undefined), MIGRATION_TIMEOUT_MS);
+    await suite.eventually('no target pod left', async () => ((await suite.podsOf(vmi)).every((p) => p.metadata?.labels?.['kubevirt.io/migrationJobUID'] === undefined || p.metadata.deletionTimestamp !== undefined || p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded') ? true : undefined));
+    const after = await suite.vmi(name);
+    assert.equal(after?.status?.phase, 'Running');
+    assert.equal(after?.status?.nodeName, a);
+    await suite.eventually('one qemu', async () => ((await suite.qemuPids(name)).length === 1 ? true : undefined));
+    assert.equal(await bootId(name, a), before);
+
+    // The VMI deleted during a migration: the migration fails, both pods go, no qemu is left.
+    const third = await ctl(['migrate', 'vmi', name]);
+    assert.equal(third.code, 0, third.stderr);
+    const doomedName = third.stdout.trim();
+    await suite.eventually('target pod created', async () => ((await vmim(doomedName))?.status?.phase === 'Scheduling' ? true : undefined), MIGRATION_TIMEOUT_MS);
+    await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+    const doomed = await migrationEnded(doomedName);
+    assert.equal(doomed.status?.phase, 'Failed');
+    assert.match(doomed.status?.migrationState?.failureReason ?? '', /deleted/);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(vmi);
+    assert.deepEqual(await suite.qemuPids(name), []);
+
+    // A VMI that never runs (pinned to no node): podvirtctl refuses it, and so does the controller.
+    const stuck = guestVmi(suite.guest, 'mig-stuck');
+    (stuck['spec'] as Record<string, unknown>)['nodeSelector'] = { 'kubernetes.io/hostname': 'no-such-node' };
+    await suite.apply(stuck);
+    await suite.waitForPhase('mig-stuck', 'Scheduling');
+    const refused = await ctl(['migrate', 'vmi', 'mig-stuck']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /VMI default\/mig-stuck is Scheduling, not Running/);
+    await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig-stuck-1', namespace: NS }, spec: { vmiName: 'mig-stuck' } });
+    const rejected = await migrationEnded('mig-stuck-1');
+    assert.equal(rejected.status?.conditions?.find((c) => c.type === 'MigrationRejected')?.reason, 'VMINotRunning');
+    await suite.kubectl(['delete', 'vmi', 'mig-stuck', '--wait=false']);
+    await suite.waitForGone('mig-stuck');
+  });
+});
