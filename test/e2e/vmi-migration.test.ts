@@ -10,15 +10,11 @@
 // each: exactly one qemu runs the guest (none after a delete) and nothing of the migration is left.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
-import { makeMigrationCertificates } from '@podvirt/test-support';
 import { repoRoot } from '../testbed/guest/repo-root.js';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
@@ -32,16 +28,11 @@ const ALL_PHASES = ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'Ta
 
 describe('live migration on the two-node testbed (podvirtctl migrate, controller, both handlers, real VMs)', () => {
   let suite: VmiSuite;
-  let certs: string;
   before(async () => {
-    certs = await mkdtemp(join(tmpdir(), 'podvirt-migration-certs-'));
-    const [dir] = [...(await makeMigrationCertificates(certs, ['handler'])).values()];
-    suite = await VmiSuite.start({ nodes: 2, handlerArgs: ['--migration-tls-dir', dir ?? '', '--migration-address', '127.0.0.1'] });
+    // The stack gives each handler its migration certificates, as the DaemonSet's Secret does.
+    suite = await VmiSuite.start({ nodes: 2 });
   });
-  after(async () => {
-    await suite.close();
-    await rm(certs, { recursive: true, force: true });
-  });
+  after(() => suite.close());
 
   const socketOf = (nodeName: string): string => {
     const n = suite.stack.nodes.find((x) => x.nodeName === nodeName);
