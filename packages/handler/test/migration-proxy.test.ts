@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
@@ -242,4 +242,15 @@ test('a pod side that stops reading stops the sender: the proxy pipes, it does n
   sink[0]?.resume();
   await eventually(() => received === total, { what: 'the whole stream received', deadlineMs: 120_000 });
   assert.equal(hash.digest('hex'), sent.digest('hex'));
+});
+
+test('close() does not wait for a peer stalled before its TLS handshake', { timeout: 60_000 }, async (t) => {
+  const { dir, certs } = await pki(t);
+  const p = await proxies(t, { source: certs.a, target: certs.b }, dir);
+  const stalled = connect({ host: '127.0.0.1', port: p.portOf(49152) });
+  stalled.on('error', () => undefined);
+  await new Promise((resolve) => stalled.once('connect', resolve));
+  const gone = new Promise((resolve) => stalled.once('close', resolve));
+  await p.target.close();
+  await gone;
 });

@@ -75,6 +75,8 @@ export async function listenTarget(o: TargetProxyOptions): Promise<TargetProxy> 
         piped.track(tlsSocket);
         void dialPod(tlsSocket, unixPath, stream);
       });
+      // Tracked from the first byte: a peer stalled in its handshake must not hold close() up.
+      server.on('connection', (raw: Socket) => piped.track(raw));
       server.on('tlsClientError', (err, socket) => {
         o.log.warn({ err, stream, remote: socket.remoteAddress }, 'migration peer refused: TLS handshake failed');
       });
@@ -93,7 +95,7 @@ export async function listenTarget(o: TargetProxyOptions): Promise<TargetProxy> 
     try {
       unix = await connectGuestSocket(unixPath, abort.signal);
     } catch (err) {
-      o.log.warn({ err, stream, path: unixPath }, 'migration stream refused: the pod side is not listening');
+      if (!abort.signal.aborted) o.log.warn({ err, stream, path: unixPath }, 'migration stream refused: the pod side is not listening');
       tlsSocket.destroy();
       return;
     }
