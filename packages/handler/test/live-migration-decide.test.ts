@@ -44,6 +44,7 @@ test('target decisions', () => {
     ['ready, open: wait for the source', { endpointOpen: true }, 'nothing'],
     ['incoming domain: never prepare over it', { domain: incoming }, 'nothing'],
     ['guest runs here after the switch', { endpointOpen: true, domain: running }, 'detected'],
+    ['a paused guest arrives paused by the user', { endpointOpen: true, domain: makeDomain('Paused', 'User') }, 'detected'],
     ['already detected', { endpointOpen: true, domain: running, migrationState: { ...MS, targetNodeDomainDetected: true } }, 'nothing'],
     ['failed: close', { endpointOpen: true, migrationState: { ...MS, failed: true } }, 'close'],
     ['target launcher gone: close', { endpointOpen: true, launcher: LauncherState.Unresponsive }, 'close'],

@@ -43,6 +43,12 @@ class FakeEndpoints implements MigrationEndpoints {
     });
   }
 
+  readonly swept: string[] = [];
+  sweepSource(o: { launcherSocket: string }): Promise<void> {
+    this.swept.push(o.launcherSocket);
+    return Promise.resolve();
+  }
+
   #close(): Promise<void> {
     this.open--;
     return Promise.resolve();
@@ -271,6 +277,8 @@ test('source handler restarted mid-migration: it adopts the running migration, n
   assert.equal(h.ms().failureReason, 'connection reset');
   assert.equal(h.srcLauncher.migrateRequests.length, 1, 'exactly one Migrate across the restart');
   assert.deepEqual(source.endpoints.opened, [], 'the new handler opened no second proxy');
+  await eventually(() => source.endpoints.swept.length === 1);
+  assert.deepEqual(source.endpoints.swept, [h.srcLauncher.path], 'what the killed handler\'s proxy left in the pod is swept, once');
   assert.equal(h.vmi().status?.phase, 'Running');
 });
 

@@ -12,7 +12,10 @@ import { migrationEnded } from './migration-role.js';
 export type TargetAction =
   /** Pod network, PrepareMigrationTarget, then the TLS listeners; their address and ports are written. */
   | { readonly type: 'prepare' }
-  /** The guest runs here after the switch: targetNodeDomainDetected + its timestamp. */
+  /**
+   * The guest runs here after the switch (a guest the user paused arrives paused by the user):
+   * targetNodeDomainDetected + its timestamp. An incoming domain is paused for the migration.
+   */
   | { readonly type: 'detected' }
   /** The migration ended without the guest moving here (or the launcher is gone): close the endpoint. */
   | { readonly type: 'close'; readonly why: string }
@@ -29,7 +32,7 @@ export interface TargetInput {
 export function decideTarget(input: TargetInput): TargetAction {
   const { migrationState: ms, launcher, domain } = input;
   if (ms.failed === true) return { type: 'close', why: 'the migration failed' };
-  const runsHere = domainAlive(domain) && domain.state === 'Running';
+  const runsHere = domainAlive(domain) && (domain.state === 'Running' || (domain.state === 'Paused' && domain.reason === 'User'));
   // Completed: the guest runs here; only the detection may still be missing.
   if (runsHere && ms.targetNodeDomainDetected !== true) return { type: 'detected' };
   if (migrationEnded(ms)) return { type: 'nothing', why: 'migration ended; waiting for the hand-over' };

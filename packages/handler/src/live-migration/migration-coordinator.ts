@@ -14,6 +14,7 @@ import { LauncherState } from '../launcher/launcher-state.js';
 import type { PodNetworkPhase } from '../reconcile/execute-action.js';
 import { writeStatus } from '../reconcile/status-writer.js';
 import { decideSource, progressOf, type MigrateCall } from './decide-source.js';
+import { migrationEnded } from './migration-role.js';
 import { decideTarget } from './decide-target.js';
 import type { MigrationEndpoints, SourceEndpoint, TargetEndpoint } from './migration-endpoints.js';
 import { withSourceFields, withTargetFields, type SourceOutcome, type TargetFields } from './migration-fields.js';
@@ -70,6 +71,8 @@ export class MigrationCoordinator {
   readonly #sources = new Map<string, SourceState>();
   /** When a source first saw its launcher gone during a started migration. */
   readonly #goneSince = new Map<string, number>();
+  /** VMI UID → the ended migration whose leftover source sockets were swept. */
+  readonly #swept = new Map<string, string>();
 
   constructor(o: MigrationCoordinatorOptions) {
     this.#o = o;
@@ -159,6 +162,7 @@ export class MigrationCoordinator {
         break;
     }
     if (progress !== undefined && progress.phase !== 'Running') await this.closeSource(ctx.uid);
+    if ((progress !== undefined && progress.phase !== 'Running') || migrationEnded(ms)) await this.#sweep(ctx, migrationUid);
     if (!action.hold) {
       this.#goneSince.delete(ctx.uid);
       return { hold: false, why: action.why, ...(progress === undefined ? {} : { outcome: { progress } }) };
@@ -227,6 +231,14 @@ export class MigrationCoordinator {
     }
   }
 
+  /** Once per ended migration: an endpoint this process never opened may be a killed predecessor's. */
+  async #sweep(ctx: PassContext, migrationUid: string): Promise<void> {
+    const conn = ctx.observation.connection;
+    if (conn === undefined || this.#swept.get(ctx.uid) === migrationUid || this.#sources.get(ctx.uid)?.endpoint !== undefined) return;
+    this.#swept.set(ctx.uid, migrationUid);
+    await this.#o.endpoints.sweepSource({ uid: ctx.uid, launcherSocket: conn.client.socketPath, log: ctx.log });
+  }
+
   #client(ctx: PassContext) {
     const conn = ctx.observation.connection;
     if (conn === undefined) throw new Error('no launcher connection for the migration source');
@@ -262,6 +274,7 @@ export class MigrationCoordinator {
     await Promise.all([this.closeTarget(uid), this.closeSource(uid)]);
     this.#sources.delete(uid);
     this.#goneSince.delete(uid);
+    this.#swept.delete(uid);
   }
 
   /** Closes every endpoint (handler shutdown). Idempotent. */

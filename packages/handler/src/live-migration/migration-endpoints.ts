@@ -35,4 +35,6 @@ export interface EndpointTarget {
 export interface MigrationEndpoints {
   openTarget(o: EndpointTarget): Promise<TargetEndpoint>;
   openSource(o: EndpointTarget & { readonly address: string; readonly ports: Readonly<Record<string, number>> }): Promise<SourceEndpoint>;
+  /** Removes what a source endpoint of an earlier handler process (killed, never closed) left in the pod. */
+  sweepSource(o: EndpointTarget): Promise<void>;
 }

@@ -4,7 +4,7 @@
 // incoming qemu listens, for memory and disks; the source proxy listens on those same in-pod
 // paths in its own pod and the source launcher's Migrate names them.
 
-import { stat } from 'node:fs/promises';
+import { lstat, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { HandlerError } from '../handler-error.js';
 import { listenSource, listenTarget, type MigrationTls } from '../migration/migration-proxy.js';
@@ -49,6 +49,16 @@ export class ProxyEndpoints implements MigrationEndpoints {
     const proxy = await listenSource({ address: o.address, tls: this.#o.tls, streams, log: o.log });
     return { ...migrationUris(o.uid), close: () => proxy.close() };
   }
+
+  async sweepSource(o: EndpointTarget): Promise<void> {
+    await Promise.all(Object.values(MIGRATION_STREAMS).map((stream) => removeStaleSocket(hostMigrationSocket(o.launcherSocket, o.uid, stream))));
+  }
+}
+
+/** Only socket files are removed: the in-pod directory is the launcher's too. */
+async function removeStaleSocket(path: string): Promise<void> {
+  const st = await lstat(path).catch(() => undefined);
+  if (st?.isSocket() === true) await unlink(path).catch(() => undefined);
 }
 
 function isStream(value: number): value is MigrationStream {
