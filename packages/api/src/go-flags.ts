@@ -41,8 +41,8 @@ export class GoFlagError extends Error {
   /** The flag at fault (without dashes), or undefined for an argument that is no flag at all. */
   readonly flag: string | undefined;
 
-  constructor(flag: string | undefined, message: string, options?: { cause?: unknown }) {
-    super(flag === undefined ? message : `--${flag}: ${message}`, options);
+  constructor(flag: string | undefined, message: string) {
+    super(flag === undefined ? message : `--${flag}: ${message}`);
     this.flag = flag;
   }
 }
@@ -103,7 +103,8 @@ export function parseDurationFlag(flag: string, text: string): number {
   try {
     ms = parseDuration(text);
   } catch (err) {
-    if (err instanceof DurationError) throw new GoFlagError(flag, err.message, { cause: err });
+    // No cause: the message already carries the grammar's, and pino would print it twice.
+    if (err instanceof DurationError) throw new GoFlagError(flag, err.message);
     throw err;
   }
   if (ms > MAX_TIMER_MS) throw new GoFlagError(flag, `${JSON.stringify(text)} is too long`);
