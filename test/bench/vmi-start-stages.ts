@@ -2,21 +2,24 @@
 // measured in the same run. For one VMI at a time (several samples, median per stage):
 //
 //   pod created (Scheduling) → monitor exec → monitor main → launcher exec → launcher main →
-//   libvirt daemon up → launcher socket ready → Scheduled → Sync → domain defined →
-//   domain started → Running
+//   libvirt daemon up → launcher socket ready → Scheduled → Sync → VMI converted (images
+//   inspected) → files prepared (overlays) → domain defined → domain started → Running
 //
 // exec times are each process's own `performance.timeOrigin` (logged as `startedAt`), the
 // others the `time` of the launcher pod's log lines; the phases are when a watch first saw
 // them. Then: the same for N VMIs created at once (create → Running), and pause+unpause through
 // the handler's node API. Floors, each taken right before what it is compared with: the
 // launcher's domain XML defined and started straight through @podvirt/libvirt (one domain, and
-// N at once), and raw suspend+resume. Prints the table and the ratios; asserts nothing.
+// N at once), and raw suspend+resume. pause+unpause is also timed straight on the launcher's
+// socket, which splits the node API's time into the handler's part and the launcher's.
+// Prints the table and the ratios; asserts nothing.
 //
 //   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
 //   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations)
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { node, promiseClient } from '@podvirt/proto';
+import { discoverLauncherSocket } from '@podvirt/handler';
+import { cmd, node, promiseClient } from '@podvirt/proto';
 import { nodeApiSocket } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestImage } from '../testbed/index.js';
@@ -50,6 +53,8 @@ const STAGES: readonly Stage[] = [
   { label: 'launcher socket ready', at: (l) => timeOf(line(l, 'launcher ready')) },
   { label: 'Scheduled seen', at: (_, phase) => phase('Scheduled') },
   { label: 'Sync received', at: (l) => timeOf(line(l, 'domain defined'), 'syncStartedAt') },
+  { label: 'VMI converted', at: (l) => timeOf(line(l, 'domain defined'), 'convertedAt') },
+  { label: 'files prepared', at: (l) => timeOf(line(l, 'domain defined'), 'preparedAt') },
   { label: 'domain defined', at: (l) => timeOf(line(l, 'domain defined')) },
   { label: 'domain started', at: (l) => timeOf(line(l, 'domain started')) },
   { label: 'Running seen', at: (_, phase) => phase('Running') },
@@ -107,20 +112,32 @@ async function concurrent(suite: VmiSuite, count: number): Promise<number[]> {
   return totals;
 }
 
-async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<number[]> {
+/** pause+unpause through the node API, and straight to the VMI's launcher (its cmd socket). */
+async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<{ viaApi: number[]; viaLauncher: number[] }> {
   const name = 'stage-pause';
   await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
   const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
   await suite.waitForGuestReady(vmi);
   const client = new node.NodeClient(`unix:${nodeApiSocket(suite.stack)}`, grpc.credentials.createInsecure());
   const api = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
+  const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
+  if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
+  const launcherClient = new cmd.CmdClient(`unix:${found.path}`, grpc.credentials.createInsecure());
+  const launcher = promiseClient(cmd.CmdService, launcherClient, { timeoutMs: 30_000 });
+  const vmiJson = Buffer.from(JSON.stringify(vmi));
   try {
-    return await sample(iterations, async () => {
+    const viaApi = await sample(iterations, async () => {
       await api.pause({ namespace: NS, name });
       await api.unpause({ namespace: NS, name });
     });
+    const viaLauncher = await sample(iterations, async () => {
+      await launcher.pause({ vmiJson });
+      await launcher.unpause({ vmiJson });
+    });
+    return { viaApi, viaLauncher };
   } finally {
     client.close();
+    launcherClient.close();
     await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
     await suite.waitForGone(name, TIMEOUT_MS);
     await suite.waitForPodsGone(vmi, TIMEOUT_MS);
@@ -145,7 +162,7 @@ async function main(): Promise<void> {
     const floorMany = (await floor(guest, many)).running;
     const totals = await concurrent(suite, many);
     const raw = await rawSuspendResume(iterations);
-    const viaApi = await pauseUnpause(suite, iterations);
+    const { viaApi, viaLauncher } = await pauseUnpause(suite, iterations);
 
     console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
     console.log(`  ${'stage'.padEnd(32)}     at   step`);
@@ -155,7 +172,8 @@ async function main(): Promise<void> {
       console.log(`  ${stage.label.padEnd(32)} ${ms(at)} ${i === 0 ? '' : ms(at - previous)}`);
       previous = at;
     });
-    const scheduledToRunning = median(runs.map((r) => (r[STAGES.length - 1] ?? Number.NaN) - (r[7] ?? Number.NaN)));
+    const scheduled = STAGES.findIndex((s) => s.label === 'Scheduled seen');
+    const scheduledToRunning = median(runs.map((r) => (r[STAGES.length - 1] ?? Number.NaN) - (r[scheduled] ?? Number.NaN)));
     const podToRunning = median(runs.map((r) => r[STAGES.length - 1] ?? Number.NaN));
     const f1 = median(floorOne);
     console.log(`\n  floor: define+start of one domain through @podvirt/libvirt   ${ms(f1)} ms (median of ${samples})`);
@@ -168,6 +186,7 @@ async function main(): Promise<void> {
     const rp = pct(raw, 50);
     const ap = pct(viaApi, 50);
     console.log(`\npause+unpause, ${iterations} iterations after ${WARMUP} warm-up: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);
+    console.log(`  of which the launcher's cmd calls alone (pause+unpause on its socket): P50 ${pct(viaLauncher, 50).toFixed(2)} ms`);
   } finally {
     await suite.close();
   }

@@ -39,6 +39,7 @@ function toEvent(e: DomainEvent): DomainConnectionEvent | undefined {
 /** The launcher's DomainConnection over @podvirt/libvirt: one client, one daemon socket. */
 export class LibvirtDomainConnection implements DomainConnection {
   readonly #client: LibvirtClient;
+  readonly #refs = new Map<string, DomainRef>();
 
   constructor(client: LibvirtClient) {
     this.#client = client;
@@ -61,69 +62,87 @@ export class LibvirtDomainConnection implements DomainConnection {
     }
   }
 
-  #dom(name: string, o: CallOptions): Promise<DomainRef> {
-    return this.#client.domainLookupByName(name, o);
+  /**
+   * Runs `fn` on the domain's handle. The handle (name and UUID) is looked up once and kept:
+   * a lookup is a daemon round trip, and pause+unpause is two calls of one round trip each
+   * otherwise. libvirt finds a domain by the handle's UUID, so a handle that went stale (the
+   * domain undefined, or defined again under a new UUID) fails with "no domain" before the call
+   * does anything; then it is looked up again and the call made once more.
+   */
+  async #onDomain<T>(name: string, o: CallOptions, fn: (dom: DomainRef) => Promise<T>): Promise<T> {
+    const cached = this.#refs.get(name);
+    if (cached !== undefined) {
+      try {
+        return await fn(cached);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.#refs.delete(name);
+      }
+    }
+    const dom = await this.#client.domainLookupByName(name, o);
+    this.#refs.set(name, dom);
+    return fn(dom);
   }
 
   getState(name: string, o: CallOptions = {}): Promise<DomainStatus | undefined> {
     return this.#try(async () => {
-      let dom: DomainRef;
       try {
-        dom = await this.#dom(name, o);
+        const s = await this.#onDomain(name, o, (dom) => this.#client.domainGetState(dom, o));
+        return { state: s.state, reason: s.reason };
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
       }
-      const s = await this.#client.domainGetState(dom, o).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      });
-      return s && { state: s.state, reason: s.reason };
     });
   }
 
   getXml(name: string, o: CallOptions = {}): Promise<string> {
-    return this.#try(async () => this.#client.domainGetXmlDesc(await this.#dom(name, o), o));
+    return this.#try(() => this.#onDomain(name, o, (dom) => this.#client.domainGetXmlDesc(dom, o)));
   }
 
   define(xml: string, o: CallOptions = {}): Promise<void> {
     return this.#try(async () => {
-      await this.#client.domainDefineXml(xml, o);
+      const dom = await this.#client.domainDefineXml(xml, o);
+      this.#refs.set(dom.name, dom);
     });
   }
 
   control(name: string, op: DomainOp, o: CallOptions = {}): Promise<void> {
-    return this.#try(async () => {
-      const c = this.#client;
-      const dom = await this.#dom(name, o);
-      switch (op) {
-        case 'create': await c.domainCreate(dom, o); return;
-        case 'createPaused': await c.domainCreate(dom, { ...o, flags: CreateFlags.START_PAUSED }); return;
-        case 'suspend': return c.domainSuspend(dom, o);
-        case 'resume': return c.domainResume(dom, o);
-        case 'shutdown': return c.domainShutdown(dom, { ...o, flags: ShutdownFlags.DEFAULT });
-        case 'rebootAgent': return c.domainReboot(dom, { ...o, flags: RebootFlags.GUEST_AGENT });
-        case 'rebootAcpi': return c.domainReboot(dom, { ...o, flags: RebootFlags.ACPI_POWER_BTN });
-        case 'reset': return c.domainReset(dom, o);
-        case 'destroy': return c.domainDestroy(dom, o);
-        case 'undefine': return c.domainUndefine(dom, o);
-        case 'fsFreeze': await c.domainFsFreeze(dom, o); return;
-        case 'fsThaw': await c.domainFsThaw(dom, o); return;
-      }
-    });
+    return this.#try(() => this.#onDomain(name, o, (dom) => this.#control(dom, op, o)));
+  }
+
+  async #control(dom: DomainRef, op: DomainOp, o: CallOptions): Promise<void> {
+    const c = this.#client;
+    switch (op) {
+      case 'create': await c.domainCreate(dom, o); return;
+      case 'createPaused': await c.domainCreate(dom, { ...o, flags: CreateFlags.START_PAUSED }); return;
+      case 'suspend': return c.domainSuspend(dom, o);
+      case 'resume': return c.domainResume(dom, o);
+      case 'shutdown': return c.domainShutdown(dom, { ...o, flags: ShutdownFlags.DEFAULT });
+      case 'rebootAgent': return c.domainReboot(dom, { ...o, flags: RebootFlags.GUEST_AGENT });
+      case 'rebootAcpi': return c.domainReboot(dom, { ...o, flags: RebootFlags.ACPI_POWER_BTN });
+      case 'reset': return c.domainReset(dom, o);
+      case 'destroy': return c.domainDestroy(dom, o);
+      case 'undefine':
+        await c.domainUndefine(dom, o);
+        this.#refs.delete(dom.name);
+        return;
+      case 'fsFreeze': await c.domainFsFreeze(dom, o); return;
+      case 'fsThaw': await c.domainFsThaw(dom, o); return;
+    }
   }
 
   agentCommand(name: string, json: string, timeoutSeconds: number, o: CallOptions = {}): Promise<string> {
-    return this.#try(async () => (await this.#client.domainAgentCommand(await this.#dom(name, o), json, { ...o, timeoutSeconds })) ?? '');
+    return this.#try(async () => (await this.#onDomain(name, o, (dom) => this.#client.domainAgentCommand(dom, json, { ...o, timeoutSeconds }))) ?? '');
   }
 
   guestInfo(name: string, o: CallOptions = {}): Promise<GuestInfoParams> {
-    return this.#try(async () => this.#client.domainGetGuestInfo(await this.#dom(name, o), o) as Promise<GuestInfoParams>);
+    return this.#try(() => this.#onDomain(name, o, (dom) => this.#client.domainGetGuestInfo(dom, o) as Promise<GuestInfoParams>));
   }
 
   stats(name: string, o: CallOptions = {}): Promise<GuestInfoParams> {
     return this.#try(async () => {
-      const records = await this.#client.getAllDomainStats({ ...o, domains: [await this.#dom(name, o)] });
+      const records = await this.#onDomain(name, o, (dom) => this.#client.getAllDomainStats({ ...o, domains: [dom] }));
       return (records[0]?.params ?? {}) as GuestInfoParams;
     });
   }
