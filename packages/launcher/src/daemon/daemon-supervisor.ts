@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { LauncherError } from '../errors.js';
 import { parseLibvirtLogLine } from '../logs/libvirt-log-line.js';
 
+const SOCKET_POLL_MS = 10;
+
 export interface DaemonSupervisorOptions {
   readonly command: string;
   readonly args: readonly string[];
@@ -65,7 +67,9 @@ export class DaemonSupervisor {
     while (!(await canConnect(this.#o.socketPath))) {
       if (this.#closing) throw new LauncherError('LAUNCHER_ERR_DAEMON', 'supervisor closed while waiting for the daemon');
       if (Date.now() > deadline) throw new LauncherError('LAUNCHER_ERR_DAEMON', `libvirt daemon socket ${this.#o.socketPath} did not come up`);
-      await sleep(50, undefined, signal ? { signal } : {});
+      // Every VMI's start waits for this socket; a refused connect costs one syscall, so look
+      // often (50 ms between looks cost a VMI's start 25 ms on average).
+      await sleep(SOCKET_POLL_MS, undefined, signal ? { signal } : {});
     }
   }
 

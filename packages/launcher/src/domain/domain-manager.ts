@@ -92,12 +92,16 @@ export class DomainManager {
     const syncStartedAt = Date.now();
     this.#check(vmi);
     return this.#exclusive(async () => {
-      const converted = await this.#o.convert(vmi, o);
-      // Stage times (ms since the epoch) for the start-up stage benchmark (test/bench).
-      const convertedAt = Date.now();
       this.#acpi = this.#o.acpiEnabled?.(vmi) ?? vmi.spec.domain.features.acpi.enabled;
       let status = await this.#o.conn.getState(this.#name, o);
       if (status === undefined) {
+        // Only a domain about to be defined is converted: converting inspects the world (a
+        // qemu-img run per image, the node's facts), and the handler syncs again after every
+        // status change of a running VMI, where the result was thrown away under the lock the
+        // next pause waits for. A defined domain is never redefined from a changed spec.
+        const converted = await this.#o.convert(vmi, o);
+        // Stage times (ms since the epoch) for the start-up stage benchmark (test/bench).
+        const convertedAt = Date.now();
         await this.#o.prepare(converted.prepare, o);
         const preparedAt = Date.now();
         await this.#o.conn.define(converted.xml, o);
