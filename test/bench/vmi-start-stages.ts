@@ -77,10 +77,9 @@ async function launcherLog(suite: VmiSuite, vmi: VirtualMachineInstance): Promis
   });
 }
 
-/** One VMI created, run to Running, its stage times (ms after the pod was created), deleted. */
-async function oneStart(suite: VmiSuite, name: string): Promise<number[]> {
-  await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
-  const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
+/** A Running VMI's stage times, ms after its pod was created (the first stage). */
+async function stageTimes(suite: VmiSuite, vmi: VirtualMachineInstance): Promise<number[]> {
+  const name = vmi.metadata.name ?? '';
   // 'domain started' is logged right after the call returns; the Running write follows it.
   const lines = await suite.eventually('launcher log complete', async () => {
     const l = await launcherLog(suite, vmi);
@@ -89,13 +88,33 @@ async function oneStart(suite: VmiSuite, name: string): Promise<number[]> {
   const phase = (p: string): number => suite.firstSeen(name, p) ?? Number.NaN;
   const times = STAGES.map((s) => s.at(lines, phase));
   const base = times[0] ?? Number.NaN;
-  await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
-  await suite.waitForGone(name, TIMEOUT_MS);
-  await suite.waitForPodsGone(vmi, TIMEOUT_MS);
   return times.map((t) => t - base);
 }
 
-async function concurrent(suite: VmiSuite, count: number): Promise<number[]> {
+/** The median of each stage over `runs`, and the step from the one before. */
+function printStages(runs: readonly (readonly number[])[]): void {
+  console.log(`  ${'stage'.padEnd(32)}     at   step`);
+  let previous = 0;
+  STAGES.forEach((stage, i) => {
+    const at = median(runs.map((r) => r[i] ?? Number.NaN));
+    console.log(`  ${stage.label.padEnd(32)} ${ms(at)} ${i === 0 ? '' : ms(at - previous)}`);
+    previous = at;
+  });
+}
+
+/** One VMI created, run to Running, its stage times (ms after the pod was created), deleted. */
+async function oneStart(suite: VmiSuite, name: string): Promise<number[]> {
+  await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
+  const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
+  const times = await stageTimes(suite, vmi);
+  await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+  await suite.waitForGone(name, TIMEOUT_MS);
+  await suite.waitForPodsGone(vmi, TIMEOUT_MS);
+  return times;
+}
+
+/** `count` VMIs created at once: each one's create → Running, and its stage times. */
+async function concurrent(suite: VmiSuite, count: number): Promise<{ totals: number[]; runs: number[][] }> {
   const names = Array.from({ length: count }, (_, i) => `stage-many-${i}`);
   const created = new Map<string, number>();
   await Promise.all(names.map(async (name) => {
@@ -106,10 +125,12 @@ async function concurrent(suite: VmiSuite, count: number): Promise<number[]> {
   }));
   const running = await Promise.all(names.map((name) => suite.waitForPhase(name, 'Running', TIMEOUT_MS)));
   const totals = names.map((name) => (suite.firstSeen(name, 'Running') ?? Number.NaN) - (created.get(name) ?? Number.NaN));
+  const runs: number[][] = [];
+  for (const vmi of running) runs.push(await stageTimes(suite, vmi));
   await suite.kubectl(['delete', 'vmi', ...names, '--wait=false']);
   for (const name of names) await suite.waitForGone(name, TIMEOUT_MS);
   for (const vmi of running) await suite.waitForPodsGone(vmi, TIMEOUT_MS);
-  return totals;
+  return { totals, runs };
 }
 
 /** pause+unpause through the node API, and straight to the VMI's launcher (its cmd socket). */
@@ -160,18 +181,12 @@ async function main(): Promise<void> {
       runs.push(await oneStart(suite, `stage-${i}`));
     }
     const floorMany = (await floor(guest, many)).running;
-    const totals = await concurrent(suite, many);
+    const { totals, runs: manyRuns } = await concurrent(suite, many);
     const raw = await rawSuspendResume(iterations);
     const { viaApi, viaLauncher } = await pauseUnpause(suite, iterations);
 
     console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
-    console.log(`  ${'stage'.padEnd(32)}     at   step`);
-    let previous = 0;
-    STAGES.forEach((stage, i) => {
-      const at = median(runs.map((r) => r[i] ?? Number.NaN));
-      console.log(`  ${stage.label.padEnd(32)} ${ms(at)} ${i === 0 ? '' : ms(at - previous)}`);
-      previous = at;
-    });
+    printStages(runs);
     const scheduled = STAGES.findIndex((s) => s.label === 'Scheduled seen');
     const scheduledToRunning = median(runs.map((r) => (r[STAGES.length - 1] ?? Number.NaN) - (r[scheduled] ?? Number.NaN)));
     const podToRunning = median(runs.map((r) => r[STAGES.length - 1] ?? Number.NaN));
@@ -183,6 +198,8 @@ async function main(): Promise<void> {
     const f20 = median(floorMany);
     console.log(`\n${many} VMIs created at once: create → Running P50 ${ms(p50)} ms, P95 ${ms(pct([...totals].sort((a, b) => a - b), 95))} ms`);
     console.log(`  floor: ${many} domains defined+started at once, P50 ${ms(f20)} ms   ratio ×${(p50 / f20).toFixed(2)} (aim ≤ 2.5)`);
+    console.log(`  their stages (median over the ${many}; ms after each one's pod was created):`);
+    printStages(manyRuns);
     const rp = pct(raw, 50);
     const ap = pct(viaApi, 50);
     console.log(`\npause+unpause, ${iterations} iterations after ${WARMUP} warm-up: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);
