@@ -200,6 +200,12 @@ async function main(): Promise<void> {
     console.log(`  floor: ${many} domains defined+started at once, P50 ${ms(f20)} ms   ratio ×${(p50 / f20).toFixed(2)} (aim ≤ 2.5)`);
     console.log(`  their stages (median over the ${many}; ms after each one's pod was created):`);
     printStages(manyRuns);
+    // How long each launcher, once ready, waited for the handler's Sync: a handler that runs
+    // fewer Syncs at once than VMIs start shows as a second group that waits for the first.
+    const ready = STAGES.findIndex((s) => s.label === 'launcher socket ready');
+    const synced = STAGES.findIndex((s) => s.label === 'Sync received');
+    const waits = manyRuns.map((r) => Math.round((r[synced] ?? Number.NaN) - (r[ready] ?? Number.NaN))).sort((a, b) => a - b);
+    console.log(`  launcher ready → Sync received, each: ${waits.join(' ')} ms`);
     const rp = pct(raw, 50);
     const ap = pct(viaApi, 50);
     console.log(`\npause+unpause, ${iterations} iterations after ${WARMUP} warm-up: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);

@@ -32,10 +32,14 @@ export function inspectAndConvert(
 ): (vmi: DefaultedVmi) => Promise<ConvertedDomain> {
   return async (vmi) => {
     const domainType = decideDomainType(kvm.usable, flags.allowEmulation);
-    // What the node lacks is named before images are looked at or anything is defined.
+    // The images are looked at (a qemu-img run each, no side effect) while the node's facts are
+    // read, as the first Sync may come before the launcher's early read of them is done; what the
+    // node lacks is still named first, and before anything is made or defined.
+    const inspecting = inspectImages(vmi, flags.containerDiskDir, { exists: fileExists, format: imageFormat });
+    inspecting.catch(() => undefined);
     const facts = await nodeFacts?.(domainType, vmi.spec.domain.machine.type);
     if (facts !== undefined) checkAgainstNode(vmi, facts, domainType);
-    const images = await inspectImages(vmi, flags.containerDiskDir, { exists: fileExists, format: imageFormat });
+    const images = await inspecting;
     const ctx: ConverterContext = {
       domainType,
       privateDir: flags.privateDir,
