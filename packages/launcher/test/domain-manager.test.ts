@@ -45,6 +45,17 @@ test('a crash is reported and ends the domain; sync does not restart it', async 
   assert.equal(h.fake().calls.filter((c) => c === 'create').length, 1);
 });
 
+test('only a Sync that defines the domain converts the VMI; later ones leave it, and its lock, alone', async (t) => {
+  const h = await harness(t);
+  await h.cmd.sync(vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
+  await h.cmd.pause(vmiRequest(h.vmi));
+  await h.cmd.sync(vmiRequest(h.vmi));
+  assert.equal(h.conversions(), 1);
+  assert.deepEqual(h.fake().calls.filter((c) => c === 'define' || c === 'create'), ['define', 'create']);
+  assert.equal(h.fake().status?.state, 'PAUSED', 'a Sync does not resume a domain the user paused');
+});
+
 test('the libvirt daemon dies: reconnect, state re-read, events flow again, nothing leaks', async (t) => {
   const h = await harness(t);
   await h.cmd.sync(vmiRequest(h.vmi));

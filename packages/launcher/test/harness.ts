@@ -29,6 +29,8 @@ export interface Harness {
   /** The Cmd service's unary calls through @podvirt/proto's promise client, 5 s deadline by default. */
   readonly cmd: PromiseMethods<typeof cmd.CmdService>;
   readonly prepared: PrepareStep[];
+  /** How many times the manager converted a VMI. */
+  readonly conversions: () => number;
   /** The VMI as the handler sends it. */
   readonly vmi: VirtualMachineInstance;
   readonly dir: string;
@@ -54,9 +56,13 @@ export async function harness(t: TestContext, opts: { gracePeriodMs?: number } =
   const hub = new WatchHub();
   const identity = { namespace: 'mynamespace', name: 'testvmi', uid: 'test-uid', domain: 'mynamespace_testvmi' };
   const prepared: PrepareStep[] = [];
+  let conversions = 0;
   const manager = new DomainManager({
     conn, identity, hub, log,
-    convert: (vmi) => Promise.resolve(convertVmi(vmi, context())),
+    convert: (vmi) => {
+      conversions++;
+      return Promise.resolve(convertVmi(vmi, context()));
+    },
     prepare: (steps) => { prepared.push(...steps); return Promise.resolve(); },
     gracePeriodMs: opts.gracePeriodMs ?? 30_000,
     shutdownResendMs: 100,
@@ -84,7 +90,7 @@ export async function harness(t: TestContext, opts: { gracePeriodMs?: number } =
     if (f === undefined) throw new Error('no connection yet');
     return f;
   };
-  return { fakes, fake, manager, hub, server, client, cmd: promiseClient(cmd.CmdService, client, { timeoutMs: 5_000 }), prepared, vmi: rawVmi({}, { devices: { autoattachGraphicsDevice: false } }), dir };
+  return { fakes, fake, manager, hub, server, client, cmd: promiseClient(cmd.CmdService, client, { timeoutMs: 5_000 }), prepared, conversions: () => conversions, vmi: rawVmi({}, { devices: { autoattachGraphicsDevice: false } }), dir };
 }
 
 export function vmiRequest(vmi: unknown): cmd.VmiRequest {
