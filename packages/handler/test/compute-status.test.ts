@@ -61,6 +61,7 @@ const NOW = '2025-01-01T00:00:00Z';
 
 test('computeStatus: Scheduled → Running with guest OS, interfaces, machine and agent; Ready left to the controller', () => {
   const vmi = makeVmi();
+  vmi.spec.networks = [{ name: 'default', pod: {} }];
   vmi.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {}, macAddress: '52:54:00:AA:BB:CC' }];
   const domain = makeDomain('Running', 'Booted', {
     agentConnected: true,

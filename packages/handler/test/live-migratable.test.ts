@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { decodeVmi, type VirtualMachineInstance } from '@podvirt/api';
 import { liveMigratability } from '../src/reconcile/live-migratable.js';
 import { computeStatus } from '../src/reconcile/compute-status.js';
 import { LauncherState } from '../src/launcher/launcher-state.js';
@@ -25,21 +25,25 @@ const podNetwork = (iface: object, annotations?: Record<string, string>): Edit =
   if (annotations !== undefined) vmi.metadata.annotations = annotations;
 };
 
+// The rows start from a VMI without the default pod interface, so that each judges one thing.
+const noPodInterface: Edit = (vmi) => {
+  vmi.spec.domain.devices.autoattachPodInterface = false;
+};
+
 const rows: Array<[string, Row]> = [
   ['a container disk moves with the memory', { edit: () => undefined, status: 'True', method: 'BlockMigration' }],
+  ['a VMI that names no interface gets the default pod bridge, which does not migrate', {
+    edit: (vmi) => {
+      delete vmi.spec.domain.devices.autoattachPodInterface;
+    },
+    status: 'False', reason: 'InterfaceNotLiveMigratable', message: /bridge.*only masquerade/, method: 'BlockMigration',
+  }],
   ['masquerade on the pod network migrates', { edit: podNetwork({ masquerade: {} }), status: 'True', method: 'BlockMigration' }],
   ['a bridge on the pod network does not', {
     edit: podNetwork({ bridge: {} }), status: 'False', reason: 'InterfaceNotLiveMigratable', message: /bridge.*only masquerade/, method: 'BlockMigration',
   }],
   ['a bridge with KubeVirt\'s opt-in annotation does', {
     edit: podNetwork({ bridge: {} }, { 'kubevirt.io/allow-pod-bridge-network-live-migration': '' }), status: 'True', method: 'BlockMigration',
-  }],
-  ['a pod network no interface attaches to', {
-    edit: (vmi) => {
-      vmi.spec.networks = [{ name: 'default', pod: {} }];
-      vmi.spec.domain.devices.interfaces = [{ name: 'other', masquerade: {} }];
-    },
-    status: 'False', reason: 'InterfaceNotLiveMigratable', message: /pod network default/, method: 'BlockMigration',
   }],
   ['a shared PVC alone is a live migration without copying disks', {
     edit: (vmi) => {
@@ -86,8 +90,9 @@ const rows: Array<[string, Row]> = [
 for (const [name, row] of rows) {
   test(`liveMigratability: ${name}`, () => {
     const vmi = makeVmi({ phase: 'Running' });
+    noPodInterface(vmi);
     row.edit(vmi);
-    const got = liveMigratability(vmi);
+    const got = liveMigratability(decodeVmi(vmi));
     assert.equal(got.condition.type, 'LiveMigratable');
     assert.equal(got.condition.status, row.status);
     assert.equal(got.condition.reason, row.reason);
@@ -107,4 +112,25 @@ test('computeStatus writes LiveMigratable only while the domain runs, and moves 
   const cond = running.conditions?.find((c) => c.type === 'LiveMigratable');
   assert.equal(cond?.status, 'False');
   assert.equal(cond?.reason, 'InterfaceNotLiveMigratable');
+});
+
+test('computeStatus judges the VMI as stored with its defaults: no interface named means the default pod bridge', () => {
+  const vmi = makeVmi();
+  const running = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+  const cond = running.conditions?.find((c) => c.type === 'LiveMigratable');
+  assert.equal(cond?.status, 'False');
+  assert.equal(cond?.reason, 'InterfaceNotLiveMigratable');
+  assert.equal(vmi.spec.domain.devices.interfaces, undefined, 'the stored VMI is not changed');
+});
+
+test('computeStatus keeps LiveMigratable as it was for a VMI that no longer decodes', () => {
+  const vmi = makeVmi();
+  vmi.spec.domain.devices.autoattachPodInterface = false;
+  const first = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+  assert.equal(first.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
+  vmi.status = first;
+  vmi.spec.domain.devices.disks = [{ name: 'nowhere', disk: {} }];
+  const later = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 + 1000 });
+  assert.deepEqual(later.conditions?.find((c) => c.type === 'LiveMigratable'), first.conditions?.find((c) => c.type === 'LiveMigratable'));
+  assert.equal(later.migrationMethod, first.migrationMethod);
 });

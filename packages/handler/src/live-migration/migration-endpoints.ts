@@ -5,13 +5,10 @@
 
 import type { Logger } from 'pino';
 
-/** The pod-side streams of a migration, KubeVirt's numbering: libvirt, memory, disks (NBD). */
-export const MigrationStream = { libvirt: 0, memory: 49152, disks: 49153 } as const;
-
 export interface TargetEndpoint {
   /** What the target advertises: `targetNodeAddress`. */
   readonly address: string;
-  /** `targetDirectMigrationNodePorts`: node port (as a string) → stream. */
+  /** `targetDirectMigrationNodePorts`: node port (as a string) → stream (MIGRATION_STREAMS). */
   readonly ports: Readonly<Record<string, number>>;
   close(): Promise<void>;
 }

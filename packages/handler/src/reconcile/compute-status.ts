@@ -20,7 +20,7 @@ import { computePhase } from './compute-phase.js';
 import { removeCondition, setCondition, toKubeTime } from './conditions.js';
 import { domainAlive, domainExists, effectiveDomain } from './domain-facts.js';
 import { applyDomainFields } from './domain-status-fields.js';
-import { liveMigratability } from './live-migratable.js';
+import { storedVmiMigratability } from './live-migratable.js';
 
 export interface SyncFailure {
   /** The error text, naming the field when the VMI is at fault. */
@@ -73,9 +73,11 @@ export function computeStatus(input: StatusInput): VmiStatus {
     ? setCondition(conditions, { type: VmiConditionType.AgentConnected, status: ConditionStatus.True }, now)
     : removeCondition(conditions, VmiConditionType.AgentConnected);
   if (domainAlive(domain)) {
-    const migratable = liveMigratability(vmi);
-    conditions = setCondition(conditions, migratable.condition, now);
-    status.migrationMethod = migratable.method;
+    const migratable = storedVmiMigratability(vmi);
+    if (migratable !== undefined) {
+      conditions = setCondition(conditions, migratable.condition, now);
+      status.migrationMethod = migratable.method;
+    }
   }
   conditions = syncFailure === undefined
     ? removeCondition(conditions, VmiConditionType.Synchronized)

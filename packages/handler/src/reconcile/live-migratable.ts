@@ -11,7 +11,10 @@
 // - Any other writable disk lives in the pod (container disk overlay, emptyDisk, cloud-init
 //   ISO): it moves with the memory, a block migration. A read-only cdrom needs no copy.
 
-import { ConditionStatus, VmiConditionReason, VmiConditionType, type MigrationMethod, type VirtualMachineInstance } from '@podvirt/api';
+import {
+  ConditionStatus, decodeVmi, VmiConditionReason, VmiConditionType, VmiInvalidError,
+  type DefaultedVmi, type MigrationMethod, type VirtualMachineInstance,
+} from '@podvirt/api';
 import type { ConditionUpdate } from './conditions.js';
 
 /** KubeVirt's opt-in for live-migrating a VMI whose pod-network interface is a bridge. */
@@ -22,7 +25,24 @@ export interface LiveMigratability {
   readonly method: MigrationMethod;
 }
 
-export function liveMigratability(vmi: VirtualMachineInstance): LiveMigratability {
+/**
+ * For the VMI as stored. KubeVirt's API server persists the defaults (the pod interface a VMI that
+ * names none gets); podvirt has no admission webhook, so they are applied here through the one
+ * decode path before judging. Undefined for a VMI that no longer decodes (its spec was edited
+ * into something invalid after it started): the condition then stays as it was.
+ */
+export function storedVmiMigratability(vmi: VirtualMachineInstance): LiveMigratability | undefined {
+  let decoded: DefaultedVmi;
+  try {
+    decoded = decodeVmi(vmi);
+  } catch (err) {
+    if (err instanceof VmiInvalidError) return undefined;
+    throw err;
+  }
+  return liveMigratability(decoded);
+}
+
+export function liveMigratability(vmi: DefaultedVmi): LiveMigratability {
   const disks = checkVolumes(vmi);
   const method: MigrationMethod = disks.blockMigration ? 'BlockMigration' : 'LiveMigration';
   const network = interfaceProblem(vmi);
@@ -40,8 +60,9 @@ function interfaceProblem(vmi: VirtualMachineInstance): string | undefined {
   if (interfaces.length === 0) return undefined;
   const podNetwork = (vmi.spec.networks ?? []).find((n) => n.pod !== undefined);
   if (podNetwork === undefined) return undefined;
+  // Decoding guarantees an interface for every network.
   const primary = interfaces.find((i) => i.name === podNetwork.name);
-  if (primary === undefined) return `no interface is attached to the pod network ${podNetwork.name}`;
+  if (primary === undefined) return undefined;
   if (primary.masquerade !== undefined) return undefined;
   if (primary.bridge !== undefined && vmi.metadata.annotations?.[ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION] !== undefined) return undefined;
   return `interface ${primary.name} connects to the pod network with a bridge (the guest holds the pod's own address); only masquerade can migrate`;
