@@ -126,6 +126,10 @@ describe('install manifests', () => {
     }
     const nodePolicy = JSON.stringify(at(find(manifests, 'ValidatingAdmissionPolicy', 'podvirt-handler-node-restriction'), 'spec', 'validations'));
     assert.match(nodePolicy, /object\.metadata\.name == variables\.nodeName/);
+    // A migration's target handler writes its part of migrationState on a VMI still of the source node.
+    const vmiPolicy = JSON.stringify(at(find(manifests, 'ValidatingAdmissionPolicy', 'podvirt-handler-vmi-restriction'), 'spec'));
+    assert.match(vmiPolicy, /oldObject\.status\.migrationState\.targetNode/);
+    assert.match(vmiPolicy, /variables\.oldTarget == variables\.nodeName/);
   });
 
   test('examples: the test guest, the cloud-init and the masquerade VMI are valid for podvirt; the GPU one is refused naming the field', () => {
