@@ -17,6 +17,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 import { repoRoot } from '../testbed/guest/repo-root.js';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
+import { readTcp } from '../testbed/index.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
@@ -128,6 +129,49 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
 
     await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
     await suite.waitForGone(name);
+    await suite.waitForPodsGone(vmi);
+    assert.deepEqual(await suite.qemuPids(name), []);
+  });
+
+  test('the pod network: a masquerade guest answers on the target pod\'s IP after the move; the default pod bridge is not live-migratable', async () => {
+    const name = 'mig-net';
+    const manifest = guestVmi(suite.guest, name, { devices: { interfaces: [{ name: 'default', masquerade: {}, ports: [{ name: 'http', port: 8080 }] }] } });
+    (manifest['spec'] as Record<string, unknown>)['networks'] = [{ name: 'default', pod: {} }];
+    // Most KubeVirt manifests name no interface: the default is a bridge on the pod network.
+    const bridged = guestVmi(suite.guest, 'mig-bridge');
+    delete ((bridged['spec'] as Record<string, Record<string, Record<string, unknown>>>)['domain']?.['devices'] ?? {})['autoattachPodInterface'];
+    await suite.apply(bridged);
+    const vmi = await runningGuest(name, manifest);
+    const a = vmi.status?.nodeName ?? '';
+    const ipOf = async (): Promise<string | undefined> => (await suite.vmi(name))?.status?.interfaces?.[0]?.ipAddress;
+    const ipBefore = await suite.eventually('the VMI IP', ipOf);
+    const before = (await suite.eventually(`boot_id over ${ipBefore}:8080`, () => readTcp(ipBefore, 8080).catch(() => undefined))).trim();
+    assert.equal(await bootId(name, a), before);
+
+    await migrate(name, a);
+    // The guest keeps 10.0.2.2; the target pod has its own IP, and the VMI shows it.
+    const ipAfter = await suite.eventually('the target pod\'s IP in status', async () => {
+      const ip = await ipOf();
+      return ip !== undefined && ip !== ipBefore ? ip : undefined;
+    });
+    const after = (await suite.eventually(`boot_id over ${ipAfter}:8080`, () => readTcp(ipAfter, 8080).catch(() => undefined))).trim();
+    assert.equal(after, before, 'the same guest answers on the new pod IP');
+
+    await suite.waitForPhase('mig-bridge', 'Running');
+    const refusedVmi = await suite.eventually('mig-bridge judged', async () => {
+      const c = (await suite.vmi('mig-bridge'))?.status?.conditions?.find((x) => x.type === 'LiveMigratable');
+      return c?.status === 'False' ? c : undefined;
+    });
+    assert.equal(refusedVmi.reason, 'InterfaceNotLiveMigratable');
+    await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig-bridge-1', namespace: NS }, spec: { vmiName: 'mig-bridge' } });
+    const rejected = await migrationEnded('mig-bridge-1');
+    assert.equal(rejected.status?.phase, 'Failed');
+    const rejection = rejected.status?.conditions?.find((c) => c.type === 'MigrationRejected');
+    assert.equal(rejection?.reason, 'NotLiveMigratable');
+    assert.match(rejection?.message ?? '', /bridge/);
+
+    for (const n of [name, 'mig-bridge']) await suite.kubectl(['delete', 'vmi', n, '--wait=false']);
+    for (const n of [name, 'mig-bridge']) await suite.waitForGone(n);
     await suite.waitForPodsGone(vmi);
     assert.deepEqual(await suite.qemuPids(name), []);
   });

@@ -73,7 +73,12 @@ try {
         'Then, for example:',
         '  kubectl apply -f manifests/examples/vmi-test-guest.yaml && kubectl get vmi -w',
         '  podvirtctl pause vmi testvm; podvirtctl unpause vmi testvm; podvirtctl list',
-        ...(several ? ['  podvirtctl migrate vmi testvm && kubectl get vmim -w   # then: kubectl get vmi -o wide'] : []),
+        ...(several
+          ? [
+            '  kubectl apply -f manifests/examples/vmi-masquerade.yaml   # masquerade: live-migratable (the default pod bridge is not)',
+            '  podvirtctl migrate vmi testvm-net && kubectl get vmim -w   # then: kubectl get vmi -o wide',
+          ]
+          : []),
         `Logs: ${paths.dir}/{podvirt-stack,controller,handler}.log. Stop with scripts/testbed-down.`,
         '',
       ].join('\n'),

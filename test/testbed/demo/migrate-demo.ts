@@ -1,13 +1,15 @@
 // `scripts/demo --migrate`: live migration on the two-node testbed, through the interfaces a user
-// has — kubectl apply of the example VMI, `podvirtctl migrate vmi testvm`, `kubectl get vmim` and
-// `kubectl get vmi -o wide` — and the guest's boot_id read over its serial console before and
-// after the move: the same boot, on another node. Ends with nothing left behind.
+// has — kubectl apply of the masquerade example VMI, `podvirtctl migrate vmi testvm-net`,
+// `kubectl get vmim` and `kubectl get vmi -o wide` — and the guest's boot_id read over its serial
+// console and from the VMI's IP on port 8080 before and after the move: the same boot, on another
+// node, answering on the target pod's IP. Ends with nothing left behind.
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { eventually } from '@podvirt/test-support';
 import { guestImage } from '../guest/guest-image.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
+import { readTcp } from '../sandbox/read-tcp.js';
 import { stackLeftovers } from '../stack/stack-leftovers.js';
 import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
@@ -21,8 +23,10 @@ export interface MigrateDemoOptions {
   readonly signal?: AbortSignal;
 }
 
-const EXAMPLE = 'manifests/examples/vmi-test-guest.yaml';
-const VMI = 'testvm';
+// Masquerade, because a VMI that names no interface gets a bridge on the pod network, which holds
+// the pod's own address and cannot move (LiveMigratable False, InterfaceNotLiveMigratable).
+const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
+const VMI = 'testvm-net';
 const NS = 'default';
 // TCG on two shared cores: generous bounds, never expectations.
 const RUNNING_TIMEOUT_MS = 120_000;
@@ -30,7 +34,10 @@ const MIGRATION_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 90_000;
 const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
 
-interface Vmi { metadata?: { uid?: string }; status?: { nodeName?: string; conditions?: Array<{ type: string; status: string }> } }
+interface Vmi {
+  metadata?: { uid?: string };
+  status?: { nodeName?: string; conditions?: Array<{ type: string; status: string }>; interfaces?: Array<{ ipAddress?: string }> };
+}
 
 export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
   const { out, signal } = o;
@@ -67,8 +74,10 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
     await any.kubectl(['get', 'vmi', '-o', 'wide']);
     out.step(`the guest's boot_id on ${source}, over its serial console`);
     const bootBefore = BOOT_ID.exec(await shellOn(source).console(VMI, 'cat /proc/sys/kernel/random/boot_id', BOOT_ID))?.[1];
+    const ipBefore = await overNetwork(s, undefined, signal);
+    out.step(`from the host: the VMI's IP ${ipBefore.ip}:8080 answers ${ipBefore.answer}`);
 
-    out.step('podvirtctl migrate vmi testvm: a VirtualMachineInstanceMigration, the controller and both handlers do the rest');
+    out.step(`podvirtctl migrate vmi ${VMI}: a VirtualMachineInstanceMigration, the controller and both handlers do the rest`);
     const name = (await any.podvirtctl(['migrate', 'vmi', VMI])).trim();
     const done = await poll(`migration ${name} ended`, MIGRATION_TIMEOUT_MS, signal, async () => {
       const phase = await migrationPhase(s, name);
@@ -86,6 +95,9 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
       throw new Error(`expected the same boot_id on another node: ${source} ${bootBefore ?? '?'} → ${target} ${bootAfter ?? '?'}`);
     }
     out.step(`boot_id ${bootAfter} before and after; ${source} → ${target}`);
+    const ipAfter = await overNetwork(s, ipBefore.ip, signal);
+    out.step(`from the host: the VMI's IP is now the target pod's, ${ipAfter.ip}:8080, and answers ${ipAfter.answer}`);
+    if (ipAfter.answer !== bootAfter) throw new Error(`${ipAfter.ip}:8080 answered ${ipAfter.answer}, not the guest's boot_id ${bootAfter}`);
     out.step("the VMI's and the migration's Events");
     await any.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp'], { maxLines: 8 });
     await any.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${name}`, '--sort-by=.lastTimestamp']);
@@ -103,14 +115,21 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
   out.step('nothing left behind: no process, mount, socket or state directory');
 }
 
-async function poll<T>(what: string, timeoutMs: number, signal: AbortSignal | undefined, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline || signal?.aborted === true) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(500);
-  }
+function poll<T>(what: string, timeoutMs: number, signal: AbortSignal | undefined, check: () => Promise<T | undefined>): Promise<T> {
+  return eventually(() => {
+    if (signal?.aborted === true) throw new Error(`${what}: stopped`);
+    return check();
+  }, { what, deadlineMs: timeoutMs, stepMs: 500 });
+}
+
+/** The VMI's IP from its status (another than `not`), and what port 8080 there answers: the guest's boot_id. */
+async function overNetwork(stack: PodvirtStack, not: string | undefined, signal: AbortSignal | undefined): Promise<{ ip: string; answer: string }> {
+  const ip = await poll('the VMI IP in status', RUNNING_TIMEOUT_MS, signal, async () => {
+    const found = (await readVmi(stack)).status?.interfaces?.[0]?.ipAddress;
+    return found !== undefined && found !== not ? found : undefined;
+  });
+  const answer = await poll(`${ip}:8080 answering`, RUNNING_TIMEOUT_MS, signal, () => readTcp(ip, 8080).catch(() => undefined));
+  return { ip, answer: answer.trim() };
 }
 
 async function readVmi(stack: PodvirtStack): Promise<Vmi> {
