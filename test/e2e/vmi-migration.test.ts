@@ -113,6 +113,7 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
     const b = await migrate(name, a);
     assert.notEqual(b, a);
     assert.equal(await bootId(name, b), before, 'the guest did not reboot');
+    await suite.eventually('the guest agent connected again, on the target', async () => ((await suite.vmi(name))?.status?.conditions?.some((c) => c.type === 'AgentConnected' && c.status === 'True') === true ? true : undefined));
     const reasons = (await suite.events(name)).sort((x, y) => Number(x.metadata.resourceVersion ?? 0) - Number(y.metadata.resourceVersion ?? 0)).map((e) => e.reason);
     assert.deepEqual(reasons.filter((r) => r === 'Migrating' || r === 'Migrated'), ['Migrating', 'Migrated']);
     const wide = await suite.kubectl(['get', 'vmi', name, '-o', 'wide']);
@@ -242,5 +243,41 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
     assert.equal(rejected.status?.conditions?.find((c) => c.type === 'MigrationRejected')?.reason, 'VMINotRunning');
     await suite.kubectl(['delete', 'vmi', 'mig-stuck', '--wait=false']);
     await suite.waitForGone('mig-stuck');
+  });
+});
+
+describe('a live migration that cannot converge (handlers with a 4 MiB/s limit and a 5 s progress timeout, the guest dirtying memory)', () => {
+  let suite: VmiSuite;
+  before(async () => {
+    suite = await VmiSuite.start({ nodes: 2, handlerArgs: ['--migration-bandwidth', '4', '--migration-progress-timeout', '5s'] });
+  });
+  after(() => suite.close());
+
+  test('the progress timeout aborts it: the migration Failed with the reason, the guest runs on, unmoved, one qemu, no target pod', async () => {
+    const name = 'mig-dirty';
+    await suite.apply(guestVmi(suite.guest, name, { extraKernelArgs: 'podvirt.dirty=48' }));
+    const vmi = await suite.waitForPhase(name, 'Running');
+    await suite.waitForGuestReady(vmi);
+    await suite.eventually(`${name} LiveMigratable`, async () => ((await suite.vmi(name))?.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True') === true ? true : undefined));
+    const a = vmi.status?.nodeName ?? '';
+    await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig-dirty-1', namespace: NS }, spec: { vmiName: name } });
+    const ended = await suite.eventually('the migration ended', async () => {
+      const m = (await suite.custom.getNamespacedCustomObject({ ...VMIM_API, name: 'mig-dirty-1' })) as VirtualMachineInstanceMigration;
+      return m.status?.phase === 'Succeeded' || m.status?.phase === 'Failed' ? m : undefined;
+    }, MIGRATION_TIMEOUT_MS);
+    assert.equal(ended.status?.phase, 'Failed', JSON.stringify(ended.status));
+    const after = await suite.vmi(name);
+    assert.match(after?.status?.migrationState?.failureReason ?? '', /progress timeout/, JSON.stringify(after?.status?.migrationState));
+    assert.equal(after?.status?.migrationState?.failed, true);
+    assert.equal(after?.status?.phase, 'Running');
+    assert.equal(after?.status?.nodeName, a);
+    const reasons = (await suite.events(name)).map((e) => e.reason);
+    assert.ok(reasons.includes('MigrationFailed'), `a MigrationFailed Event: ${reasons.join(', ')}`);
+    await suite.eventually('no target pod left', async () => ((await suite.podsOf(vmi)).filter((p) => p.metadata?.labels?.['kubevirt.io/migrationJobUID'] !== undefined && p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length === 0 ? true : undefined));
+    await suite.eventually('exactly one qemu', async () => ((await suite.qemuPids(name)).length === 1 ? true : undefined));
+    await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(vmi);
+    assert.deepEqual(await suite.qemuPids(name), []);
   });
 });
