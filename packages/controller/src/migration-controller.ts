@@ -6,8 +6,9 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { isFinalMigrationPhase, MIGRATION_JOB_LABEL, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
+import type { ItemBackoffOptions } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
+import { KeyedWorkers } from './keyed-workers.js';
 import { migrationKey, syncMigration, type MigrationSyncDeps } from './sync-migration.js';
 import { splitKey } from './sync-vmi.js';
 import { ownerKey } from './vmi-controller.js';
@@ -21,14 +22,22 @@ export interface MigrationControllerOptions {
 
 export class MigrationController {
   readonly #o: MigrationControllerOptions;
-  #queue: WorkQueue | undefined;
+  readonly #workers: KeyedWorkers;
 
   constructor(options: MigrationControllerOptions) {
     this.#o = options;
+    this.#workers = new KeyedWorkers({
+      workers: options.workers,
+      ...(options.queue === undefined ? {} : { queue: options.queue }),
+      keys: () => options.deps.migrations.listMigrations().map(migrationKey),
+      sync: (key, log, signal) => syncMigration({ ...options.deps, log }, key, signal),
+      log: (key) => options.log.child({ migration: key }),
+      failure: 'migration reconcile failed, requeueing',
+    });
   }
 
   migrationChanged(vmim: VirtualMachineInstanceMigration): void {
-    this.#queue?.add(migrationKey(vmim));
+    this.#workers.add(migrationKey(vmim));
     this.#enqueueFor(vmim.metadata.namespace ?? '', vmim.spec?.vmiName ?? '', vmim.metadata.uid);
   }
 
@@ -51,44 +60,15 @@ export class MigrationController {
 
   /** Every unfinished migration of the VMI `namespace/name`, but `except`. */
   #enqueueFor(namespace: string, vmiName: string, except?: string): void {
-    const queue = this.#queue;
-    if (queue === undefined) return;
+    if (!this.#workers.running) return;
     for (const vmim of this.#o.deps.migrations.listMigrations()) {
       if (vmim.metadata.uid === except || vmim.metadata.namespace !== namespace || vmim.spec?.vmiName !== vmiName) continue;
-      if (!isFinalMigrationPhase(vmim.status?.phase) || (vmim.metadata.finalizers?.length ?? 0) > 0) queue.add(migrationKey(vmim));
+      if (!isFinalMigrationPhase(vmim.status?.phase) || (vmim.metadata.finalizers?.length ?? 0) > 0) this.#workers.add(migrationKey(vmim));
     }
   }
 
   /** Reconciles until `signal` aborts: every migration first, then whatever changes. */
-  async run(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return;
-    const queue = new WorkQueue(this.#o.queue);
-    this.#queue = queue;
-    const onAbort = (): void => queue.shutDown();
-    signal.addEventListener('abort', onAbort, { once: true });
-    for (const vmim of this.#o.deps.migrations.listMigrations()) queue.add(migrationKey(vmim));
-    const workers = Array.from({ length: Math.max(1, this.#o.workers) }, () => this.#work(queue, signal));
-    await Promise.all(workers);
-    signal.removeEventListener('abort', onAbort);
-    if (this.#queue === queue) this.#queue = undefined;
-  }
-
-  async #work(queue: WorkQueue, signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const key = await queue.get(signal);
-      if (key === undefined) return;
-      const log = this.#o.log.child({ migration: key });
-      try {
-        const result = await syncMigration({ ...this.#o.deps, log }, key, signal);
-        queue.forget(key);
-        if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
-      } catch (err) {
-        if (signal.aborted) return;
-        log.warn({ err, retries: queue.numRequeues(key) }, 'migration reconcile failed, requeueing');
-        queue.addRateLimited(key);
-      } finally {
-        queue.done(key);
-      }
-    }
+  run(signal: AbortSignal): Promise<void> {
+    return this.#workers.run(signal);
   }
 }

@@ -6,9 +6,10 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { VMI_KIND, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { claimNames } from './claim-check.js';
+import { KeyedWorkers } from './keyed-workers.js';
 import type { PodChange } from './cluster-informers.js';
 import { splitKey, syncVmi, type SyncDeps } from './sync-vmi.js';
-import { WorkQueue, type ItemBackoffOptions } from '@podvirt/kube-runtime';
+import type { ItemBackoffOptions } from '@podvirt/kube-runtime';
 
 export interface VmiControllerOptions {
   readonly deps: SyncDeps;
@@ -29,14 +30,22 @@ export function ownerKey(pod: V1Pod): string | undefined {
 
 export class VmiController {
   readonly #o: VmiControllerOptions;
-  #queue: WorkQueue | undefined;
+  readonly #workers: KeyedWorkers;
 
   constructor(options: VmiControllerOptions) {
     this.#o = options;
+    this.#workers = new KeyedWorkers({
+      workers: options.workers,
+      ...(options.queue === undefined ? {} : { queue: options.queue }),
+      keys: () => options.deps.vmis.list().map(vmiKey),
+      sync: (key, log, signal) => syncVmi({ ...options.deps, log }, key, signal),
+      log: (key) => options.log.child(splitKey(key)),
+      failure: 'reconcile failed, requeueing',
+    });
   }
 
   vmiChanged(vmi: VirtualMachineInstance): void {
-    this.#queue?.add(vmiKey(vmi));
+    this.#workers.add(vmiKey(vmi));
   }
 
   podChanged(pod: V1Pod, change: PodChange): void {
@@ -44,7 +53,7 @@ export class VmiController {
     if (key === undefined) return;
     // Counted even while not leading: a creation of our last term may arrive late.
     if (change === 'add') this.#o.deps.expectations.creationObserved(key);
-    this.#queue?.add(key);
+    this.#workers.add(key);
   }
 
   /** A claim changed (appeared, became Bound): every VMI in its namespace that uses it looks again. */
@@ -52,7 +61,7 @@ export class VmiController {
     const namespace = claim.metadata?.namespace;
     const name = claim.metadata?.name ?? '';
     for (const vmi of this.#o.deps.vmis.list()) {
-      if (vmi.metadata.namespace === namespace && claimNames(vmi).includes(name)) this.#queue?.add(vmiKey(vmi));
+      if (vmi.metadata.namespace === namespace && claimNames(vmi).includes(name)) this.#workers.add(vmiKey(vmi));
     }
   }
 
@@ -60,35 +69,7 @@ export class VmiController {
    * Reconciles until `signal` aborts: every VMI in the store first, then whatever changes.
    * Resolves when the workers have finished their current keys.
    */
-  async run(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return;
-    const queue = new WorkQueue(this.#o.queue);
-    this.#queue = queue;
-    const onAbort = (): void => queue.shutDown();
-    signal.addEventListener('abort', onAbort, { once: true });
-    for (const vmi of this.#o.deps.vmis.list()) queue.add(vmiKey(vmi));
-    const workers = Array.from({ length: Math.max(1, this.#o.workers) }, () => this.#work(queue, signal));
-    await Promise.all(workers);
-    signal.removeEventListener('abort', onAbort);
-    if (this.#queue === queue) this.#queue = undefined;
-  }
-
-  async #work(queue: WorkQueue, signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const key = await queue.get(signal);
-      if (key === undefined) return;
-      const log = this.#o.log.child(splitKey(key));
-      try {
-        const result = await syncVmi({ ...this.#o.deps, log }, key, signal);
-        queue.forget(key);
-        if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
-      } catch (err) {
-        if (signal.aborted) return;
-        log.warn({ err, retries: queue.numRequeues(key) }, 'reconcile failed, requeueing');
-        queue.addRateLimited(key);
-      } finally {
-        queue.done(key);
-      }
-    }
+  run(signal: AbortSignal): Promise<void> {
+    return this.#workers.run(signal);
   }
 }
