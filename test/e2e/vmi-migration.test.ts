@@ -42,11 +42,20 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
   };
   const quiet = { step: () => undefined, detail: () => undefined };
   /** The guest's boot_id, typed on its serial console with podvirtctl console through `nodeName`'s handler. */
-  const bootId = async (name: string, nodeName: string): Promise<string> => {
+  const onConsole = (name: string, nodeName: string, command: string, answer: RegExp): Promise<string> => {
     const shell = new DemoShell({ out: quiet, env: process.env, node: process.execPath, repoRoot: repoRoot(import.meta.url), kubeconfig: suite.stack.kubeconfigPath, nodeApiSocket: socketOf(nodeName) });
-    const id = BOOT_ID.exec(await shell.console(name, 'cat /proc/sys/kernel/random/boot_id', BOOT_ID))?.[1];
+    return shell.console(name, command, answer);
+  };
+  const bootId = async (name: string, nodeName: string): Promise<string> => {
+    const id = BOOT_ID.exec(await onConsole(name, nodeName, 'cat /proc/sys/kernel/random/boot_id', BOOT_ID))?.[1];
     return id ?? assert.fail('no boot_id on the console');
   };
+  // The guest mounts its container disk (vda, ext4) on /mnt: a line written there lives in the
+  // pod's overlay, which a block migration copies.
+  // The typed command holds `disk-line=;`; only the answer puts a line break after it.
+  const DISK_LINE = /disk-line=\r?\n([\w.-]+)/;
+  const diskLine = async (name: string, nodeName: string): Promise<string> =>
+    DISK_LINE.exec(await onConsole(name, nodeName, 'echo disk-line=; cat /mnt/migration-marker', DISK_LINE))?.[1] ?? assert.fail('no disk line');
   async function ctl(args: string[], nodeName?: string): Promise<{ code: number; stdout: string; stderr: string }> {
     const env = { ...process.env, KUBECONFIG: suite.stack.kubeconfigPath, ...(nodeName === undefined ? {} : { PODVIRT_NODE_SOCKET: socketOf(nodeName) }) };
     try {
@@ -110,9 +119,12 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
     const vmi = await runningGuest(name);
     const a = vmi.status?.nodeName ?? '';
     const before = await bootId(name, a);
+    const marker = `written-on-${a}`;
+    await onConsole(name, a, `echo ${marker} > /mnt/migration-marker && sync; echo disk-line=; cat /mnt/migration-marker`, DISK_LINE);
     const b = await migrate(name, a);
     assert.notEqual(b, a);
     assert.equal(await bootId(name, b), before, 'the guest did not reboot');
+    assert.equal(await diskLine(name, b), marker, 'the container disk moved with the guest (block migration)');
     await suite.eventually('the guest agent connected again, on the target', async () => ((await suite.vmi(name))?.status?.conditions?.some((c) => c.type === 'AgentConnected' && c.status === 'True') === true ? true : undefined));
     const reasons = (await suite.events(name)).sort((x, y) => Number(x.metadata.resourceVersion ?? 0) - Number(y.metadata.resourceVersion ?? 0)).map((e) => e.reason);
     assert.deepEqual(reasons.filter((r) => r === 'Migrating' || r === 'Migrated'), ['Migrating', 'Migrated']);
@@ -121,6 +133,7 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
 
     assert.equal(await migrate(name, b), a, 'and back');
     assert.equal(await bootId(name, a), before);
+    assert.equal(await diskLine(name, a), marker, 'and back');
 
     const paused = await ctl(['pause', 'vmi', name], a);
     assert.equal(paused.code, 0, paused.stderr);
