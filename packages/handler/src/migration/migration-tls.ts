@@ -22,7 +22,10 @@ export const MIGRATION_TLS_FILES = { ca: 'ca.crt', cert: 'tls.crt', key: 'tls.ke
  * `now`. Rejects with HANDLER_ERR_MIGRATION_TLS naming the file and the cause.
  */
 export async function loadMigrationTls(dir: string, now: Date = new Date()): Promise<MigrationTls> {
-  const [ca, cert, key] = await Promise.all([read(dir, MIGRATION_TLS_FILES.ca), read(dir, MIGRATION_TLS_FILES.cert), read(dir, MIGRATION_TLS_FILES.key)]);
+  // One after the other: with several missing, the message always names the first of them.
+  const ca = await read(dir, MIGRATION_TLS_FILES.ca);
+  const cert = await read(dir, MIGRATION_TLS_FILES.cert);
+  const key = await read(dir, MIGRATION_TLS_FILES.key);
   const caCert = parse(dir, MIGRATION_TLS_FILES.ca, () => new X509Certificate(ca));
   const own = parse(dir, MIGRATION_TLS_FILES.cert, () => new X509Certificate(cert));
   const privateKey = parse(dir, MIGRATION_TLS_FILES.key, () => createPrivateKey(key));
