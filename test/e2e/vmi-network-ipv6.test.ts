@@ -17,42 +17,61 @@ import { BOOT_TIMEOUT_MS, guestVmi, VmiSuite } from './vmi-stack.js';
 /** What the masquerade NAT puts in a ruleset: KubeVirt's chain names and both guest networks. */
 const OURS = /KUBEVIRT_|10\.0\.2\.|fd10:0:2:/;
 
-describe('IPv6 guest networking on the dual-stack testbed', () => {
-  let suite: VmiSuite;
-  let net: StackNetwork;
-  let http: Server;
-  let hostIP6 = '';
-  let port = 0;
-  /** Request path → the peer address the host saw (the NAT66 source). */
-  const seen = new Map<string, string>();
-  before(async () => {
-    assert.doesNotMatch((await runCommand(['nft', '-s', 'list', 'ruleset'])).stdout, OURS, 'no masquerade rule on the host before the test');
-    process.env['PODVIRT_TESTBED_IPV6'] = '1';
+/**
+ * A stack on the testbed's IPv6 pod network (`mode`: PODVIRT_TESTBED_IPV6) and an HTTP server on
+ * the host side of its bridge, the only host address a guest is sent to; `seen` maps each request
+ * path to the peer address the host saw (the NAT66 source).
+ */
+class Ipv6Bed {
+  private constructor(
+    readonly suite: VmiSuite,
+    readonly net: StackNetwork,
+    readonly hostIP6: string,
+    readonly port: number,
+    readonly seen: ReadonlyMap<string, string>,
+    private readonly http: Server,
+  ) {}
+
+  static async start(mode: '1' | 'only'): Promise<Ipv6Bed> {
+    process.env['PODVIRT_TESTBED_IPV6'] = mode;
+    let suite: VmiSuite;
     try {
       suite = await VmiSuite.start();
     } finally {
       delete process.env['PODVIRT_TESTBED_IPV6'];
     }
-    net = stackNetwork(suite.stack.testbed.kubeletRoot);
-    // The host side of the stack's bridge: the only host address the guest is sent to.
+    const net = stackNetwork(suite.stack.testbed.kubeletRoot);
     const addr = await runCommand(['ip', '-o', '-6', 'addr', 'show', 'dev', net.bridge, 'scope', 'global']);
-    hostIP6 = /inet6 ([0-9a-f:]+)\//.exec(addr.stdout)?.[1] ?? '';
+    const hostIP6 = /inet6 ([0-9a-f:]+)\//.exec(addr.stdout)?.[1] ?? '';
     assert.notEqual(hostIP6, '');
-    http = createServer((req, res) => {
+    const seen = new Map<string, string>();
+    const http = createServer((req, res) => {
       seen.set(req.url ?? '', req.socket.remoteAddress ?? '');
       res.end(`hello-from-host ${req.url ?? ''}`);
     });
     await new Promise<void>((resolve) => http.listen(0, hostIP6, resolve));
-    port = (http.address() as { port: number }).port;
+    return new Ipv6Bed(suite, net, hostIP6, (http.address() as { port: number }).port, seen, http);
+  }
+
+  /** Stops the server and the stack; nothing of the stack, its bridge included, is left. */
+  async close(): Promise<void> {
+    await new Promise((r) => this.http.close(r));
+    await this.suite.close();
+    assert.deepEqual(await stackLeftovers(this.suite.stack), [], 'nothing of the stack is left');
+    assert.equal((await runCommand(['ip', 'link', 'show', this.net.bridge])).code, 1, 'the stack bridge is gone');
+  }
+}
+
+describe('IPv6 guest networking on the dual-stack testbed', () => {
+  let bed: Ipv6Bed;
+  before(async () => {
+    assert.doesNotMatch((await runCommand(['nft', '-s', 'list', 'ruleset'])).stdout, OURS, 'no masquerade rule on the host before the test');
+    bed = await Ipv6Bed.start('1');
   });
-  after(async () => {
-    await new Promise((r) => http.close(r));
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-    assert.equal((await runCommand(['ip', 'link', 'show', net.bridge])).code, 1, 'the stack bridge is gone');
-  });
+  after(() => bed.close());
 
   test('masquerade: DHCPv6 gives the guest fd10:0:2::2; the pod IPv6 reaches its boot_id on 8080; it reaches the host through NAT66; status lists both pod IPs', async () => {
+    const { suite, hostIP6, port, seen } = bed;
     const vmi = guestVmi(suite.guest, 'vm-masq6', {
       extraKernelArgs: `podvirt.ipv6=dhcp podvirt.fetch6=http://[${hostIP6}]:${port}/masq6`,
       devices: { interfaces: [{ name: 'default', masquerade: {}, ports: [{ name: 'http', port: 8080 }] }] },
@@ -97,6 +116,7 @@ describe('IPv6 guest networking on the dual-stack testbed', () => {
   });
 
   test('deleting the VMI leaves no namespace, tap, bridge, NAT rule or host-local allocation of either family', async () => {
+    const { suite, net } = bed;
     const v: VirtualMachineInstance = (await suite.vmi('vm-masq6')) ?? assert.fail('vm-masq6');
     assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-masq6', '--wait=false'])).code, 0);
     await suite.waitForPodsGone(v, 120_000);
@@ -116,37 +136,12 @@ describe('IPv6 guest networking on the dual-stack testbed', () => {
 // the guest at fd10:0:2::2 behind NAT66. The bridge binding, which hands the pod's IPv4 address
 // to the guest, is refused naming the field.
 describe('IPv6 guest networking on an IPv6-only pod network', () => {
-  let suite: VmiSuite;
-  let net: StackNetwork;
-  let http: Server;
-  let hostIP6 = '';
-  let port = 0;
-  const seen = new Map<string, string>();
-  before(async () => {
-    process.env['PODVIRT_TESTBED_IPV6'] = 'only';
-    try {
-      suite = await VmiSuite.start();
-    } finally {
-      delete process.env['PODVIRT_TESTBED_IPV6'];
-    }
-    net = stackNetwork(suite.stack.testbed.kubeletRoot);
-    const addr = await runCommand(['ip', '-o', '-6', 'addr', 'show', 'dev', net.bridge, 'scope', 'global']);
-    hostIP6 = /inet6 ([0-9a-f:]+)\//.exec(addr.stdout)?.[1] ?? '';
-    assert.notEqual(hostIP6, '');
-    http = createServer((req, res) => {
-      seen.set(req.url ?? '', req.socket.remoteAddress ?? '');
-      res.end(`hello-from-host ${req.url ?? ''}`);
-    });
-    await new Promise<void>((resolve) => http.listen(0, hostIP6, resolve));
-    port = (http.address() as { port: number }).port;
-  });
-  after(async () => {
-    await new Promise((r) => http.close(r));
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  let bed: Ipv6Bed;
+  before(async () => { bed = await Ipv6Bed.start('only'); });
+  after(() => bed.close());
 
   test('masquerade: the guest gets fd10:0:2::2 and no IPv4; the pod IPv6 reaches it on 8080; it reaches the host; status and kubectl show the pod IPv6', async () => {
+    const { suite, net, hostIP6, port, seen } = bed;
     const vmi = guestVmi(suite.guest, 'vm-only6', {
       extraKernelArgs: `podvirt.ipv6=dhcp podvirt.fetch6=http://[${hostIP6}]:${port}/only6`,
       devices: { interfaces: [{ name: 'default', masquerade: {}, ports: [{ name: 'http', port: 8080 }] }] },
@@ -187,6 +182,7 @@ describe('IPv6 guest networking on an IPv6-only pod network', () => {
   });
 
   test('bridge on the IPv6-only pod: Synchronized=False and a Warning SyncFailed naming the interface field; no qemu', async () => {
+    const { suite } = bed;
     const vmi = guestVmi(suite.guest, 'vm-bridge6', { devices: { interfaces: [{ name: 'default', bridge: {} }] } });
     (vmi['spec'] as Record<string, unknown>)['networks'] = [{ name: 'default', pod: {} }];
     await suite.apply(vmi);

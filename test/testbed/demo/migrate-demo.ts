@@ -5,7 +5,6 @@
 // node, answering on the target pod's IP. Ends with nothing left behind.
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { eventually } from '@podvirt/test-support';
 import { guestImage } from '../guest/guest-image.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
@@ -14,6 +13,7 @@ import { stackLeftovers } from '../stack/stack-leftovers.js';
 import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { DemoShell } from './demo-shell.js';
+import { until } from './demo-until.js';
 import { VmiPhaseWatch } from './vmi-phase-watch.js';
 
 export interface MigrateDemoOptions {
@@ -65,10 +65,10 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
     out.step(`applying ${EXAMPLE} with kubectl`);
     await any.kubectl(['apply', '-f', join(root, EXAMPLE)]);
     await watch.waitFor(VMI, 'Running', RUNNING_TIMEOUT_MS, signal);
-    const before = await poll('the VMI LiveMigratable and the guest up', RUNNING_TIMEOUT_MS, signal, async () => {
+    const before = await until('the VMI LiveMigratable and the guest up', async () => {
       const v = await readVmi(s);
       return v.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True') === true ? v : undefined;
-    });
+    }, RUNNING_TIMEOUT_MS, signal);
     const source = before.status?.nodeName ?? '';
     await guestReady(s, source, before.metadata?.uid ?? '', signal);
     await any.kubectl(['get', 'vmi', '-o', 'wide']);
@@ -79,10 +79,10 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
 
     out.step(`podvirtctl migrate vmi ${VMI}: a VirtualMachineInstanceMigration, the controller and both handlers do the rest`);
     const name = (await any.podvirtctl(['migrate', 'vmi', VMI])).trim();
-    const done = await poll(`migration ${name} ended`, MIGRATION_TIMEOUT_MS, signal, async () => {
+    const done = await until(`migration ${name} ended`, async () => {
       const phase = await migrationPhase(s, name);
       return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
-    });
+    }, MIGRATION_TIMEOUT_MS, signal);
     await any.kubectl(['get', 'vmim']);
     await any.kubectl(['get', 'vmim', name, '-o', 'jsonpath={range .status.phaseTransitionTimestamps[*]}{.phase}{" "}{end}']);
     if (done !== 'Succeeded') throw new Error(`the migration ended ${done}; kubectl describe vmim ${name} says why`);
@@ -115,20 +115,13 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
   out.step('nothing left behind: no process, mount, socket or state directory');
 }
 
-function poll<T>(what: string, timeoutMs: number, signal: AbortSignal | undefined, check: () => Promise<T | undefined>): Promise<T> {
-  return eventually(() => {
-    if (signal?.aborted === true) throw new Error(`${what}: stopped`);
-    return check();
-  }, { what, deadlineMs: timeoutMs, stepMs: 500 });
-}
-
 /** The VMI's IP from its status (another than `not`), and what port 8080 there answers: the guest's boot_id. */
 async function overNetwork(stack: PodvirtStack, not: string | undefined, signal: AbortSignal | undefined): Promise<{ ip: string; answer: string }> {
-  const ip = await poll('the VMI IP in status', RUNNING_TIMEOUT_MS, signal, async () => {
+  const ip = await until('the VMI IP in status', async () => {
     const found = (await readVmi(stack)).status?.interfaces?.[0]?.ipAddress;
     return found !== undefined && found !== not ? found : undefined;
-  });
-  const answer = await poll(`${ip}:8080 answering`, RUNNING_TIMEOUT_MS, signal, () => readTcp(ip, 8080).catch(() => undefined));
+  }, RUNNING_TIMEOUT_MS, signal);
+  const answer = await until(`${ip}:8080 answering`, () => readTcp(ip, 8080), RUNNING_TIMEOUT_MS, signal);
   return { ip, answer: answer.trim() };
 }
 

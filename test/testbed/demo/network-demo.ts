@@ -13,7 +13,6 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { eventually } from '@podvirt/test-support';
 import { guestImage } from '../guest/guest-image.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
@@ -24,6 +23,7 @@ import { stackLeftovers } from '../stack/stack-leftovers.js';
 import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { DemoShell } from './demo-shell.js';
+import { until } from './demo-until.js';
 import type { VmiDemoOptions } from './vmi-demo.js';
 import { VmiPhaseWatch } from './vmi-phase-watch.js';
 
@@ -34,10 +34,6 @@ const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
 const NS = 'default';
 const TIMEOUT_MS = 120_000;
 
-/** The shared eventually, every 250 ms; a probe that throws (the guest not answering yet) is a miss. */
-function until<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = TIMEOUT_MS): Promise<T> {
-  return eventually(() => probe().catch(() => undefined), { what, deadlineMs, stepMs: 250 });
-}
 
 export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
   const { out, signal } = o;
@@ -109,7 +105,7 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
     out.step('deleting both VMIs; their pods end and the kubelet removes their sandboxes');
     await shell.kubectl(['delete', 'vmi', 'testvm-net', 'testvm-bridge', '--wait=false']);
     for (const name of ['testvm-net', 'testvm-bridge']) await watch.waitFor(name, 'Succeeded', TIMEOUT_MS, signal);
-    await until('the launcher pods to be gone', async () => ((await core.listNamespacedPod({ namespace: NS })).items.length === 0 ? true : undefined));
+    await until('the launcher pods to be gone', async () => ((await core.listNamespacedPod({ namespace: NS })).items.length === 0 ? true : undefined), TIMEOUT_MS);
     const netns = (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(net.netnsPrefix));
     const ips = (await readdir(join(net.ipamDir, net.networkName)).catch(() => [] as string[])).filter((f) => /^\d+\.\d+\.\d+\.\d+$|:/.test(f));
     out.detail(`network namespaces of this stack: ${netns.length}; addresses still allocated in host-local's ${net.ipamDir}: ${ips.length}`);
@@ -147,9 +143,9 @@ async function showGuest(
   await until(`${name}'s IP in its status`, async () => {
     const vmi = (await custom.getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances', name })) as VirtualMachineInstance;
     return vmi.status?.interfaces?.[0]?.ipAddress === ip ? true : undefined;
-  });
+  }, TIMEOUT_MS);
   await shell.kubectl(['get', 'vmi', name]);
-  const answer = (await until(`${ip}:8080`, () => readTcp(ip, 8080))).trim();
+  const answer = (await until(`${ip}:8080`, () => readTcp(ip, 8080), TIMEOUT_MS)).trim();
   out.step(`from the host: ${ip}:8080 answers ${answer} (the guest's boot_id is ${bootId})`);
   const fetched = await waitForConsoleText(serial, 'PODVIRT-GUEST-FETCH ', { timeoutMs: TIMEOUT_MS });
   out.step(`from the guest: ${fetched.line.trim()}`);
@@ -162,7 +158,7 @@ async function showGuestIPv6(s: PodvirtStack, shell: DemoShell, core: CoreV1Api,
   out.detail(`console | ${lease.line.trim()}`);
   const pod = (await core.listNamespacedPod({ namespace: NS, labelSelector: `vm.kubevirt.io/name=${name}` })).items[0];
   const ip6 = pod?.status?.podIPs?.map((p) => p.ip).find((ip) => ip.includes(':')) ?? '';
-  const answer = (await until(`[${ip6}]:8080`, () => readTcp(ip6, 8080))).trim();
+  const answer = (await until(`[${ip6}]:8080`, () => readTcp(ip6, 8080), TIMEOUT_MS)).trim();
   out.step(`from the host over IPv6: [${ip6}]:8080 answers ${answer} (the guest's boot_id is ${guest.bootId})`);
   if (answer !== guest.bootId) throw new Error(`${name} did not answer over IPv6`);
   const fetched = await waitForConsoleText(guest.serial, 'PODVIRT-GUEST-FETCH6', { timeoutMs: TIMEOUT_MS });
@@ -171,6 +167,6 @@ async function showGuestIPv6(s: PodvirtStack, shell: DemoShell, core: CoreV1Api,
   await until(`${name}'s IPv6 in its status`, async () => {
     const vmi = (await custom.getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances', name })) as VirtualMachineInstance;
     return vmi.status?.interfaces?.[0]?.ipAddresses?.includes(ip6) === true ? true : undefined;
-  });
+  }, TIMEOUT_MS);
   await shell.kubectl(['get', 'vmi', name, '-o', 'jsonpath={.status.interfaces[0].ipAddresses}']);
 }
