@@ -2,6 +2,7 @@
 // because the items of a list response may come without them.
 
 import { VMI_API_VERSION, VMI_KIND } from './group-version.js';
+import type { ObjectMeta } from './types/object-meta.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
 
 export interface VmiReference {
@@ -14,12 +15,17 @@ export interface VmiReference {
 }
 
 export function vmiReference(vmi: VirtualMachineInstance): VmiReference {
+  return objectReference(VMI_API_VERSION, VMI_KIND, vmi.metadata);
+}
+
+/** The same reference for any podvirt kind (the migration's too). */
+export function objectReference(apiVersion: string, kind: string, metadata: ObjectMeta): VmiReference {
   return {
-    apiVersion: VMI_API_VERSION,
-    kind: VMI_KIND,
-    namespace: vmi.metadata.namespace ?? 'default',
-    name: vmi.metadata.name ?? '',
-    uid: vmi.metadata.uid ?? '',
-    ...(vmi.metadata.resourceVersion === undefined ? {} : { resourceVersion: vmi.metadata.resourceVersion }),
+    apiVersion,
+    kind,
+    namespace: metadata.namespace ?? 'default',
+    name: metadata.name ?? '',
+    uid: metadata.uid ?? '',
+    ...(metadata.resourceVersion === undefined ? {} : { resourceVersion: metadata.resourceVersion }),
   };
 }
