@@ -1,9 +1,9 @@
 // The handler's command line, parsed without touching process.*: main.ts passes argv and env.
 
 import { parseArgs } from 'node:util';
-import { DurationError, parseDuration as parseGoDuration } from '@podvirt/api/duration';
 import { DEVICE_PLUGINS_DIR, NODE_API_SOCKET } from '@podvirt/proto';
 import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
+import { durationFlagMs, invalidArgs as invalid } from './flag-values.js';
 import { HandlerError } from './handler-error.js';
 import { MIGRATION_OPTIONS, MIGRATION_USAGE, parseMigrationSettings, type MigrationSettings } from './live-migration/migration-settings.js';
 
@@ -206,19 +206,9 @@ function parsePort(flag: string, text: string): number {
   return port;
 }
 
-function invalid(message: string): HandlerError {
-  return new HandlerError('HANDLER_ERR_INVALID_ARGS', message);
-}
-
 /** A duration flag in the one grammar; every one of the handler's is a period or a bound, so 0 is refused. */
 export function parseDuration(flag: string, text: string): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(text);
-  } catch (err) {
-    if (err instanceof DurationError) throw invalid(`${flag}: ${err.message}`);
-    throw err;
-  }
+  const ms = durationFlagMs(flag, text);
   if (ms <= 0) throw invalid(`${flag}: must be more than 0, got ${text}`);
   return ms;
 }

@@ -2,8 +2,7 @@
 // (bandwidthPerMigration, progressTimeout, completionTimeoutPerGiB, allowAutoConverge,
 // allowPostCopy) with KubeVirt's defaults. Durations use the one grammar (`@podvirt/api/duration`).
 
-import { DurationError, parseDuration } from '@podvirt/api/duration';
-import { HandlerError } from '../handler-error.js';
+import { durationFlagMs, invalidArgs as invalid } from '../flag-values.js';
 
 export interface MigrationSettings {
   /** MiB/s; 0 is unlimited (KubeVirt's default). */
@@ -59,18 +58,7 @@ export function parseMigrationSettings(values: MigrationFlagValues): MigrationSe
 
 /** Whole seconds (rounded up: a bound is never shortened), 0 meaning never; the wire field is 32-bit. */
 function seconds(flag: string, text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    if (err instanceof DurationError) throw invalid(`${flag}: ${err.message}`);
-    throw err;
-  }
-  const s = Math.ceil(ms / 1000);
+  const s = Math.ceil(durationFlagMs(flag, text) / 1000);
   if (s > 0xffff_ffff) throw invalid(`${flag}: ${text} is too long`);
   return s;
-}
-
-function invalid(message: string): HandlerError {
-  return new HandlerError('HANDLER_ERR_INVALID_ARGS', message);
 }
