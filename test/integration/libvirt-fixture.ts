@@ -21,11 +21,18 @@ export async function libvirtFixture(
   opts: { settings?: DaemonSettings; client?: Partial<ConnectOptions> } = {},
 ): Promise<LibvirtFixture> {
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-libvirt-it-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // One hook, in order: node:test runs a test's after hooks in the order they were added, and the
+  // directory removed while the daemon still ran failed now and then (ENOTEMPTY: it wrote into it).
+  const held: { daemon?: TestLibvirtDaemon; client?: LibvirtClient } = {};
+  t.after(async () => {
+    await held.client?.destroy();
+    await held.daemon?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
   const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon'), ...(opts.settings ? { settings: opts.settings } : {}) });
-  t.after(() => daemon.close());
+  held.daemon = daemon;
   const client = await LibvirtClient.connect({ socketPath: daemon.socketPath, timeoutMs: 30_000, ...opts.client });
-  t.after(() => client.destroy());
+  held.client = client;
   return { dir, daemon, client };
 }
 
