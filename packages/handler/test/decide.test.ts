@@ -80,9 +80,14 @@ const rows: Row[] = [
   { name: 'Running VMI whose launcher went silent: status only', vmi: makeVmi({ phase: 'Running' }), domain: running, launcher: LauncherState.Unresponsive,
     want: { type: 'updateStatus' } },
   { name: 'Scheduled, domain running: phase catches up first', vmi: makeVmi(), domain: running, want: { type: 'updateStatus' } },
-  { name: 'Running, domain running: sync', vmi: makeVmi({ phase: 'Running' }), domain: running, want: { type: 'sync' } },
-  { name: 'Running, paused by the user: sync (the launcher keeps user pauses)', vmi: makeVmi({ phase: 'Running' }),
-    domain: makeDomain('Paused', 'User', { pausedByUser: true }), want: { type: 'sync' } },
+  // Sync would change nothing of a running domain or one the user paused: status only.
+  { name: 'Running, domain running: status only', vmi: makeVmi({ phase: 'Running' }), domain: running, want: { type: 'updateStatus' } },
+  { name: 'Running, paused by the user: status only (the launcher keeps user pauses)', vmi: makeVmi({ phase: 'Running' }),
+    domain: makeDomain('Paused', 'User', { pausedByUser: true }), want: { type: 'updateStatus' } },
+  { name: 'Running, paused by an I/O error: sync (the launcher resumes it)', vmi: makeVmi({ phase: 'Running' }),
+    domain: makeDomain('Paused', 'IOError'), want: { type: 'sync' } },
+  { name: 'Running, paused by the user while an I/O error had paused it: status only', vmi: makeVmi({ phase: 'Running' }),
+    domain: makeDomain('Paused', 'IOError', { pausedByUser: true }), want: { type: 'updateStatus' } },
 ];
 
 for (const row of rows) {

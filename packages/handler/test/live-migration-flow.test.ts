@@ -67,6 +67,8 @@ class RecordingNetwork implements PodNetworkPhase {
 
 interface Node {
   controller: HandlerController;
+  /** Reconcile passes finished on this node. */
+  readonly reconciles: () => number;
   endpoints: FakeEndpoints;
   network: RecordingNetwork;
   podsDir: string;
@@ -86,7 +88,9 @@ interface Harness {
 async function startNode(t: TestContext, kube: FakeKube, nodeName: string, podsDir: string): Promise<Node> {
   const endpoints = new FakeEndpoints();
   const network = new RecordingNetwork();
+  let reconciles = 0;
   const controller = new HandlerController({
+    observeReconcile: () => void reconciles++,
     nodeName, podsDir, vmiApi: kube, eventApi: new FakeEvents(), log: quietLog(), workers: 2, watchdogMs: 30_000, resyncPeriodMs: 60_000,
     launcherTimeouts: { shortMs: 500, longMs: 2_000 }, backoff: { baseDelayMs: 50, maxDelayMs: 400 }, reconnectBaseMs: 20,
     network, migrations: { endpoints, settings: SETTINGS },
@@ -98,7 +102,7 @@ async function startNode(t: TestContext, kube: FakeKube, nodeName: string, podsD
     assert.equal(endpoints.open, 0, `${nodeName}: migration endpoints left open`);
   });
   await controller.start(ac.signal);
-  return { controller, endpoints, network, podsDir };
+  return { controller, endpoints, network, podsDir, reconciles: () => reconciles };
 }
 
 async function harness(t: TestContext): Promise<Harness> {
@@ -213,10 +217,14 @@ test('the guest moves: the target prepares (never Sync), the source migrates thr
   assert.equal(h.vmi().status?.phase, 'Running', 'the source never writes a phase for a guest that left');
   assert.equal(h.source.endpoints.open, 0, 'the source closed its end once the migration ended');
 
+  const passes = h.target.reconciles();
   handOver(h);
   await eventually(() => h.target.endpoints.open === 0);
-  // The target owns it now: the running domain is kept (Sync on it changes nothing), not prepared again.
-  await eventually(() => h.dstLauncher.calls.includes('Sync'));
+  // The target owns it now: the running domain is kept, not prepared again, and not synced
+  // either (Sync would change nothing of a running domain).
+  await eventually(() => h.target.reconciles() > passes);
+  await h.target.controller.queue.idle();
+  assert.ok(!h.dstLauncher.calls.includes('Sync'), h.dstLauncher.calls.join(', '));
   assert.equal(h.dstLauncher.calls.filter((c) => c === 'PrepareMigrationTarget').length, 1);
   assert.equal(h.dstLauncher.domain?.state, 'Running');
   assert.ok(!h.dstLauncher.calls.some((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)), 'the migrated guest is never shut down');
@@ -307,7 +315,6 @@ test('hand-over seen first as the target label leaving: the target reads the VMI
     v.status = { ...v.status, nodeName: TARGET };
   });
   // The target informer loses the VMI before node02's own informer has it (two watch streams).
-  const syncs = h.dstLauncher.calls.filter((c) => c === 'Sync').length;
   const gets = h.kube.gets;
   h.kube.modify(KEY, (v) => {
     const labels: Record<string, string> = { ...v.metadata.labels };
@@ -317,10 +324,14 @@ test('hand-over seen first as the target label leaving: the target reads the VMI
   // Either it asked the API (the guard) or it acted on the guest as an orphan.
   await eventually(() => h.kube.gets > gets || h.dstLauncher.calls.some((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)));
   assert.deepEqual(h.dstLauncher.calls.filter((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)), [], 'not an orphan: the migrated guest is kept');
+  await h.target.controller.queue.idle();
+  const passes = h.target.reconciles();
   h.kube.modify(KEY, (v) => {
     v.metadata.labels = { ...v.metadata.labels, [NODE_NAME_LABEL]: TARGET };
   });
-  await eventually(() => h.dstLauncher.calls.filter((c) => c === 'Sync').length > syncs);
+  // node02's own informer now has it: a pass as its owner keeps the guest.
+  await eventually(() => h.target.reconciles() > passes);
+  await h.target.controller.queue.idle();
   assert.deepEqual(h.dstLauncher.calls.filter((c) => ['Shutdown', 'Kill', 'Delete'].includes(c)), [], 'the migrated guest is never shut down');
   assert.equal(h.dstLauncher.domain?.state, 'Running');
 });

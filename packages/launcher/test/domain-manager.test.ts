@@ -91,3 +91,41 @@ test('told to stop before the domain ever ran, the launcher ends at once instead
   stop2.abort();
   assert.equal(await ended2, 0);
 });
+
+test('pause and unpause make one libvirt call each, and the answer already shows their state', async (t) => {
+  const h = await harness(t);
+  await h.cmd.sync(vmiRequest(h.vmi));
+  await eventually(async () => (await h.cmd.getDomain({})).domain?.state === 'Running', { what: 'the domain running' });
+  const from = h.fake().calls.length;
+  await h.cmd.pause(vmiRequest(h.vmi));
+  // Read before any event could be handled: the published domain already shows the pause.
+  const paused = h.manager.tracker.snapshot();
+  assert.equal(`${paused?.state}/${paused?.reason}/${paused?.pausedByUser}`, 'Paused/User/true');
+  assert.deepEqual(h.fake().calls.slice(from, from + 1), ['suspend']);
+  const mid = h.fake().calls.length;
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  const running = h.manager.tracker.snapshot();
+  assert.equal(`${running?.state}/${running?.reason}/${running?.pausedByUser}`, 'Running/Unpaused/false');
+  assert.equal(h.fake().calls[mid], 'resume');
+  assert.equal(h.fake().calls.slice(from).filter((c) => c !== 'getState').length, 2, h.fake().calls.slice(from).join(', '));
+});
+
+test('pause is idempotent, unpause of a running domain is accepted, and a stopped domain is refused by its state', async (t) => {
+  const h = await harness(t);
+  await h.cmd.sync(vmiRequest(h.vmi));
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  assert.equal(h.fake().status?.state, 'RUNNING');
+  await h.cmd.pause(vmiRequest(h.vmi));
+  await h.cmd.pause(vmiRequest(h.vmi));
+  assert.equal(h.fake().status?.state, 'PAUSED');
+  // A guest paused by an I/O error and then by the user keeps the I/O error as its reason.
+  h.fake().setState('PAUSED', 'IOERROR', ['SUSPENDED', 'IOERROR']);
+  await h.cmd.pause(vmiRequest(h.vmi));
+  await eventually(() => h.manager.tracker.snapshot()?.reason === 'IOError', { what: 'the I/O error reason kept' });
+  assert.equal(h.manager.tracker.snapshot()?.pausedByUser, true);
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  h.fake().setState('SHUTOFF', 'SHUTDOWN', ['STOPPED', 'SHUTDOWN']);
+  await assert.rejects(h.cmd.pause(vmiRequest(h.vmi)), (e: Error) => /cannot pause a domain that is shutoff/.test(e.message));
+  await assert.rejects(h.cmd.unpause(vmiRequest(h.vmi)), (e: Error) => /cannot unpause a domain that is shutoff/.test(e.message));
+  assert.equal(h.manager.tracker.meta.pausedByUser, false, 'a refused pause leaves the mark as it was');
+});

@@ -85,7 +85,12 @@ export class FakeDomainConnection implements DomainConnection {
         this.setState('RUNNING', 'BOOTED', ['STARTED', 'BOOTED']);
         if (op === 'createPaused') this.setState('PAUSED', 'USER', ['SUSPENDED', 'PAUSED']);
         return;
-      case 'suspend': if (s !== 'RUNNING') invalid(); this.setState('PAUSED', 'USER', ['SUSPENDED', 'PAUSED']); return;
+      // As libvirt: suspending a paused domain does nothing; resuming a running one is refused.
+      case 'suspend':
+        if (s === 'PAUSED') return;
+        if (s !== 'RUNNING') invalid();
+        this.setState('PAUSED', 'USER', ['SUSPENDED', 'PAUSED']);
+        return;
       case 'resume': if (s !== 'PAUSED') invalid(); this.setState('RUNNING', 'UNPAUSED', ['RESUMED', 'UNPAUSED']); return;
       case 'shutdown':
         if (s !== 'RUNNING' && s !== 'PAUSED') invalid();

@@ -50,7 +50,19 @@ export function decide(
   if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_INIT_POLL_MS };
   if (launcher === LauncherState.Unresponsive) return { type: 'updateStatus' };
   if (computePhase(vmi, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
+  if (!syncActs(domain)) return { type: 'updateStatus' };
   return { type: 'sync' };
+}
+
+/**
+ * Whether the launcher's Sync would change the domain: define and start one that is missing,
+ * resume one paused by anything but the user. A spec change is never applied to a defined
+ * domain, so for a domain running, or paused by the user, Sync is a no-op round trip under the
+ * launcher's lock, which the next pause or unpause would wait for: only the status follows.
+ */
+function syncActs(domain: cmd.Domain | undefined): boolean {
+  if (!domainExists(domain)) return true;
+  return domain.state === 'Paused' && domain.reason !== 'User' && !domain.pausedByUser;
 }
 
 function remove(undefine: boolean, cleanup: boolean): Action {

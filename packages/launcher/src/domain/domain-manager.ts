@@ -76,6 +76,11 @@ export class DomainManager {
     if (m.uid !== uid) throw VmiInvalidError.at('metadata.uid', 'Invalid', `this launcher serves UID ${uid}`);
   }
 
+  /** Whether a soft reboot may press the ACPI power button when no agent is connected. */
+  #learnAcpi(vmi: DefaultedVmi): void {
+    this.#acpi = this.#o.acpiEnabled?.(vmi) ?? vmi.spec.domain.features.acpi.enabled;
+  }
+
   async #status(o: CallOptions) {
     const s = await this.#o.conn.getState(this.#name, o);
     if (s === undefined) throw new LauncherError('LAUNCHER_ERR_NO_DOMAIN', `domain ${this.#name} is not defined`);
@@ -92,7 +97,7 @@ export class DomainManager {
     const syncStartedAt = Date.now();
     this.#check(vmi);
     return this.#exclusive(async () => {
-      this.#acpi = this.#o.acpiEnabled?.(vmi) ?? vmi.spec.domain.features.acpi.enabled;
+      this.#learnAcpi(vmi);
       let status = await this.#o.conn.getState(this.#name, o);
       if (status === undefined) {
         // Only a domain about to be defined is converted: converting inspects the world (a
@@ -131,6 +136,8 @@ export class DomainManager {
     this.#check(vmi);
     return this.#exclusive(async () => {
       if ((await this.#o.conn.getState(this.#name, o)) !== undefined) throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `domain ${this.#name} already exists here; a migration target starts empty`);
+      // A migrated-in domain is never synced (the handler syncs only what Sync would change).
+      this.#learnAcpi(vmi);
       const converted = await this.#o.convert(vmi, o);
       await this.#o.prepare(converted.prepare, o);
       this.#o.log.info({ domain: this.#name }, 'migration target prepared');
@@ -138,31 +145,53 @@ export class DomainManager {
     });
   }
 
+  /**
+   * One libvirt call on the reply's path, as a plain suspend: libvirt pauses a running domain
+   * and leaves a paused one as it is. Only a refusal is looked into, to name the state. The
+   * new state is published before the reply, so the caller's next precondition sees it; the
+   * lifecycle event that follows re-reads it from libvirt.
+   */
   pause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
-      const s = await this.#status(o);
-      if (s.state === 'PAUSED') {
-        this.tracker.meta.pausedByUser = true;
-      } else if (s.state === 'RUNNING') {
-        this.tracker.meta.pausedByUser = true;
-        await this.#op('suspend', o);
-      } else {
-        throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot pause a domain that is ${s.state.toLowerCase()}`);
+      const before = this.tracker.meta.pausedByUser;
+      // Marked first: the SUSPENDED event may be read back before the call returns.
+      this.tracker.meta.pausedByUser = true;
+      try {
+        await this.#o.conn.control(this.#name, 'suspend', o);
+      } catch (err) {
+        this.tracker.meta.pausedByUser = before;
+        throw await this.#refusal(err, 'pause', o);
       }
-      this.tracker.changed();
+      this.tracker.assume({ state: 'PAUSED', reason: 'USER' });
     });
   }
 
+  /** As pause: one resume; libvirt refuses a running domain, which is what unpause wants. */
   unpause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
-      const s = await this.#status(o);
-      if (s.state === 'PAUSED') await this.#op('resume', o);
-      else if (s.state !== 'RUNNING') throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot unpause a domain that is ${s.state.toLowerCase()}`);
+      try {
+        await this.#o.conn.control(this.#name, 'resume', o);
+      } catch (err) {
+        const refused = await this.#refusal(err, 'unpause', o);
+        if (!(refused instanceof RunningAlready)) throw refused;
+      }
       this.tracker.meta.pausedByUser = false;
-      this.tracker.changed();
+      this.tracker.assume({ state: 'RUNNING', reason: 'UNPAUSED' });
     });
+  }
+
+  /**
+   * What a failed pause or unpause tells the caller: libvirt's "operation invalid" becomes the
+   * domain's state in our words (a running domain, for unpause, is not a failure); anything
+   * else (no domain, a dead daemon) stays as it was.
+   */
+  async #refusal(err: unknown, what: 'pause' | 'unpause', o: CallOptions): Promise<Error> {
+    if (!(err instanceof LauncherError) || err.code !== 'LAUNCHER_ERR_WRONG_STATE') return err as Error;
+    const s = await this.#status(o);
+    if (what === 'unpause' && s.state === 'RUNNING') return new RunningAlready();
+    return new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot ${what} a domain that is ${s.state.toLowerCase()}`, { cause: err });
   }
 
   /** Through the agent when connected, else the ACPI power button (refused when ACPI is off). */
@@ -240,3 +269,6 @@ export class DomainManager {
     await this.tracker.close();
   }
 }
+
+/** unpause found the domain running: done, not refused. */
+class RunningAlready extends Error {}

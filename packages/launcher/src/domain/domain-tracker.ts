@@ -192,6 +192,18 @@ export class DomainTracker {
     }
   }
 
+  /**
+   * A call libvirt just completed left the domain in `status` (a pause, a resume): publish it
+   * without another round trip. The lifecycle event it causes re-reads the state, and a
+   * refresh already under way reads again after it, so libvirt's word stays the last.
+   */
+  assume(status: DomainStatus): void {
+    // A domain paused for another reason (an I/O error) stays paused for that reason.
+    if (!(status.state === 'PAUSED' && this.#status?.state === 'PAUSED')) this.#status = status;
+    if (this.#refreshing !== undefined) this.#again = true;
+    this.#publish();
+  }
+
   /** Our own marks changed (pause by user, freeze, grace): publish without waiting for libvirt. */
   changed(): void {
     this.#publish();
