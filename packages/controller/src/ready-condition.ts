@@ -21,17 +21,26 @@ function readyFacts(phase: string, pod: V1Pod | undefined): ReadyFacts {
 }
 
 /**
- * The conditions with Ready recomputed. An unchanged Ready keeps its transition time, so that a
- * status write happens only when something really changed.
+ * The conditions with Ready recomputed, in Ready's place (appended when new). An unchanged Ready
+ * keeps its transition time and its place, so that a status write happens only when something
+ * really changed: moved to the end, it made a write each time the handler appended a condition
+ * after it (Paused, on every pause).
  */
 export function withReadyCondition(conditions: readonly VmiCondition[] | undefined, phase: string, pod: V1Pod | undefined, now: Date): VmiCondition[] {
-  const facts = readyFacts(phase, pod);
-  const others = (conditions ?? []).filter((c) => c.type !== VmiConditionType.Ready);
-  const previous = conditions?.find((c) => c.type === VmiConditionType.Ready);
+  const all = conditions ?? [];
+  const at = all.findIndex((c) => c.type === VmiConditionType.Ready);
+  const previous = all[at];
+  const others = all.filter((c) => c.type !== VmiConditionType.Ready);
+  const ready = readyCondition(previous, readyFacts(phase, pod), now);
+  // `at` is the first Ready, so as many conditions come before it in `others`.
+  return at < 0 ? [...others, ready] : [...others.slice(0, at), ready, ...others.slice(at)];
+}
+
+function readyCondition(previous: VmiCondition | undefined, facts: ReadyFacts, now: Date): VmiCondition {
   const same =
     previous !== undefined && previous.status === facts.status && previous.reason === facts.reason && previous.message === facts.message;
-  if (same) return [...others, previous];
-  const ready: VmiCondition = {
+  if (same) return previous;
+  return {
     type: VmiConditionType.Ready,
     status: facts.status,
     lastProbeTime: null,
@@ -39,5 +48,4 @@ export function withReadyCondition(conditions: readonly VmiCondition[] | undefin
     ...(facts.reason ? { reason: facts.reason } : {}),
     ...(facts.message ? { message: facts.message } : {}),
   };
-  return [...others, ready];
 }

@@ -193,6 +193,20 @@ describe('decideVmi', () => {
     assert.deepEqual(second.status, first.status);
   });
 
+  test('a condition the handler appends after Ready (Paused) makes no controller write; Ready keeps its place', () => {
+    const ready = { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:00:00Z' } as const;
+    const paused = { type: 'Paused', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:04:00Z', reason: 'PausedByUser' } as const;
+    const running = { phase: 'Running', nodeName: 'node01', activePods: { [runningPod.metadata?.uid ?? '']: 'node01' } } as const;
+    for (const conditions of [[ready, paused], [paused, ready]]) {
+      const d = decideVmi({ vmi: vmiFixture({ status: { ...running, conditions } }), pods: [runningPod], now });
+      assert.equal(d.statusChanged, false, conditions.map((c) => c.type).join(','));
+      assert.deepEqual(d.status.conditions, conditions);
+    }
+    // Ready changing is written in Ready's place.
+    const gone = decideVmi({ vmi: vmiFixture({ status: { ...running, phase: 'Failed', conditions: [ready, paused] } }), pods: [runningPod], now });
+    assert.deepEqual(gone.status.conditions?.map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Paused=True']);
+  });
+
   test('a VMI the handler failed is no longer Ready, though its pod still is', () => {
     const ready = { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:00:00Z' } as const;
     const d = decideVmi({ vmi: vmiFixture({ status: { phase: 'Failed', conditions: [ready] } }), pods: [runningPod], now });
