@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeVmi, type VirtualMachineInstance } from '@podvirt/api';
-import { liveMigratability } from '../src/reconcile/live-migratable.js';
+import { ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION, liveMigratability } from '../src/reconcile/live-migratable.js';
 import { computeStatus } from '../src/reconcile/compute-status.js';
 import { LauncherState } from '../src/launcher/launcher-state.js';
 import { makeDomain, makeVmi, T0 } from './fixtures.js';
@@ -133,4 +133,22 @@ test('computeStatus keeps LiveMigratable as it was for a VMI that no longer deco
   const later = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 + 1000 });
   assert.deepEqual(later.conditions?.find((c) => c.type === 'LiveMigratable'), first.conditions?.find((c) => c.type === 'LiveMigratable'));
   assert.equal(later.migrationMethod, first.migrationMethod);
+});
+
+test('the judgement follows the stored spec and metadata, not the resourceVersion every status write moves', () => {
+  const vmi = makeVmi();
+  podNetwork({ bridge: {} })(vmi);
+  const judge = (): string | undefined => {
+    const s = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+    const c = s.conditions?.find((x) => x.type === 'LiveMigratable');
+    return `${c?.status}/${c?.reason ?? ''}`;
+  };
+  assert.equal(judge(), 'False/InterfaceNotLiveMigratable');
+  vmi.metadata.resourceVersion = '999';
+  assert.equal(judge(), 'False/InterfaceNotLiveMigratable');
+  vmi.metadata.annotations = { ...vmi.metadata.annotations, [ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION]: '' };
+  assert.equal(judge(), 'True/');
+  delete vmi.metadata.annotations[ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION];
+  vmi.status = { conditions: [{ type: 'Nonsense' as never, status: 'Maybe' as never }] };
+  assert.equal(judge(), 'False/InterfaceNotLiveMigratable', 'a status of the wrong shape does not change what the spec says');
 });

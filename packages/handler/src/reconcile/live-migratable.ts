@@ -32,6 +32,24 @@ export interface LiveMigratability {
  * into something invalid after it started): the condition then stays as it was.
  */
 export function storedVmiMigratability(vmi: VirtualMachineInstance): LiveMigratability | undefined {
+  // Every status computation of a running VMI asks this, and the answer depends on the spec
+  // and the metadata alone: the decode (defaults and every check, ~0.5 ms) runs once for each
+  // distinct pair, not on every pause, unpause or agent change. resourceVersion moves with
+  // every status write and is left out; the status is not judged.
+  const { resourceVersion: _moves, ...metadata } = vmi.metadata;
+  const key = JSON.stringify([metadata, vmi.spec]);
+  if (judged.has(key)) return judged.get(key);
+  const answer = judgeStored({ ...vmi, status: {} });
+  if (judged.size >= JUDGED_MAX) judged.clear();
+  judged.set(key, answer);
+  return answer;
+}
+
+/** The answers by metadata and spec; a node runs far fewer distinct VMIs than this. */
+const JUDGED_MAX = 256;
+const judged = new Map<string, LiveMigratability | undefined>();
+
+function judgeStored(vmi: VirtualMachineInstance): LiveMigratability | undefined {
   let decoded: DefaultedVmi;
   try {
     decoded = decodeVmi(vmi);
