@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { cmd } from '@podvirt/proto';
 import { eventually } from '@podvirt/test-support';
-import { startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
+import { daemonDriverModules, startLauncher, vmiRequest, waitForReady, type LauncherRun } from './launcher-run.js';
 
 async function domain(run: LauncherRun): Promise<cmd.Domain | undefined> {
   return (await run.cmd.getDomain({})).domain;
@@ -30,6 +30,8 @@ test('boots to the ready marker, Running on WatchDomain, then every lifecycle ca
     stream.on('error', (err: { code?: number }) => { if (err.code !== 1) reject(err); });
   });
   assert.equal(`${first.name}/${first.reason}`, 'e2e_guest/Booted');
+  // The daemon runs the QEMU driver alone, as virtqemud would (see daemon-config.ts).
+  assert.deepEqual(await daemonDriverModules(run), ['qemu']);
   const ready = await waitForReady(run);
   assert.match(ready.line, /PODVIRT-GUEST-READY .* agent/);
   const agentUp = await until('agent connected', run, (d) => d?.agentConnected === true && d.osInfo !== undefined);

@@ -170,6 +170,17 @@ export async function containerLeftovers(mountNamespace: string, dir: string): P
   return left;
 }
 
+/** The libvirt driver modules (`libvirt_driver_<name>.so`) the launcher's daemon has loaded. */
+export async function daemonDriverModules(run: LauncherRun): Promise<string[]> {
+  for (const pid of await processesInMountNamespace(run.container.mountNamespace)) {
+    const comm = (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim();
+    if (comm !== 'libvirtd' && comm !== 'virtqemud') continue;
+    const maps = await readFile(`/proc/${pid}/maps`, 'utf8');
+    return [...new Set([...maps.matchAll(/libvirt_driver_(\w+)\.so/g)].map((m) => m[1] ?? ''))].sort();
+  }
+  throw new Error('no libvirt daemon in the launcher\'s container');
+}
+
 /** Nothing of the launcher is left: no process in its namespace, no socket, no mount, no qemu of this VMI. */
 export async function assertNothingLeft(run: LauncherRun): Promise<string[]> {
   const left = await containerLeftovers(run.container.mountNamespace, run.dir);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { seedCapsCache } from '../src/daemon/caps-cache.js';
-import { LIBVIRTD, VIRTQEMUD, daemonConf, pickDaemon, qemuConf } from '../src/daemon/daemon-config.js';
+import { LIBVIRTD, VIRTQEMUD, daemonConf, pickDaemon, qemuConf, qemuOnlyDriverModule } from '../src/daemon/daemon-config.js';
 import { DaemonSupervisor } from '../src/daemon/daemon-supervisor.js';
 import { parseLibvirtLogLine } from '../src/logs/libvirt-log-line.js';
 
@@ -63,6 +63,9 @@ test('config: unix socket only, 0700, logs to stderr; qemu.conf without cgroups,
   assert.equal(pickDaemon((p) => p === LIBVIRTD.binary), LIBVIRTD);
   assert.equal(pickDaemon(() => true), VIRTQEMUD);
   assert.throws(() => pickDaemon(() => false), /no libvirt daemon/);
+  // libvirtd gets the QEMU driver module alone, found where the distribution installed it.
+  assert.equal(qemuOnlyDriverModule((p) => p === '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so'), '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so');
+  assert.equal(qemuOnlyDriverModule(() => false), undefined);
 });
 
 test('caps cache: copies only *.xml, tolerates a missing source', async (t) => {

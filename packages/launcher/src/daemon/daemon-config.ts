@@ -16,6 +16,30 @@ export function pickDaemon(exists: (path: string) => boolean): DaemonKind {
   throw new Error(`no libvirt daemon found (looked for ${VIRTQEMUD.binary} and ${LIBVIRTD.binary})`);
 }
 
+/** Where distributions install libvirt's driver modules (Debian's multiarch path first). */
+export const DRIVER_MODULE_DIRS: readonly string[] = [
+  '/usr/lib/x86_64-linux-gnu/libvirt/connection-driver',
+  '/usr/lib/aarch64-linux-gnu/libvirt/connection-driver',
+  '/usr/lib64/libvirt/connection-driver',
+  '/usr/lib/libvirt/connection-driver',
+];
+export const QEMU_DRIVER_MODULE = 'libvirt_driver_qemu.so';
+
+/**
+ * The monolithic libvirtd loads every driver module it finds (network, storage, node devices,
+ * nwfilter, interface, secret), and each one starts up: node devices enumerate udev, network and
+ * nwfilter probe the firewall. A launcher needs the QEMU driver alone — virtqemud, which KubeVirt
+ * runs, has nothing else — so libvirtd is pointed (LIBVIRT_DRIVER_DIR) at a directory holding
+ * only that module. Undefined when the module is not found: libvirtd then loads what it has.
+ */
+export function qemuOnlyDriverModule(exists: (path: string) => boolean): string | undefined {
+  for (const dir of DRIVER_MODULE_DIRS) {
+    const module = `${dir}/${QEMU_DRIVER_MODULE}`;
+    if (exists(module)) return module;
+  }
+  return undefined;
+}
+
 /**
  * The daemon's own config: only the unix socket (no TCP/TLS listeners), reachable by its
  * owner only, no authentication inside the container, logs on stderr for re-emission.

@@ -11,6 +11,8 @@ const SOCKET_POLL_MS = 10;
 export interface DaemonSupervisorOptions {
   readonly command: string;
   readonly args: readonly string[];
+  /** Added to the launcher's environment for the daemon. */
+  readonly env?: Readonly<Record<string, string>>;
   /** The daemon's unix socket; `start` resolves once it accepts connections. */
   readonly socketPath: string;
   /** Receives the daemon's stderr as JSON lines (`subcomponent: libvirt`) and the supervisor's own notes. */
@@ -74,7 +76,8 @@ export class DaemonSupervisor {
   }
 
   #spawn(): void {
-    const child = spawn(this.#o.command, [...this.#o.args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const env = this.#o.env === undefined ? process.env : { ...process.env, ...this.#o.env };
+    const child = spawn(this.#o.command, [...this.#o.args], { stdio: ['ignore', 'ignore', 'pipe'], env });
     this.#child = child;
     this.#exited = new Promise((resolve) => child.once('close', () => resolve()));
     child.once('error', (err) => this.#o.log.error({ err }, 'libvirt daemon failed to start'));

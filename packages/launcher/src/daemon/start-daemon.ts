@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { seedCapsCache } from './caps-cache.js';
-import { daemonConf, pickDaemon, qemuConf, type DaemonKind } from './daemon-config.js';
+import { daemonConf, LIBVIRTD, pickDaemon, qemuConf, qemuOnlyDriverModule, QEMU_DRIVER_MODULE, type DaemonKind } from './daemon-config.js';
 import { DaemonSupervisor } from './daemon-supervisor.js';
 
 /** The fixed paths a privileged libvirt daemon uses; private to the launcher's container. */
@@ -36,10 +36,12 @@ export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | unde
   await writeFile(join(dirs.etc, kind.configName), daemonConf(kind, dirs.run, 3));
   await writeFile(join(dirs.etc, 'qemu.conf'), qemuConf());
   const seeded = await seedCapsCache(capsCacheDir, join(dirs.cache, 'qemu', 'capabilities'));
+  const drivers = kind === LIBVIRTD ? await qemuOnlyDriverDir(join(dirs.run, 'connection-driver')) : undefined;
   const socketPath = join(dirs.run, kind.socketName);
   const supervisor = new DaemonSupervisor({
     command: kind.binary,
     args: ['-f', join(dirs.etc, kind.configName), '-p', join(dirs.run, kind.pidName)],
+    ...(drivers === undefined ? {} : { env: { LIBVIRT_DRIVER_DIR: drivers } }),
     socketPath,
     log,
   });
@@ -51,4 +53,14 @@ export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | unde
   }
   log.info({ binary: kind.binary, pid: supervisor.pid, capsSeeded: seeded }, 'libvirt daemon started');
   return { kind, supervisor, socketPath };
+}
+
+/** A directory with a link to the QEMU driver module alone (see qemuOnlyDriverModule); undefined without one. */
+async function qemuOnlyDriverDir(dir: string): Promise<string | undefined> {
+  const module = qemuOnlyDriverModule(existsSync);
+  if (module === undefined) return undefined;
+  await mkdir(dir, { recursive: true });
+  await rm(join(dir, QEMU_DRIVER_MODULE), { force: true });
+  await symlink(module, join(dir, QEMU_DRIVER_MODULE));
+  return dir;
 }
