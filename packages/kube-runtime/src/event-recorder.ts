@@ -1,8 +1,10 @@
 // Records core/v1 Events the way client-go's recorder does: a repeat of the same event (same
 // object, type, reason and message) bumps `count` and `lastTimestamp` on the Event already
 // written instead of adding one, so a retry loop does not flood the namespace. Recording never
-// throws: an Event is worth a log line, not a failed reconcile. The controller and the handler
-// both record through it.
+// throws: an Event is worth a log line, not a failed reconcile. As client-go's spam filter does,
+// each object gets a bucket of 25 Events refilled at one per 5 minutes; beyond it Events are
+// dropped (and that is logged once), so a loop on one object cannot flood the API server. The
+// controller and the handler both record through it.
 
 import { eventName } from './event-name.js';
 import type { CoreEvent, EventSink, ObjectReference } from './event-sink.js';
@@ -31,6 +33,16 @@ interface Seen {
 }
 
 const DEFAULT_MAX_ENTRIES = 4096;
+// client-go's EventSourceObjectSpamFilter: burst 25, one token back every 300 s.
+export const EVENT_BURST = 25;
+export const EVENT_REFILL_MS = 300_000;
+
+interface Bucket {
+  tokens: number;
+  atMs: number;
+  /** Whether the drop that emptied it was logged. */
+  told: boolean;
+}
 const DEFAULT_CLOSE_MS = 2_000;
 
 /** Kubernetes' Time: RFC 3339 at second precision. */
@@ -41,6 +53,7 @@ function kubeTime(ms: number): string {
 export class EventRecorder<T> {
   readonly #o: EventRecorderOptions<T>;
   readonly #seen = new Map<string, Seen>();
+  readonly #buckets = new Map<string, Bucket>();
   /** Writes of one folding key run in order, so a repeat never races its first create. */
   readonly #chains = new Map<string, Promise<void>>();
   #sequence = 0n;
@@ -53,6 +66,7 @@ export class EventRecorder<T> {
   record(obj: T, type: string, reason: string, message: string): Promise<void> {
     if (this.#abort.signal.aborted) return Promise.resolve();
     const ref = this.#o.reference(obj);
+    if (!this.#take(ref, reason)) return Promise.resolve();
     const key = JSON.stringify([ref.namespace, ref.name, ref.uid, type, reason, message]);
     const previous = this.#chains.get(key) ?? Promise.resolve();
     const next = previous.then(() => this.#write(key, ref, type, reason, message));
@@ -94,6 +108,34 @@ export class EventRecorder<T> {
     } catch (err) {
       this.#o.log.warn({ err, reason, object: `${ref.namespace}/${ref.name}` }, 'recording event failed');
     }
+  }
+
+  /** A token from the object's bucket; false when it is empty (the Event is dropped). */
+  #take(ref: ObjectReference, reason: string): boolean {
+    const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid]);
+    const now = this.#o.now();
+    const bucket = this.#buckets.get(key) ?? { tokens: EVENT_BURST, atMs: now, told: false };
+    const refilled = Math.floor((now - bucket.atMs) / EVENT_REFILL_MS);
+    if (refilled > 0) {
+      bucket.tokens = Math.min(EVENT_BURST, bucket.tokens + refilled);
+      bucket.atMs = bucket.tokens === EVENT_BURST ? now : bucket.atMs + refilled * EVENT_REFILL_MS;
+    }
+    this.#buckets.delete(key);
+    this.#buckets.set(key, bucket);
+    for (const oldest of this.#buckets.keys()) {
+      if (this.#buckets.size <= (this.#o.maxEntries ?? DEFAULT_MAX_ENTRIES)) break;
+      this.#buckets.delete(oldest);
+    }
+    if (bucket.tokens > 0) {
+      bucket.tokens -= 1;
+      bucket.told = false;
+      return true;
+    }
+    if (!bucket.told) {
+      bucket.told = true;
+      this.#o.log.warn({ object: `${ref.namespace}/${ref.name}`, reason }, `more than ${EVENT_BURST} Events for this object: dropping them until the rate falls to one per ${EVENT_REFILL_MS / 60_000} minutes`);
+    }
+    return false;
   }
 
   #remember(key: string, seen: Seen): void {

@@ -102,3 +102,27 @@ test('after close() nothing more is written', async () => {
   await rec.record({ name: 'vm1', uid: 'uid-1' }, 'Normal', 'Started', 'started');
   assert.equal(sink.writes, 0);
 });
+
+test('as client-go\'s spam filter: 25 Events per object, then one per 5 minutes; the drop is logged once; other objects unaffected', async () => {
+  const sink = new FakeSink();
+  let now = T0;
+  const warnings: string[] = [];
+  const rec = new EventRecorder<Thing>({ sink, reference, component: 'podvirt-test', instance: 'replica-1', log: { warn: (_o, msg) => void warnings.push(msg) }, now: () => now });
+  const busy = { name: 'vm3', uid: 'uid-3' };
+  // A pause and an unpause alternating: each one a new Event or a count patch, all one object's.
+  for (let i = 0; i < 40; i++) await rec.record(busy, 'Normal', i % 2 === 0 ? 'Paused' : 'Unpaused', `n${i % 2}`);
+  assert.equal(sink.writes, 25);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0] ?? '', /more than 25 Events for this object/);
+  await rec.record({ name: 'vm4', uid: 'uid-4' }, 'Normal', 'Paused', 'n0');
+  assert.equal(sink.writes, 26, 'another object has its own bucket');
+  now += 299_000;
+  await rec.record(busy, 'Normal', 'Paused', 'n0');
+  assert.equal(sink.writes, 26);
+  now += 1_000;
+  await rec.record(busy, 'Normal', 'Paused', 'n0');
+  await rec.record(busy, 'Normal', 'Paused', 'n0');
+  assert.equal(sink.writes, 27, 'one token back after 5 minutes');
+  assert.equal(warnings.length, 2, 'a new episode of drops is logged again');
+  await rec.close();
+});
