@@ -101,9 +101,9 @@ export class DomainManager {
       let status = await this.#o.conn.getState(this.#name, o);
       if (status === undefined) {
         // Only a domain about to be defined is converted: converting inspects the world (a
-        // qemu-img run per image, the node's facts), and a later Sync (a resume after an I/O
-        // error, a handler that restarted) would throw the result away under the lock the next
-        // pause waits for. A defined domain is never redefined from a changed spec.
+        // qemu-img run per image, the node's facts), and a later Sync (the resume after an I/O
+        // error) would throw the result away under the lock the next pause waits for. A defined
+        // domain is never redefined from a changed spec.
         const converted = await this.#o.convert(vmi, o);
         // Stage times (ms since the epoch) for the start-up stage benchmark (test/bench).
         const convertedAt = Date.now();
