@@ -33,17 +33,18 @@ interface Seen {
 }
 
 const DEFAULT_MAX_ENTRIES = 4096;
+const DEFAULT_CLOSE_MS = 2_000;
 // client-go's EventSourceObjectSpamFilter: burst 25, one token back every 300 s.
-export const EVENT_BURST = 25;
-export const EVENT_REFILL_MS = 300_000;
+const EVENT_BURST = 25;
+const EVENT_REFILL_MS = 300_000;
 
+/** An object's Events still allowed, as of `atMs`. */
 interface Bucket {
   tokens: number;
   atMs: number;
   /** Whether the drop that emptied it was logged. */
   told: boolean;
 }
-const DEFAULT_CLOSE_MS = 2_000;
 
 /** Kubernetes' Time: RFC 3339 at second precision. */
 function kubeTime(ms: number): string {
