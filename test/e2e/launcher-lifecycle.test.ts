@@ -43,6 +43,9 @@ test('boots to the ready marker, Running on WatchDomain, then every lifecycle ca
   await run.cmd.unpause(vmiRequest(run));
   d = await domain(run);
   assert.equal(`${d?.state}/${d?.pausedByUser}`, 'Running/false');
+  // The clock stood still while paused: qemu-ga in the guest took the host's time.
+  await eventually(() => run.logs().some((l) => l['msg'] === 'guest clock set'), { what: 'the guest clock set after the unpause', deadlineMs: 30_000 });
+  assert.ok(!run.logs().some((l) => l['msg'] === 'guest clock not set: the guest agent did not take it'));
 
   const fs = await run.cmd.getFilesystems({});
   assert.ok(fs.filesystems.some((f) => f.mountPoint === '/mnt' && f.fileSystemType === 'ext4'), JSON.stringify(fs));

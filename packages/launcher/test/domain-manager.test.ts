@@ -107,7 +107,9 @@ test('pause and unpause make one libvirt call each, and the answer already shows
   const running = h.manager.tracker.snapshot();
   assert.equal(`${running?.state}/${running?.reason}/${running?.pausedByUser}`, 'Running/Unpaused/false');
   assert.equal(h.fake().calls[mid], 'resume');
-  assert.equal(h.fake().calls.slice(from).filter((c) => c !== 'getState').length, 2, h.fake().calls.slice(from).join(', '));
+  // Besides the lifecycle events' reads (getState), only the two calls — and, after the answer,
+  // the guest clock's setting (see guest-clock.ts).
+  assert.deepEqual(h.fake().calls.slice(from).filter((c) => c !== 'getState' && c !== 'setTime'), ['suspend', 'resume'], h.fake().calls.slice(from).join(', '));
 });
 
 test('pause is idempotent, unpause of a running domain is accepted, and a stopped domain is refused by its state', async (t) => {
@@ -128,4 +130,16 @@ test('pause is idempotent, unpause of a running domain is accepted, and a stoppe
   await assert.rejects(h.cmd.pause(vmiRequest(h.vmi)), (e: Error) => /cannot pause a domain that is shutoff/.test(e.message));
   await assert.rejects(h.cmd.unpause(vmiRequest(h.vmi)), (e: Error) => /cannot unpause a domain that is shutoff/.test(e.message));
   assert.equal(h.manager.tracker.meta.pausedByUser, false, 'a refused pause leaves the mark as it was');
+});
+
+test('an unpause that resumed the guest sets its clock through the agent; one of a running domain does not', async (t) => {
+  const h = await harness(t);
+  await h.cmd.sync(vmiRequest(h.vmi));
+  h.fake().agentConnected = true;
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  await h.cmd.pause(vmiRequest(h.vmi));
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  await eventually(() => h.fake().clockSets.length === 1, { what: 'the guest clock set once' });
+  await h.manager.clock.close();
+  assert.equal(h.fake().clockSets.length, 1, 'the unpause of a running domain left the clock alone');
 });

@@ -120,6 +120,15 @@ export class FakeDomainConnection implements DomainConnection {
     }
   }
 
+  /** The times the guest's clock was set to (ms since the epoch). */
+  readonly clockSets: number[] = [];
+
+  async setTime(name: string, ms: number): Promise<void> {
+    await this.#enter('setTime', name);
+    if (!this.agentConnected) throw new LauncherError('LAUNCHER_ERR_AGENT_UNRESPONSIVE', 'QEMU guest agent is not connected');
+    this.clockSets.push(ms);
+  }
+
   async agentCommand(name: string, json: string): Promise<string> {
     await this.#enter('agentCommand', name);
     if (!this.agentConnected) throw new LauncherError('LAUNCHER_ERR_AGENT_UNRESPONSIVE', 'QEMU guest agent is not connected');

@@ -49,6 +49,8 @@ export interface DomainConnection {
   define(xml: string, o?: CallOptions): Promise<void>;
   control(name: string, op: DomainOp, o?: CallOptions): Promise<void>;
   agentCommand(name: string, json: string, timeoutSeconds: number, o?: CallOptions): Promise<string>;
+  /** Sets the guest's clock through its agent (libvirt's virDomainSetTime); `ms` since the epoch. */
+  setTime(name: string, ms: number, o?: CallOptions): Promise<void>;
   /** libvirt's guest info typed parameters (`os.id`, `fs.0.mountpoint`, `if.0.name` …). */
   guestInfo(name: string, o?: CallOptions): Promise<GuestInfoParams>;
   stats(name: string, o?: CallOptions): Promise<GuestInfoParams>;

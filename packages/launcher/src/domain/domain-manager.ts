@@ -7,6 +7,7 @@ import { LauncherError } from '../errors.js';
 import { GraceClock } from '../grace-clock.js';
 import type { CallOptions, DomainConnection, DomainOp } from './domain-connection.js';
 import { DomainTracker, type Identity } from './domain-tracker.js';
+import { GuestClock, type GuestClockOptions } from './guest-clock.js';
 import { isDown } from './state-map.js';
 import type { VmiRef } from './vmi-ref.js';
 import type { WatchHub } from './watch-hub.js';
@@ -26,6 +27,8 @@ export interface DomainManagerOptions {
   /** Runs once the domain has started (its sockets exist); failures are logged, not thrown. */
   readonly afterStart?: () => Promise<void>;
   readonly now?: () => number;
+  /** The wait between attempts at the guest's clock after an unpause (tests make it instant). */
+  readonly clockWait?: GuestClockOptions['wait'];
 }
 
 /**
@@ -36,6 +39,7 @@ export interface DomainManagerOptions {
 export class DomainManager {
   readonly tracker: DomainTracker;
   readonly grace: GraceClock;
+  readonly clock: GuestClock;
   readonly #o: DomainManagerOptions;
   #lock: Promise<unknown> = Promise.resolve();
   #acpi = true;
@@ -49,6 +53,12 @@ export class DomainManager {
       destroy: () => this.kill(),
       onError: (err, phase) => o.log.warn({ err, phase }, 'graceful shutdown step failed'),
       ...(o.now ? { now: o.now } : {}),
+    });
+    this.clock = new GuestClock({
+      setTime: (ms, signal) => o.conn.setTime(this.#name, ms, { signal }),
+      log: o.log,
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.clockWait ? { wait: o.clockWait } : {}),
     });
     this.tracker = new DomainTracker({ conn: o.conn, identity: o.identity, hub: o.hub, log: o.log, grace: () => this.grace.state, ...(o.now ? { now: o.now } : {}) });
   }
@@ -171,14 +181,18 @@ export class DomainManager {
   unpause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
+      let resumed = true;
       try {
         await this.#o.conn.control(this.#name, 'resume', o);
       } catch (err) {
         const refused = await this.#refusal(err, 'unpause', o);
         if (!(refused instanceof RunningAlready)) throw refused;
+        resumed = false;
       }
       this.tracker.meta.pausedByUser = false;
       this.tracker.assume({ state: 'RUNNING', reason: 'UNPAUSED' });
+      // The guest's clock stood still while it was paused; set off the answer's path.
+      if (resumed) void this.clock.sync();
     });
   }
 
@@ -266,6 +280,7 @@ export class DomainManager {
 
   async close(): Promise<void> {
     this.grace.stop();
+    await this.clock.close();
     await this.tracker.close();
   }
 }

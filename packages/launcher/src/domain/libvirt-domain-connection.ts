@@ -132,6 +132,11 @@ export class LibvirtDomainConnection implements DomainConnection {
     }
   }
 
+  setTime(name: string, ms: number, o: CallOptions = {}): Promise<void> {
+    const time = { seconds: BigInt(Math.floor(ms / 1000)), nseconds: (ms % 1000) * 1_000_000 };
+    return this.#try(() => this.#onDomain(name, o, (dom) => this.#client.domainSetTime(dom, time, o)));
+  }
+
   agentCommand(name: string, json: string, timeoutSeconds: number, o: CallOptions = {}): Promise<string> {
     return this.#try(async () => (await this.#onDomain(name, o, (dom) => this.#client.domainAgentCommand(dom, json, { ...o, timeoutSeconds }))) ?? '');
   }

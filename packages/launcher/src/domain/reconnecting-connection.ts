@@ -92,6 +92,10 @@ export class ReconnectingConnection implements DomainConnection {
   async control(name: string, op: DomainOp, o: CallOptions = {}): Promise<void> {
     return (await this.#conn(o)).control(name, op, o);
   }
+  async setTime(name: string, ms: number, o: CallOptions = {}): Promise<void> {
+    return (await this.#conn(o)).setTime(name, ms, o);
+  }
+
   async agentCommand(name: string, json: string, timeoutSeconds: number, o: CallOptions = {}): Promise<string> {
     return (await this.#conn(o)).agentCommand(name, json, timeoutSeconds, o);
   }
