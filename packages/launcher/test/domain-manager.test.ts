@@ -132,8 +132,10 @@ test('pause is idempotent, unpause of a running domain is accepted, and a stoppe
   assert.equal(h.manager.tracker.meta.pausedByUser, false, 'a refused pause leaves the mark as it was');
 });
 
-test('an unpause that resumed the guest sets its clock through the agent; one of a running domain does not', async (t) => {
-  const h = await harness(t);
+test('an unpause that resumed the guest sets its clock through the agent; a pause cancels it; an unpause of a running domain leaves it', async (t) => {
+  let waited = 0;
+  // The first second's wait, made instant and counted.
+  const h = await harness(t, { clockWait: () => { waited++; return Promise.resolve(); } });
   await h.cmd.sync(vmiRequest(h.vmi));
   h.fake().agentConnected = true;
   await h.cmd.unpause(vmiRequest(h.vmi));
@@ -141,5 +143,23 @@ test('an unpause that resumed the guest sets its clock through the agent; one of
   await h.cmd.unpause(vmiRequest(h.vmi));
   await eventually(() => h.fake().clockSets.length === 1, { what: 'the guest clock set once' });
   await h.manager.clock.close();
-  assert.equal(h.fake().clockSets.length, 1, 'the unpause of a running domain left the clock alone');
+  assert.equal(waited, 1, 'the unpause of a running domain started no setting');
+  assert.equal(h.fake().clockSets.length, 1);
+});
+
+test('a pause while the clock waits for its first try cancels it', async (t) => {
+  let release: (() => void) | undefined;
+  const h = await harness(t, { clockWait: (_ms, signal) => new Promise((resolve, reject) => {
+    release = resolve;
+    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+  }) });
+  await h.cmd.sync(vmiRequest(h.vmi));
+  h.fake().agentConnected = true;
+  await h.cmd.pause(vmiRequest(h.vmi));
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  await eventually(() => release !== undefined, { what: 'the clock waiting' });
+  await h.cmd.pause(vmiRequest(h.vmi));
+  release?.();
+  await h.manager.clock.close();
+  assert.deepEqual(h.fake().clockSets, [], 'the paused guest\'s clock was not set');
 });

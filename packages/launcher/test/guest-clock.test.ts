@@ -1,5 +1,5 @@
-// The guest's clock after an unpause: set through the agent at once, retried a second apart
-// for up to a minute, replaced by a newer request, stopped by close(). The waits are injected,
+// The guest's clock after an unpause: set through the agent a second later, retried a second
+// apart for up to a minute, replaced by a newer request, stopped by cancel() and close(). The waits are injected,
 // so nothing here depends on the wall clock.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,7 +14,7 @@ function logCapture(): { log: Logger; lines: () => Array<{ msg: string; attempt?
   return { log, lines: () => out.map((l) => JSON.parse(l) as { msg: string }) };
 }
 
-test('the clock is set at once from the host\'s time; an agent that refuses is asked again a second apart', async () => {
+test('the clock is set a second after the unpause from the host\'s time; an agent that refuses is asked again a second apart', async () => {
   const { log, lines } = logCapture();
   const sets: number[] = [];
   const waits: number[] = [];
@@ -35,8 +35,8 @@ test('the clock is set at once from the host\'s time; an agent that refuses is a
     },
   });
   await clock.sync();
-  assert.deepEqual(sets, [T0 + 2 * CLOCK_RETRY_MS]);
-  assert.deepEqual(waits, [CLOCK_RETRY_MS, CLOCK_RETRY_MS]);
+  assert.deepEqual(sets, [T0 + 3 * CLOCK_RETRY_MS]);
+  assert.deepEqual(waits, [CLOCK_RETRY_MS, CLOCK_RETRY_MS, CLOCK_RETRY_MS]);
   assert.deepEqual(lines().map((l) => `${l.msg}/${l.attempt}`), ['guest clock set/3']);
 });
 
@@ -49,7 +49,7 @@ test('an agent that never takes it: a minute of tries, then one warning', async 
   assert.deepEqual(lines().map((l) => l.msg), ['guest clock not set: the guest agent did not take it']);
 });
 
-test('a newer request replaces one still waiting; close() stops the last', async () => {
+test('a newer request replaces one still waiting, cancel() and close() stop it; none of them tried', async () => {
   const { log, lines } = logCapture();
   let tries = 0;
   // A wait that ends only when its series is aborted.
@@ -61,9 +61,11 @@ test('a newer request replaces one still waiting; close() stops the last', async
   const first = clock.sync();
   const second = clock.sync();
   await first;
-  assert.equal(tries, 2, 'the first series stopped at its wait; the second tried once');
-  await clock.close();
+  clock.cancel();
   await second;
-  assert.equal(tries, 2);
-  assert.deepEqual(lines(), [], 'a replaced or closed series logs nothing');
+  const third = clock.sync();
+  await clock.close();
+  await third;
+  assert.equal(tries, 0, 'each series stopped in its first wait');
+  assert.deepEqual(lines(), [], 'a replaced, cancelled or closed series logs nothing');
 });

@@ -11,7 +11,7 @@ import { cmd, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { pino } from 'pino';
 import { convertVmi } from '../src/convert/convert-vmi.js';
 import type { PrepareStep } from '../src/convert/prepare-step.js';
-import { DomainManager } from '../src/domain/domain-manager.js';
+import { DomainManager, type DomainManagerOptions } from '../src/domain/domain-manager.js';
 import { GuestAgentOps } from '../src/domain/guest-agent-ops.js';
 import { ReconnectingConnection } from '../src/domain/reconnecting-connection.js';
 import { WatchHub } from '../src/domain/watch-hub.js';
@@ -36,7 +36,7 @@ export interface Harness {
   readonly dir: string;
 }
 
-export async function harness(t: TestContext, opts: { gracePeriodMs?: number } = {}): Promise<Harness> {
+export async function harness(t: TestContext, opts: { gracePeriodMs?: number; clockWait?: DomainManagerOptions['clockWait'] } = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-launcher-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const log = pino({ level: 'silent' });
@@ -66,6 +66,7 @@ export async function harness(t: TestContext, opts: { gracePeriodMs?: number } =
     prepare: (steps) => { prepared.push(...steps); return Promise.resolve(); },
     gracePeriodMs: opts.gracePeriodMs ?? 30_000,
     shutdownResendMs: 100,
+    ...(opts.clockWait === undefined ? {} : { clockWait: opts.clockWait }),
   });
   await manager.tracker.start();
   const agent = new GuestAgentOps({ conn, tracker: manager.tracker, domain: identity.domain, log });

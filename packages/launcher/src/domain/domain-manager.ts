@@ -164,6 +164,8 @@ export class DomainManager {
   pause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
+      // The guest's clock stands still again: it is set after the next unpause.
+      this.clock.cancel();
       const before = this.tracker.meta.pausedByUser;
       // Marked first: the SUSPENDED event may be read back before the call returns.
       this.tracker.meta.pausedByUser = true;

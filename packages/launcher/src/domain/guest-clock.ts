@@ -1,8 +1,10 @@
 // After a pause the guest's clock is behind by as long as the pause lasted. As KubeVirt does
 // once a VM runs again, the launcher sets it from the host's clock through the guest agent (no
-// agent, no change), best effort: every second for up to a minute until the agent takes it,
-// never on the path of the call's answer. A newer request replaces one still trying; close()
-// stops it.
+// agent, no change), best effort: a second after the unpause and every second after that, for
+// up to a minute, until the agent takes it — never on the path of the call's answer. libvirt
+// runs the setting as a job on the domain, so a pause right after an unpause would wait for the
+// guest's agent: the first second's wait keeps back-to-back pauses clear of it, and a pause
+// cancels a series still waiting (the next unpause starts a new one). close() stops it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 
@@ -15,7 +17,7 @@ export interface GuestClockOptions {
   readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-// KubeVirt's pace: a try a second, for 60 s.
+// KubeVirt's pace: a try a second (the first one second after the unpause), for 60 s.
 export const CLOCK_RETRY_MS = 1_000;
 export const CLOCK_ATTEMPTS = 60;
 
@@ -39,7 +41,12 @@ export class GuestClock {
     return this.#running;
   }
 
-  /** Stops a series still trying. Idempotent. */
+  /** Stops a series still trying (a pause: the guest's clock stands still again). */
+  cancel(): void {
+    this.#current?.abort();
+  }
+
+  /** Stops a series still trying and waits for it to end. Idempotent. */
   async close(): Promise<void> {
     this.#current?.abort();
     await this.#running;
@@ -50,13 +57,11 @@ export class GuestClock {
     const wait = this.#o.wait ?? defaultWait;
     let last: unknown;
     for (let attempt = 1; attempt <= CLOCK_ATTEMPTS; attempt++) {
-      if (attempt > 1) {
-        if (signal.aborted) return;
-        try {
-          await wait(CLOCK_RETRY_MS, signal);
-        } catch {
-          return;
-        }
+      if (signal.aborted) return;
+      try {
+        await wait(CLOCK_RETRY_MS, signal);
+      } catch {
+        return;
       }
       if (signal.aborted) return;
       try {
