@@ -95,7 +95,6 @@ export class ReconnectingConnection implements DomainConnection {
   async setTime(name: string, ms: number, o: CallOptions = {}): Promise<void> {
     return (await this.#conn(o)).setTime(name, ms, o);
   }
-
   async agentCommand(name: string, json: string, timeoutSeconds: number, o: CallOptions = {}): Promise<string> {
     return (await this.#conn(o)).agentCommand(name, json, timeoutSeconds, o);
   }
