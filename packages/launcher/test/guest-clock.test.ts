@@ -1,6 +1,6 @@
 // The guest's clock after an unpause: set through the agent a second later, retried a second
-// apart for up to a minute, replaced by a newer request, stopped by cancel() and close(). The waits are injected,
-// so nothing here depends on the wall clock.
+// apart for up to a minute, replaced by a newer request, stopped by cancel() and close(). The
+// waits are injected, so nothing here depends on the wall clock.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino, type Logger } from 'pino';
