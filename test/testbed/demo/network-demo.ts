@@ -34,7 +34,6 @@ const EXAMPLE = 'manifests/examples/vmi-masquerade.yaml';
 const NS = 'default';
 const TIMEOUT_MS = 120_000;
 
-
 export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);

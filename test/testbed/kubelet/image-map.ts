@@ -35,11 +35,7 @@ export interface ImageTableSources {
 // directory it is given (the launcher pod's init container passes its slot under
 // container-disks), so the launcher finds `<slot>/disk.img` and `kernel-boot/boot/vmlinuz`.
 // The build is resolved when the copy runs, so a missing guest fails the init container with
-// the build hint, not the whole testbed. Each file is a hard link to the build where the two
-// directories share a filesystem — one image layer read by every pod, as a node's container
-// runtime serves it (libvirt runs with dynamic_ownership off, and the launcher only reads a
-// containerDisk: its writes go to an overlay of its own) — and a sparse copy elsewhere. Copying
-// 35 MB per VMI cost ~60 ms of CPU and the disk writes behind it, 20 times over when 20 start.
+// the build hint, not the whole testbed. cp keeps the data disk sparse.
 const COPY_GUEST = `set -eu
 target=$1
 guest=$(readlink -f "$PODVIRT_GUEST_DIR")
@@ -47,10 +43,9 @@ for f in vmlinuz initrd.img data.ext4; do
   [ -f "$guest/$f" ] || { echo "test guest not built ($guest/$f missing): run test/testbed/guest/build" >&2; exit 1; }
 done
 mkdir -p "$target/boot"
-place() { ln -f "$1" "$2" 2>/dev/null || cp --sparse=always "$1" "$2"; }
-place "$guest/vmlinuz" "$target/boot/vmlinuz"
-place "$guest/initrd.img" "$target/boot/initrd.img"
-place "$guest/data.ext4" "$target/disk.img"
+cp --sparse=always "$guest/vmlinuz" "$target/boot/vmlinuz"
+cp --sparse=always "$guest/initrd.img" "$target/boot/initrd.img"
+cp --sparse=always "$guest/data.ext4" "$target/disk.img"
 `;
 
 /**
