@@ -170,10 +170,10 @@ export class DomainManager {
       // Marked first: the SUSPENDED event may be read back before the call returns.
       this.tracker.meta.pausedByUser = true;
       try {
-        await this.#o.conn.control(this.#name, 'suspend', o);
+        await this.#toward('suspend', 'PAUSED', 'pause', o);
       } catch (err) {
         this.tracker.meta.pausedByUser = before;
-        throw await this.#refusal(err, 'pause', o);
+        throw err;
       }
       this.tracker.assume({ state: 'PAUSED', reason: 'USER' });
     });
@@ -183,14 +183,7 @@ export class DomainManager {
   unpause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
-      let resumed = true;
-      try {
-        await this.#o.conn.control(this.#name, 'resume', o);
-      } catch (err) {
-        const refused = await this.#refusal(err, 'unpause', o);
-        if (!(refused instanceof RunningAlready)) throw refused;
-        resumed = false;
-      }
+      const resumed = await this.#toward('resume', 'RUNNING', 'unpause', o);
       this.tracker.meta.pausedByUser = false;
       this.tracker.assume({ state: 'RUNNING', reason: 'UNPAUSED' });
       // The guest's clock stood still while it was paused; set off the answer's path.
@@ -199,15 +192,20 @@ export class DomainManager {
   }
 
   /**
-   * What a failed pause or unpause tells the caller: libvirt's "operation invalid" becomes the
-   * domain's state in our words (a running domain, for unpause, is not a failure); anything
-   * else (no domain, a dead daemon) stays as it was.
+   * One libvirt call toward `state`; true when it changed the domain. libvirt's "operation
+   * invalid" is looked into: a domain already in `state` is no failure (false), any other state
+   * is named in our words; other errors (no domain, a dead daemon) pass as they are.
    */
-  async #refusal(err: unknown, what: 'pause' | 'unpause', o: CallOptions): Promise<Error> {
-    if (!(err instanceof LauncherError) || err.code !== 'LAUNCHER_ERR_WRONG_STATE') return err as Error;
-    const s = await this.#status(o);
-    if (what === 'unpause' && s.state === 'RUNNING') return new RunningAlready();
-    return new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot ${what} a domain that is ${s.state.toLowerCase()}`, { cause: err });
+  async #toward(op: 'suspend' | 'resume', state: 'PAUSED' | 'RUNNING', what: string, o: CallOptions): Promise<boolean> {
+    try {
+      await this.#o.conn.control(this.#name, op, o);
+      return true;
+    } catch (err) {
+      if (!(err instanceof LauncherError) || err.code !== 'LAUNCHER_ERR_WRONG_STATE') throw err;
+      const s = await this.#status(o);
+      if (s.state === state) return false;
+      throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `cannot ${what} a domain that is ${s.state.toLowerCase()}`, { cause: err });
+    }
   }
 
   /** Through the agent when connected, else the ACPI power button (refused when ACPI is off). */
@@ -286,6 +284,3 @@ export class DomainManager {
     await this.tracker.close();
   }
 }
-
-/** unpause found the domain running: done, not refused. */
-class RunningAlready extends Error {}
