@@ -138,15 +138,16 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<{ viaA
   const name = 'stage-pause';
   await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
   const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
-  await suite.waitForGuestReady(vmi);
   const client = new node.NodeClient(`unix:${nodeApiSocket(suite.stack)}`, grpc.credentials.createInsecure());
-  const api = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
-  const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
-  if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
-  const launcherClient = new cmd.CmdClient(`unix:${found.path}`, grpc.credentials.createInsecure());
-  const launcher = promiseClient(cmd.CmdService, launcherClient, { timeoutMs: 30_000 });
-  const vmiJson = Buffer.from(JSON.stringify(vmi));
+  let launcherClient: cmd.CmdClient | undefined;
   try {
+    await suite.waitForGuestReady(vmi);
+    const api = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
+    const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
+    if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
+    launcherClient = new cmd.CmdClient(`unix:${found.path}`, grpc.credentials.createInsecure());
+    const launcher = promiseClient(cmd.CmdService, launcherClient, { timeoutMs: 30_000 });
+    const vmiJson = Buffer.from(JSON.stringify(vmi));
     const viaApi = await sample(iterations, async () => {
       await api.pause({ namespace: NS, name });
       await api.unpause({ namespace: NS, name });
@@ -158,7 +159,7 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<{ viaA
     return { viaApi, viaLauncher };
   } finally {
     client.close();
-    launcherClient.close();
+    launcherClient?.close();
     await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
     await suite.waitForGone(name, TIMEOUT_MS);
     await suite.waitForPodsGone(vmi, TIMEOUT_MS);
