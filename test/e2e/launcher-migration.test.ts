@@ -2,7 +2,7 @@
 // daemon in its own mount namespace (as in two pods): the target prepares (files made, no
 // domain), the source migrates peer-to-peer to the target daemon's socket with block migration
 // of its container disk overlay, reports progress on WatchDomain and exits once the guest runs
-// at the target — which never booted it again. A cancelled migration leaves the guest home.
+// at the target — which never booted it again, and sets its clock. A cancelled migration leaves the guest home.
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -56,6 +56,8 @@ void test('the guest moves live to the target launcher: progress on WatchDomain,
   assert.ok((last?.dataTotal ?? 0) > 0);
   assert.equal(last?.mode, 'PreCopy');
   assert.ok(await ended(src), 'the source launcher exits once its guest has left');
+  // The guest's clock stood still for the switch-over: the target sets it, as after an unpause.
+  await eventually(() => dst.logs().some((l) => l['msg'] === 'guest clock set'), { what: 'the guest clock set at the target', deadlineMs: 30_000 });
   const dstLog = await readFile(dst.serialLog, 'utf8').catch(() => '');
   assert.equal(dstLog.includes(src.guest.readyMarker), false, 'the target never booted the guest');
   const srcLog = await readFile(src.serialLog, 'utf8');

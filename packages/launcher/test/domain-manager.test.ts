@@ -147,6 +147,20 @@ test('an unpause that resumed the guest sets its clock through the agent; a paus
   assert.equal(h.fake().clockSets.length, 1);
 });
 
+test('a guest running again after a live migration\'s pause gets its clock set; other resumes are left to the unpause', async (t) => {
+  let waited = 0;
+  const h = await harness(t, { clockWait: () => { waited++; return Promise.resolve(); } });
+  await h.cmd.sync(vmiRequest(h.vmi));
+  h.fake().agentConnected = true;
+  h.fake().setState('RUNNING', 'UNPAUSED', ['RESUMED', 'UNPAUSED']);
+  h.fake().setState('RUNNING', 'MIGRATED', ['RESUMED', 'MIGRATED']);
+  await eventually(() => h.fake().clockSets.length === 1, { what: 'the guest clock set after the switch-over' });
+  h.fake().setState('RUNNING', 'POSTCOPY', ['RESUMED', 'POSTCOPY']);
+  await eventually(() => h.fake().clockSets.length === 2, { what: 'the guest clock set once post-copy runs it here' });
+  await h.manager.clock.close();
+  assert.equal(waited, 2, 'a resume by anything but a migration started no setting');
+});
+
 test('a pause while the clock waits for its first try cancels it', async (t) => {
   let release: (() => void) | undefined;
   const h = await harness(t, { clockWait: (_ms, signal) => new Promise((resolve, reject) => {

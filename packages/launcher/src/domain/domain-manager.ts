@@ -60,7 +60,12 @@ export class DomainManager {
       ...(o.now ? { now: o.now } : {}),
       ...(o.clockWait ? { wait: o.clockWait } : {}),
     });
-    this.tracker = new DomainTracker({ conn: o.conn, identity: o.identity, hub: o.hub, log: o.log, grace: () => this.grace.state, ...(o.now ? { now: o.now } : {}) });
+    this.tracker = new DomainTracker({
+      conn: o.conn, identity: o.identity, hub: o.hub, log: o.log, grace: () => this.grace.state,
+      // The guest's clock stood still for the migration's pause, as for a user's.
+      onResumedAfterMigration: () => void this.clock.sync(),
+      ...(o.now ? { now: o.now } : {}),
+    });
   }
 
   get #name(): string {

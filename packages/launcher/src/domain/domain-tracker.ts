@@ -36,6 +36,11 @@ export interface DomainTrackerOptions {
   readonly log: Logger;
   readonly grace: () => GraceState;
   readonly now?: () => number;
+  /**
+   * The guest runs again after a live migration's pause: here as the target once the switch-over
+   * is done (or post-copy began), or here as the source when the migration failed after pausing it.
+   */
+  readonly onResumedAfterMigration?: () => void;
 }
 
 /**
@@ -152,6 +157,7 @@ export class DomainTracker {
       case 'lifecycle':
         if (e.event === 'STARTED') this.#needXml = true;
         if (e.event === 'CRASHED') this.notice('Warning', 'GuestPanicked', `the guest crashed (${e.detail.toLowerCase()})`);
+        if (e.event === 'RESUMED' && (e.detail === 'MIGRATED' || e.detail === 'POSTCOPY')) this.#o.onResumedAfterMigration?.();
         break;
       case 'agent':
         this.meta.agentConnected = e.connected;

@@ -1,5 +1,6 @@
-// After a pause the guest's clock is behind by as long as the pause lasted. As KubeVirt does
-// once a VM runs again, the launcher sets it from the host's clock through the guest agent (no
+// After a pause — a user's, or a live migration's switch-over (on the target once the guest runs
+// there, on the source when a failed migration resumes it) — the guest's clock is behind by as
+// long as the pause lasted. As KubeVirt does once a VM runs again, the launcher sets it from the host's clock through the guest agent (no
 // agent, no change), best effort: a second after the unpause and every second after that, for
 // up to a minute, until the agent takes it — never on the path of the call's answer. libvirt
 // runs the setting as a job on the domain, so a pause right after an unpause would wait for the
