@@ -88,7 +88,7 @@ test('restart: the survivor is re-adopted untouched, a VMI deleted meanwhile is 
 
   assert.equal(e.kube.current('default/vm1')?.status?.phase, 'Running');
   assert.deepEqual(phases(e.kube.current('default/vm1')), ['Running'], 'no phase change for the survivor');
-  assert.ok(l1.calls.slice(l1CallsBefore).includes('Ping'), 're-adopted: connected again');
+  assert.ok(l1.calls.slice(l1CallsBefore).includes('Info'), 're-adopted: connected again');
   await eventually(() => l1.openStreams === 1);
   const after = e.events.events.slice(eventsBefore).map((ev) => `${ev.involvedObject.name}:${ev.reason}`);
   assert.ok(!after.some((r) => r.startsWith('vm1:')), `nothing recorded for the survivor: ${after.join(', ')}`);

@@ -67,13 +67,14 @@ test('discovery: no pod, waiting pod dir, exactly one socket, more than one', as
   assert.equal((await discoverLauncherSocket(vmi, NODE, dir)).kind, 'ambiguous');
 });
 
-test('connect pings and negotiates; no common version is refused and the channel closed', async (t) => {
+test('connect negotiates and reads the domain in one round trip; no common version is refused and the channel closed', async (t) => {
   const dir = await podsDir(t);
   const good = await fake(t, { podsDir: dir, podUid: 'p1' });
-  const client = await LauncherClient.connect(good.path, { timeouts: FAST });
+  const { client, domain } = await LauncherClient.connect(good.path, { timeouts: FAST });
   t.after(() => client.close());
   assert.equal(client.version, 1);
-  assert.deepEqual(good.calls, ['Ping', 'Info']);
+  assert.deepEqual([...good.calls].sort(), ['GetDomain', 'Info'], 'both asked at once, nothing else');
+  assert.equal(domain, undefined, 'no domain before the first Sync');
 
   const future = await fake(t, { podsDir: dir, podUid: 'p2', versions: [7, 8] });
   await assert.rejects(LauncherClient.connect(future.path, { timeouts: FAST }), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE'));
@@ -82,7 +83,7 @@ test('connect pings and negotiates; no common version is refused and the channel
 test('gRPC status codes become typed errors; deadline and abort cancel the call', async (t) => {
   const dir = await podsDir(t);
   const f = await fake(t, { podsDir: dir, podUid: 'p1', syncError: { code: status.INVALID_ARGUMENT, details: 'spec.domain.cpu.cores: Invalid value: 0' } });
-  const client = await LauncherClient.connect(f.path, { timeouts: FAST });
+  const { client } = await LauncherClient.connect(f.path, { timeouts: FAST });
   t.after(() => client.close());
   await assert.rejects(client.sync(Buffer.from('{}')), (err) => {
     assert.ok(isHandlerError(err, 'HANDLER_ERR_INVALID_VMI'));

@@ -1,5 +1,5 @@
 // One VMI's launcher as the handler sees it: a long-lived gRPC channel to its unix socket,
-// opened only after Ping answers and Info names a Cmd version both sides speak.
+// kept only once Info names a Cmd version both sides speak.
 
 import * as grpc from '@grpc/grpc-js';
 import { CMD_VERSIONS, cmd, highestCommonVersion, promiseClient, type CallObserver, type PromiseMethods } from '@podvirt/proto';
@@ -27,6 +27,12 @@ export interface ConnectOptions {
 
 type CmdCalls = PromiseMethods<typeof cmd.CmdService>;
 
+export interface Connected {
+  readonly client: LauncherClient;
+  /** The launcher's domain when it answered; undefined before its first Sync. */
+  readonly domain: cmd.Domain | undefined;
+}
+
 export class LauncherClient {
   readonly socketPath: string;
   readonly version: number;
@@ -45,8 +51,12 @@ export class LauncherClient {
     this.#timeouts = timeouts;
   }
 
-  /** Dials, pings and negotiates; closes the channel again when any step fails. */
-  static async connect(socketPath: string, options: ConnectOptions = {}): Promise<LauncherClient> {
+  /**
+   * Dials and negotiates, and reads the domain in the same round trip (Info and GetDomain only
+   * read: an answer to Info is the launcher's sign of life, and a VMI's first Sync waits for
+   * both). Closes the channel again when either fails or no version is shared.
+   */
+  static async connect(socketPath: string, options: ConnectOptions = {}): Promise<Connected> {
     const timeouts = options.timeouts ?? DEFAULT_LAUNCHER_TIMEOUTS;
     const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
     const calls = promiseClient(cmd.CmdService, client, {
@@ -56,8 +66,7 @@ export class LauncherClient {
     });
     const first = { signal: options.signal };
     try {
-      await calls.ping({}, first);
-      const info = await calls.info({ clientVersions: [...CMD_VERSIONS] }, first);
+      const [info, { domain }] = await Promise.all([calls.info({ clientVersions: [...CMD_VERSIONS] }, first), calls.getDomain({}, first)]);
       const version = highestCommonVersion(CMD_VERSIONS, info.supportedVersions);
       if (version === undefined) {
         throw new HandlerError(
@@ -65,7 +74,7 @@ export class LauncherClient {
           `launcher speaks Cmd versions [${info.supportedVersions.join(', ')}], this handler [${CMD_VERSIONS.join(', ')}]`,
         );
       }
-      return new LauncherClient(socketPath, client, calls, info, version, timeouts);
+      return { client: new LauncherClient(socketPath, client, calls, info, version, timeouts), domain };
     } catch (err) {
       client.close();
       throw err;

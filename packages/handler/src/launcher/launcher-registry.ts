@@ -1,5 +1,5 @@
 // The handler's launchers, one per VMI UID: discovery through the pods dir, single-flight
-// connection (Ping, Info, GetDomain, then the domain stream), the start-up and watchdog
+// connection (Info and GetDomain together, then the domain stream), the start-up and watchdog
 // allowances, and the domain cache they all feed.
 
 import { watch, type FSWatcher } from 'node:fs';
@@ -12,7 +12,7 @@ import { launcherUnresponsiveMark, markLauncherUnresponsive } from '../ghost-rec
 import { HandlerError, isHandlerError } from '../handler-error.js';
 import { splitVmiKey } from '../vmi-key.js';
 import { DomainCache } from './domain-cache.js';
-import { LauncherClient, type ConnectOptions, type LauncherTimeouts } from './launcher-client.js';
+import { LauncherClient, type ConnectOptions, type Connected, type LauncherTimeouts } from './launcher-client.js';
 import { isLauncherGone, LauncherConnection, type LauncherGone } from './launcher-connection.js';
 import { LauncherState } from './launcher-state.js';
 import { discoverLauncherSocket, isSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './socket-discovery.js';
@@ -247,9 +247,25 @@ export class LauncherRegistry {
       ...(signal === undefined ? {} : { signal }),
       ...(this.#o.observeCall === undefined ? {} : { observe: this.#o.observeCall }),
     };
-    // Recorded before the first call, so a handler that dies right after still knows the socket.
-    await this.#o.records?.add({ ...splitVmiKey(target.key), socketFile: path, uid: target.uid });
-    const client = await LauncherClient.connect(path, options);
+    // Recorded before the first call that acts (Info and GetDomain only read; the Sync comes after
+    // this returns), so a handler that dies after acting still knows the socket. Written while
+    // the connection is made: both lie on the way to a new VMI's first Sync.
+    const recorded = this.#o.records?.add({ ...splitVmiKey(target.key), socketFile: path, uid: target.uid });
+    recorded?.catch(() => undefined);
+    let connected: Connected;
+    try {
+      connected = await LauncherClient.connect(path, options);
+    } catch (err) {
+      await recorded?.catch(() => undefined);
+      throw err;
+    }
+    const { client, domain } = connected;
+    try {
+      await recorded;
+    } catch (err) {
+      client.close();
+      throw err;
+    }
     const log = this.#o.log.child({ uid: target.uid, socket: path });
     const conn = new LauncherConnection({
       uid: target.uid,
@@ -263,12 +279,7 @@ export class LauncherRegistry {
       onNotice: this.#o.onNotice,
       ...(this.#o.reconnectBaseMs === undefined ? {} : { reconnectBaseMs: this.#o.reconnectBaseMs }),
     });
-    try {
-      conn.observe(await client.getDomain(signal));
-    } catch (err) {
-      await conn.close();
-      throw err;
-    }
+    conn.observe(domain);
     if (this.#closed) {
       await conn.close();
       throw new HandlerError('HANDLER_ERR_ABORTED', 'launcher registry closed');
