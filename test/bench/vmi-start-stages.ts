@@ -11,20 +11,25 @@
 // the handler's node API. Floors, each taken right before what it is compared with: the
 // launcher's domain XML defined and started straight through @podvirt/libvirt (one domain, and
 // N at once), and raw suspend+resume. pause+unpause is also timed straight on the launcher's
-// socket, which splits the node API's time into the handler's part and the launcher's.
+// socket, which splits the node API's time into the handler's part and the launcher's; both are
+// timed from a process of their own (pause-probe.ts), as a user's client would call.
 // Prints the table and the ratios; asserts nothing.
 //
 //   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
 //   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations)
-import * as grpc from '@grpc/grpc-js';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { discoverLauncherSocket } from '@podvirt/handler';
-import { cmd, node, promiseClient } from '@podvirt/proto';
 import { nodeApiSocket } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestImage } from '../testbed/index.js';
-import { pct, sample, WARMUP } from './latency-sample.js';
+import { pct, WARMUP } from './latency-sample.js';
 import { floor, rawSuspendResume } from './libvirt-floor.js';
+import type { PauseProbeResult } from './pause-probe.js';
+
+const execFileAsync = promisify(execFile);
 
 const TIMEOUT_MS = 600_000;
 
@@ -133,33 +138,23 @@ async function concurrent(suite: VmiSuite, count: number): Promise<{ totals: num
   return { totals, runs };
 }
 
-/** pause+unpause through the node API, and straight to the VMI's launcher (its cmd socket). */
-async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<{ viaApi: number[]; viaLauncher: number[] }> {
+/**
+ * pause+unpause through the node API, and straight to the VMI's launcher (its cmd socket),
+ * timed by pause-probe in a process of its own: this one hosts the testbed's API server.
+ */
+async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseProbeResult> {
   const name = 'stage-pause';
   await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
   const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
-  const client = new node.NodeClient(`unix:${nodeApiSocket(suite.stack)}`, grpc.credentials.createInsecure());
-  let launcherClient: cmd.CmdClient | undefined;
   try {
     await suite.waitForGuestReady(vmi);
-    const api = promiseClient(node.NodeService, client, { timeoutMs: 30_000 });
     const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
     if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
-    launcherClient = new cmd.CmdClient(`unix:${found.path}`, grpc.credentials.createInsecure());
-    const launcher = promiseClient(cmd.CmdService, launcherClient, { timeoutMs: 30_000 });
-    const vmiJson = Buffer.from(JSON.stringify(vmi));
-    const viaApi = await sample(iterations, async () => {
-      await api.pause({ namespace: NS, name });
-      await api.unpause({ namespace: NS, name });
-    });
-    const viaLauncher = await sample(iterations, async () => {
-      await launcher.pause({ vmiJson });
-      await launcher.unpause({ vmiJson });
-    });
-    return { viaApi, viaLauncher };
+    const probe = fileURLToPath(new URL('./pause-probe.js', import.meta.url));
+    const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi)];
+    const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS });
+    return JSON.parse(stdout) as PauseProbeResult;
   } finally {
-    client.close();
-    launcherClient?.close();
     await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
     await suite.waitForGone(name, TIMEOUT_MS);
     await suite.waitForPodsGone(vmi, TIMEOUT_MS);
