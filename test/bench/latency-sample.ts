@@ -5,6 +5,11 @@ export const WARMUP = 5;
 /** Runs `op` WARMUP times untimed, then `n` times timed; the durations in ms, ascending. */
 export async function sample(n: number, op: () => Promise<unknown>): Promise<number[]> {
   for (let i = 0; i < WARMUP; i++) await op();
+  return timeEach(n, op);
+}
+
+/** Runs `op` `n` times, timing each; the durations in ms, ascending. */
+export async function timeEach(n: number, op: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const at = performance.now();

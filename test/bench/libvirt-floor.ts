@@ -70,28 +70,56 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
   }
 }
 
-/** suspend+resume straight through @podvirt/libvirt on a daemon of its own: the floor. */
-export async function rawSuspendResume(iterations: number): Promise<number[]> {
+/** A booted test guest on a libvirt daemon of its own, for the suspend+resume floor. */
+export interface RawGuest {
+  readonly socketPath: string;
+  readonly domain: string;
+  /** Destroys the domain, stops the daemon, removes its files. */
+  close(): Promise<void>;
+}
+
+/** Starts a daemon and boots the guest on it; resolves once the guest is ready. */
+export async function bootRawGuest(): Promise<RawGuest> {
   const dir = await mkdtemp(join(tmpdir(), 'pvb-raw-'));
   const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
+  const domain = 'pause-bench';
   let client: LibvirtClient | undefined;
-  try {
-    client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
-    const c = client;
-    const { xml, serialLog } = await guestXml(dir, 'pause-bench');
-    const dom = await c.domainCreate(await c.domainDefineXml(xml));
-    await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
-    const samples = await sample(iterations, async () => {
-      await c.domainSuspend(dom);
-      await c.domainResume(dom);
-    });
-    await c.domainDestroy(dom);
-    await c.domainUndefine(dom);
-    return samples;
-  } finally {
-    await client?.close();
+  const close = async (): Promise<void> => {
+    if (client !== undefined) {
+      const c = client;
+      await c.domainLookupByName(domain).then(async (dom) => {
+        await c.domainDestroy(dom).catch(() => undefined);
+        await c.domainUndefine(dom).catch(() => undefined);
+      }, () => undefined);
+      await c.close();
+    }
     await daemon.close();
     await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
+    const { xml, serialLog } = await guestXml(dir, domain);
+    await client.domainCreate(await client.domainDefineXml(xml));
+    await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
+    return { socketPath: daemon.socketPath, domain, close };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }
 
+/** suspend+resume straight through @podvirt/libvirt on a daemon of its own: the floor. */
+export async function rawSuspendResume(iterations: number): Promise<number[]> {
+  const guest = await bootRawGuest();
+  const client = await LibvirtClient.connect({ socketPath: guest.socketPath });
+  try {
+    const dom = await client.domainLookupByName(guest.domain);
+    return await sample(iterations, async () => {
+      await client.domainSuspend(dom);
+      await client.domainResume(dom);
+    });
+  } finally {
+    await client.close();
+    await guest.close();
+  }
+}

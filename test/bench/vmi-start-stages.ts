@@ -8,11 +8,12 @@
 // exec times are each process's own `performance.timeOrigin` (logged as `startedAt`), the
 // others the `time` of the launcher pod's log lines; the phases are when a watch first saw
 // them. Then: the same for N VMIs created at once (create → Running), and pause+unpause through
-// the handler's node API. Floors, each taken right before what it is compared with: the
-// launcher's domain XML defined and started straight through @podvirt/libvirt (one domain, and
-// N at once), and raw suspend+resume. pause+unpause is also timed straight on the launcher's
-// socket, which splits the node API's time into the handler's part and the launcher's; both are
-// timed from a process of their own (pause-probe.ts), as a user's client would call.
+// the handler's node API. Floors: the launcher's domain XML defined and started straight
+// through @podvirt/libvirt (one domain, and N at once), each taken right before what it is
+// compared with, and raw suspend+resume of another guest, timed in turns with pause+unpause.
+// pause+unpause is also timed straight on the launcher's socket, which splits the node API's
+// time into the handler's part and the launcher's; all three are timed from a process of their
+// own (pause-probe.ts), as a user's client would call.
 // Prints the table and the ratios; asserts nothing.
 //
 //   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
@@ -26,7 +27,7 @@ import { nodeApiSocket } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestImage } from '../testbed/index.js';
 import { pct, WARMUP } from './latency-sample.js';
-import { floor, rawSuspendResume } from './libvirt-floor.js';
+import { bootRawGuest, floor } from './libvirt-floor.js';
 import type { PauseProbeResult } from './pause-probe.js';
 
 const execFileAsync = promisify(execFile);
@@ -139,25 +140,31 @@ async function concurrent(suite: VmiSuite, count: number): Promise<{ totals: num
 }
 
 /**
- * pause+unpause through the node API, and straight to the VMI's launcher (its cmd socket),
- * timed by pause-probe in a process of its own: this one hosts the testbed's API server.
+ * pause+unpause through the node API, straight to the VMI's launcher (its cmd socket), and the
+ * floor (suspend+resume of a guest on a daemon of its own), timed in turns by pause-probe in a
+ * process of its own: this one hosts the testbed's API server.
  */
 async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseProbeResult> {
   const name = 'stage-pause';
-  await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
-  const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
+  const raw = await bootRawGuest();
   try {
-    await suite.waitForGuestReady(vmi);
-    const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
-    if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
-    const probe = fileURLToPath(new URL('./pause-probe.js', import.meta.url));
-    const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi)];
-    const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS });
-    return JSON.parse(stdout) as PauseProbeResult;
+    await suite.apply(guestVmi(suite.guest, name, { gracePeriodSeconds: 5 }));
+    const vmi = await suite.waitForPhase(name, 'Running', TIMEOUT_MS);
+    try {
+      await suite.waitForGuestReady(vmi);
+      const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
+      if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
+      const probe = fileURLToPath(new URL('./pause-probe.js', import.meta.url));
+      const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi), raw.socketPath, raw.domain];
+      const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS });
+      return JSON.parse(stdout) as PauseProbeResult;
+    } finally {
+      await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+      await suite.waitForGone(name, TIMEOUT_MS);
+      await suite.waitForPodsGone(vmi, TIMEOUT_MS);
+    }
   } finally {
-    await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
-    await suite.waitForGone(name, TIMEOUT_MS);
-    await suite.waitForPodsGone(vmi, TIMEOUT_MS);
+    await raw.close();
   }
 }
 
@@ -178,8 +185,7 @@ async function main(): Promise<void> {
     }
     const floorMany = (await floor(guest, many)).running;
     const { totals, runs: manyRuns } = await concurrent(suite, many);
-    const raw = await rawSuspendResume(iterations);
-    const { viaApi, viaLauncher } = await pauseUnpause(suite, iterations);
+    const { viaApi, viaLauncher, raw } = await pauseUnpause(suite, iterations);
 
     console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
     printStages(runs);
@@ -204,7 +210,7 @@ async function main(): Promise<void> {
     console.log(`  launcher ready → Sync received, each: ${waits.join(' ')} ms`);
     const rp = pct(raw, 50);
     const ap = pct(viaApi, 50);
-    console.log(`\npause+unpause, ${iterations} iterations after ${WARMUP} warm-up: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);
+    console.log(`\npause+unpause, ${viaApi.length} iterations after ${WARMUP} warm-up, in turns with the floor: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);
     console.log(`  of which the launcher's cmd calls alone (pause+unpause on its socket): P50 ${pct(viaLauncher, 50).toFixed(2)} ms`);
   } finally {
     await suite.close();
