@@ -11,7 +11,7 @@ import { convertVmi } from '@podvirt/launcher';
 import { LibvirtClient, type DomainRef } from '@podvirt/libvirt';
 import { guestVmi } from '../e2e/vmi-stack.js';
 import { guestXml } from '../integration/libvirt-fixture.js';
-import { guestImage, startLibvirtDaemon, waitForConsoleText, type GuestImage } from '../testbed/index.js';
+import { closeOnSignal, guestImage, startLibvirtDaemon, waitForConsoleText, type GuestImage } from '../testbed/index.js';
 import { sample } from './latency-sample.js';
 
 const run = promisify(execFile);
@@ -23,6 +23,18 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
   const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
   const client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
   const domains: DomainRef[] = [];
+  let cleaning: Promise<void> | undefined;
+  const cleanup = (): Promise<void> => (cleaning ??= (async () => {
+    forget();
+    for (const dom of domains) {
+      await client.domainDestroy(dom).catch(() => undefined);
+      await client.domainUndefine(dom).catch(() => undefined);
+    }
+    await client.close();
+    await daemon.close();
+    await rm(dir, { recursive: true, force: true });
+  })());
+  const forget = closeOnSignal(cleanup);
   try {
     const prepared = await Promise.all(Array.from({ length: count }, async (_, i) => {
       const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -60,13 +72,7 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
     }));
     return { running: results.map((r) => r.running), ready: results.map((r) => r.ready) };
   } finally {
-    for (const dom of domains) {
-      await client.domainDestroy(dom).catch(() => undefined);
-      await client.domainUndefine(dom).catch(() => undefined);
-    }
-    await client.close();
-    await daemon.close();
-    await rm(dir, { recursive: true, force: true });
+    await cleanup();
   }
 }
 
@@ -84,7 +90,10 @@ export async function bootRawGuest(): Promise<RawGuest> {
   const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
   const domain = 'pause-bench';
   let client: LibvirtClient | undefined;
-  const close = async (): Promise<void> => {
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= closeNow());
+  const closeNow = async (): Promise<void> => {
+    forget();
     if (client !== undefined) {
       const c = client;
       await c.domainLookupByName(domain).then(async (dom) => {
@@ -96,6 +105,7 @@ export async function bootRawGuest(): Promise<RawGuest> {
     await daemon.close();
     await rm(dir, { recursive: true, force: true });
   };
+  const forget = closeOnSignal(close);
   try {
     client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
     const { xml, serialLog } = await guestXml(dir, domain);

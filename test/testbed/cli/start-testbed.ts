@@ -7,6 +7,7 @@ import { startApiServer, type ApiServer } from '../apiserver/api-server.js';
 import type { JsonObject } from '../apiserver/json.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import { Kubelet } from '../kubelet/kubelet.js';
+import { closeOnSignal } from '../close-on-signal.js';
 import { readPodvirtCrds } from './podvirt-crds.js';
 import { testbedNodes, type TestbedNode } from './testbed-nodes.js';
 import type { PodNetwork } from '../sandbox/pod-network.js';
@@ -62,6 +63,9 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     for (const c of closers.splice(0).reverse()) await c();
     await rm(options.stateDir, { recursive: true, force: true });
   };
+  let closing: Promise<void> | undefined;
+  const closeOnce = (): Promise<void> => (closing ??= (forget(), close()));
+  const forget = closeOnSignal(closeOnce);
   try {
     await writeKubeconfig(kubeconfigPath, apiServer.url);
     const kubeConfig = new KubeConfig();
@@ -89,9 +93,8 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
       network ??= kubelet.network;
     }
   } catch (err) {
-    await close();
+    await closeOnce();
     throw err;
   }
-  let closing: Promise<void> | undefined;
-  return { kubeconfigPath, apiUrl: apiServer.url, apiServer, nodeName, kubeletRoot, nodes, close: () => (closing ??= close()) };
+  return { kubeconfigPath, apiUrl: apiServer.url, apiServer, nodeName, kubeletRoot, nodes, close: closeOnce };
 }

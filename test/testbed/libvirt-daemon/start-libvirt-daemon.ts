@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { closeOnSignal } from '../close-on-signal.js';
 import { containerStatePaths } from '../container/container-state-paths.js';
 import { startContainer } from '../container/start-container.js';
 import type { Container } from '../container/start-container.js';
@@ -117,6 +118,7 @@ export async function startLibvirtDaemon(opts: LibvirtDaemonOptions): Promise<Te
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      forget();
       try {
         await container.stop({ graceMs: STOP_GRACE_MS });
       } finally {
@@ -131,6 +133,7 @@ export async function startLibvirtDaemon(opts: LibvirtDaemonOptions): Promise<Te
     })();
     return closing;
   };
+  const forget = closeOnSignal(close);
   const onAbort = (): void => void close().catch(() => undefined);
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   void container.exited.then(() => opts.signal?.removeEventListener('abort', onAbort));

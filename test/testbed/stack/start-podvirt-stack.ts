@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import type { RequestListener } from '../apiserver/request-record.js';
 import { startTestbed, type Testbed } from '../cli/start-testbed.js';
+import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess, type LogLine } from './stack-process.js';
@@ -120,6 +121,10 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
   const closeAll = async (): Promise<void> => {
     for (const c of closers.splice(0).reverse()) await c();
   };
+  // The handlers and controller before the testbed (which registered its own close first).
+  let closing: Promise<void> | undefined;
+  const closeOnce = (): Promise<void> => (closing ??= (forget(), closeAll()));
+  const forget = closeOnSignal(closeOnce);
   try {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(testbed.kubeconfigPath);
@@ -186,7 +191,6 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       startedLine(controller, (l) => l.msg === 'controller started'),
       ...nodes.map((n) => startedLine(n.handler, (l) => / started$/.test(l.msg))),
     ]);
-    let closing: Promise<void> | undefined;
     return {
       testbed,
       kubeconfigPath: testbed.kubeconfigPath,
@@ -203,10 +207,10 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       },
       restartHandler: () => first.restartHandler(),
       nodes,
-      close: () => (closing ??= closeAll()),
+      close: closeOnce,
     };
   } catch (err) {
-    await closeAll();
+    await closeOnce();
     throw err;
   }
 }
