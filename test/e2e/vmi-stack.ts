@@ -57,15 +57,26 @@ export function guestVmi(guest: GuestImage, name: string, opts: GuestVmiOptions 
   };
 }
 
+interface SeenVmi {
+  versions: number;
+  /** The phases in the order seen, a run of one phase counted once. */
+  readonly phases: string[];
+  lastPhase: string;
+  /** The first version seen in each phase, when, and its place among the versions. */
+  readonly first: Map<string, { readonly vmi: VirtualMachineInstance; readonly at: number; readonly version: number }>;
+}
+
 export class VmiSuite {
   readonly guest = guestImage();
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
 
-  /** Every version of every VMI seen on a watch: a phase is never missed between two polls. */
-  readonly #seen = new Map<string, VirtualMachineInstance[]>();
-  /** When (Date.now()) each phase of a VMI was first seen on the watch. */
-  readonly #firstSeen = new Map<string, Map<string, number>>();
+  /**
+   * What the watch showed of each VMI name, version by version, so that a phase is never missed
+   * between two polls: the first version in each phase is kept, not every version (a benchmark
+   * writes a VMI's status thousands of times).
+   */
+  readonly #seen = new Map<string, SeenVmi>();
   readonly #watch: ListWatch<WatchedVmi>;
 
   private constructor(readonly stack: PodvirtStack) {
@@ -77,11 +88,16 @@ export class VmiSuite {
     const record = (watched: WatchedVmi): void => {
       const vmi = watched as unknown as VirtualMachineInstance;
       const name = vmi.metadata.name ?? '';
-      this.#seen.set(name, [...(this.#seen.get(name) ?? []), vmi]);
-      const phase = vmi.status?.phase;
-      const times = this.#firstSeen.get(name) ?? new Map<string, number>();
-      if (phase !== undefined && !times.has(phase)) times.set(phase, Date.now());
-      this.#firstSeen.set(name, times);
+      let seen = this.#seen.get(name);
+      if (seen === undefined) {
+        seen = { versions: 0, phases: [], lastPhase: '', first: new Map() };
+        this.#seen.set(name, seen);
+      }
+      const phase = vmi.status?.phase ?? '';
+      if (phase !== '' && phase !== seen.lastPhase) seen.phases.push(phase);
+      seen.lastPhase = phase;
+      if (phase !== '' && !seen.first.has(phase)) seen.first.set(phase, { vmi, at: Date.now(), version: seen.versions });
+      seen.versions++;
     };
     this.#watch.on('add', record);
     this.#watch.on('update', record);
@@ -103,18 +119,17 @@ export class VmiSuite {
 
   /** When the watch first showed the VMI in `phase` (ms since the epoch), if it did. */
   firstSeen(name: string, phase: string): number | undefined {
-    return this.#firstSeen.get(name)?.get(phase);
+    return this.#seen.get(name)?.first.get(phase)?.at;
   }
 
   /** How many versions of the VMI the watch has delivered: every write to it, status writes included. */
   versionsSeen(name: string): number {
-    return this.#seen.get(name)?.length ?? 0;
+    return this.#seen.get(name)?.versions ?? 0;
   }
 
-  /** Every phase the VMI went through, as seen on the watch (latest incarnation of the name). */
+  /** Every phase the VMI went through, as seen on the watch (a repeat only after a version without one). */
   phasesSeen(name: string): string[] {
-    const phases = (this.#seen.get(name) ?? []).map((v) => v.status?.phase ?? '');
-    return phases.filter((p, i) => p !== '' && p !== phases[i - 1]);
+    return [...(this.#seen.get(name)?.phases ?? [])];
   }
 
   kubectl(args: string[], input?: string): Promise<KubectlResult> {
@@ -139,10 +154,12 @@ export class VmiSuite {
   /** Waits for the phase; fails at once if the VMI reaches a different final phase. */
   async waitForPhase(name: string, phase: string, timeoutMs = BOOT_TIMEOUT_MS): Promise<VirtualMachineInstance> {
     return this.eventually(`VMI ${name} ${phase}`, () => {
-      const versions = this.#seen.get(name) ?? [];
-      const hit = versions.find((v) => v.status?.phase === phase);
+      const first = this.#seen.get(name)?.first;
+      const hit = first?.get(phase)?.vmi;
       if (hit !== undefined) return Promise.resolve(hit);
-      const final = versions.find((v) => v.status?.phase === 'Succeeded' || v.status?.phase === 'Failed');
+      const final = [first?.get('Succeeded'), first?.get('Failed')]
+        .filter((f) => f !== undefined)
+        .sort((a, b) => a.version - b.version)[0]?.vmi;
       if (final !== undefined) {
         throw new Error(`VMI ${name} is ${final.status?.phase ?? ''}, not ${phase}: ${JSON.stringify(final.status)}\n${this.diagnostics()}`);
       }
