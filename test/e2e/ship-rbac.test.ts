@@ -15,7 +15,7 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, ListWatch, Watch, type 
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { eventually } from '@podvirt/test-support';
 import type { RequestRecord } from '../testbed/apiserver/index.js';
-import { guestImage, stackLeftovers, startPodvirtStack, waitForConsoleText, type PodvirtStack } from '../testbed/index.js';
+import { guestImage, guestSerialLog, stackLeftovers, startPodvirtStack, waitForConsoleText, type PodvirtStack } from '../testbed/index.js';
 import { allManifests, at, container, find, ROOT, type ManifestDoc } from './ship-manifests-helpers.js';
 import { allows, grants, permission, rulesFor } from './ship-rbac-rules.js';
 import { kubectl } from './testbed-helpers.js';
@@ -121,7 +121,7 @@ describe('manifests in the running stack: commands and RBAC', () => {
     const running = await vmi('testvm');
     assert.ok(running !== undefined);
     const pod = Object.keys(running.status?.activePods ?? {})[0] ?? '';
-    const serial = join(stack.testbed.kubeletRoot, 'pods', pod, 'volumes/kubernetes.io~empty-dir/private', running.metadata.uid ?? '', 'virt-serial0-log');
+    const serial = guestSerialLog(stack.testbed.kubeletRoot, pod, running.metadata.uid ?? '');
     await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: BOOT_TIMEOUT_MS });
 
     // Twice: the second Paused/Unpaused Event repeats the first, which the handler counts (a patch).

@@ -2,7 +2,6 @@
 // handler processes), VMI manifests that boot the test guest from its image, and readers for
 // what a user sees: kubectl output, VMI status, Events, the guest's serial log in its pod.
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, ListWatch, Watch, type CoreV1Event, type KubernetesListObject, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { eventually } from '@podvirt/test-support';
@@ -10,7 +9,7 @@ import { eventually } from '@podvirt/test-support';
 /** A VMI as the watch decodes it (client-node's object type; timestamps differ in type only). */
 type WatchedVmi = KubernetesObject & { status?: unknown };
 import { stringify } from 'yaml';
-import { guestImage, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack, type PodvirtStackOptions } from '../testbed/index.js';
+import { guestImage, guestSerialLog, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack, type PodvirtStackOptions } from '../testbed/index.js';
 import { kubectl, type KubectlResult } from './testbed-helpers.js';
 
 export const NS = 'default';
@@ -189,8 +188,7 @@ export class VmiSuite {
   serialLog(vmi: VirtualMachineInstance, podUid: string): string {
     const node = vmi.status?.activePods?.[podUid];
     const root = this.stack.testbed.nodes.find((n) => n.nodeName === node)?.kubeletRoot ?? this.stack.testbed.kubeletRoot;
-    const privateDir = join(root, 'pods', podUid, 'volumes', 'kubernetes.io~empty-dir', 'private');
-    return join(privateDir, vmi.metadata.uid ?? '', 'virt-serial0-log');
+    return guestSerialLog(root, podUid, vmi.metadata.uid ?? '');
   }
 
   /** Waits for the guest's ready marker in its pod's serial log; returns the marker line. */

@@ -28,6 +28,7 @@ export { startTestbed, testbedDown, testbedUp } from './cli/index.js';
 export type { Testbed, TestbedOptions, TestbedProcesses } from './cli/index.js';
 export { startPodvirtStack } from './stack/start-podvirt-stack.js';
 export { closeOnSignal } from './close-on-signal.js';
+export { guestSerialLog } from './stack/guest-serial-log.js';
 export type { PodvirtStack, PodvirtStackOptions } from './stack/start-podvirt-stack.js';
 export { StackProcess } from './stack/stack-process.js';
 export type { LogLine, ProcessExit, StackProcessOptions } from './stack/stack-process.js';

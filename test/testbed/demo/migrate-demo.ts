@@ -9,12 +9,12 @@ import { guestImage } from '../guest/guest-image.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
 import { readTcp } from '../sandbox/read-tcp.js';
-import { stackLeftovers } from '../stack/stack-leftovers.js';
-import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
+import { guestSerialLog } from '../stack/guest-serial-log.js';
+import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { DemoShell } from './demo-shell.js';
+import { onDemoStack } from './demo-stack.js';
 import { until } from './demo-until.js';
-import { VmiPhaseWatch } from './vmi-phase-watch.js';
 
 export interface MigrateDemoOptions {
   readonly out: DemoOutput;
@@ -42,14 +42,12 @@ interface Vmi {
 export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
-  const cleanups: Array<() => Promise<unknown>> = [];
-  let stack: PodvirtStack | undefined;
-  let left: string[] = [];
-  try {
-    out.step('starting the two-node testbed (two kubelets, two handlers) and podvirt-controller');
-    stack = await startPodvirtStack({ node: o.node, nodes: 2 });
-    const s = stack;
-    cleanups.unshift(() => s.close());
+  await onDemoStack(out, {
+    stack: { node: o.node, nodes: 2 },
+    namespace: NS,
+    starting: 'starting the two-node testbed (two kubelets, two handlers) and podvirt-controller',
+    tearingDown: 'tearing down: handlers, controller, testbed',
+  }, async ({ stack: s, watch }) => {
     const shells = new Map(s.nodes.map((n) => [n.nodeName, new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: n.nodeApiSocket })]));
     const shellOn = (nodeName: string): DemoShell => {
       const shell = shells.get(nodeName);
@@ -58,9 +56,6 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
     };
     const any = shellOn(s.nodeName);
     out.step(`nodes: ${s.nodes.map((n) => n.nodeName).join(', ')}`);
-    const watch = new VmiPhaseWatch(s.kubeConfig, NS, (name, phase) => out.detail(`watch: VMI ${name} is ${phase}`));
-    await watch.start();
-    cleanups.unshift(() => watch.stop());
 
     out.step(`applying ${EXAMPLE} with kubectl`);
     await any.kubectl(['apply', '-f', join(root, EXAMPLE)]);
@@ -105,14 +100,7 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
     out.step(`deleting the VMI: the guest shuts down on ${target}`);
     await any.kubectl(['delete', 'vmi', VMI, '--wait=false']);
     await watch.waitFor(VMI, 'Succeeded', STOP_TIMEOUT_MS, signal);
-  } finally {
-    out.step('tearing down: handlers, controller, testbed');
-    for (const cleanup of cleanups) await cleanup();
-    left = stack === undefined ? [] : await stackLeftovers(stack);
-    for (const what of left) out.detail(`LEFT BEHIND: ${what}`);
-  }
-  if (left.length > 0) throw new Error(`the demo left ${left.length} thing(s) behind`);
-  out.step('nothing left behind: no process, mount, socket or state directory');
+  });
 }
 
 /** The VMI's IP from its status (another than `not`), and what port 8080 there answers: the guest's boot_id. */
@@ -142,6 +130,6 @@ async function guestReady(stack: PodvirtStack, nodeName: string, vmiUid: string,
   const pod = pods.items.find((p) => p.spec?.nodeName === nodeName);
   const node = stack.testbed.nodes.find((n) => n.nodeName === nodeName);
   if (pod?.metadata?.uid === undefined || node === undefined) throw new Error(`no launcher pod of ${VMI} on ${nodeName}`);
-  const serial = join(node.kubeletRoot, 'pods', pod.metadata.uid, 'volumes/kubernetes.io~empty-dir/private', vmiUid, 'virt-serial0-log');
+  const serial = guestSerialLog(node.kubeletRoot, pod.metadata.uid, vmiUid);
   await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: RUNNING_TIMEOUT_MS, ...(signal === undefined ? {} : { signal }) });
 }

@@ -19,13 +19,14 @@ import { waitForConsoleText } from '../guest/wait-for-console-text.js';
 import { podIPFamilies } from '../sandbox/pod-network.js';
 import { runCommand } from '../sandbox/run-command.js';
 import { stackNetwork } from '../sandbox/stack-network.js';
-import { stackLeftovers } from '../stack/stack-leftovers.js';
-import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
+import { guestSerialLog } from '../stack/guest-serial-log.js';
+import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { DemoShell } from './demo-shell.js';
+import { onDemoStack } from './demo-stack.js';
 import { until } from './demo-until.js';
 import type { VmiDemoOptions } from './vmi-demo.js';
-import { VmiPhaseWatch } from './vmi-phase-watch.js';
+import type { VmiPhaseWatch } from './vmi-phase-watch.js';
 
 /** The same inputs as the main demo's. */
 export type NetworkDemoOptions = VmiDemoOptions;
@@ -37,19 +38,17 @@ const TIMEOUT_MS = 120_000;
 export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
-  const cleanups: Array<() => Promise<unknown>> = [];
-  let stack: PodvirtStack | undefined;
-  let left: string[] = [];
-  try {
-    out.step('starting the testbed and podvirt-controller + podvirt-handler (pods get their IPs from real CNI plugins)');
-    stack = await startPodvirtStack({ node: o.node });
-    const s = stack;
-    cleanups.unshift(() => s.close());
+  await onDemoStack(out, {
+    stack: { node: o.node },
+    namespace: NS,
+    starting: 'starting the testbed and podvirt-controller + podvirt-handler (pods get their IPs from real CNI plugins)',
+    tearingDown: 'tearing down: handler, controller, testbed (its bridge and CNI state go too)',
+  }, async ({ stack: s, watch, defer }) => {
     const net = stackNetwork(s.testbed.kubeletRoot);
     const hostIP = /inet (\d+\.\d+\.\d+\.\d+)\//.exec((await runCommand(['ip', '-o', '-4', 'addr', 'show', 'dev', net.bridge])).stdout)?.[1] ?? '';
     const http = createServer((req, res) => res.end(`hello from the host, you asked for ${req.url ?? ''}`));
     await new Promise<void>((resolve) => http.listen(0, hostIP, resolve));
-    cleanups.unshift(() => new Promise((r) => http.close(r)));
+    defer(() => new Promise((r) => http.close(r)));
     const port = (http.address() as { port: number }).port;
     out.detail(`pod network: bridge ${net.bridge}, the host is ${hostIP} on it; a web page waits on ${hostIP}:${port}`);
     // The testbed's kubelet reads the same variable: a dual-stack pod network.
@@ -59,15 +58,12 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
       const hostIP6 = /inet6 ([0-9a-f:]+)\//.exec((await runCommand(['ip', '-o', '-6', 'addr', 'show', 'dev', net.bridge, 'scope', 'global'])).stdout)?.[1] ?? '';
       const http6 = createServer((req, res) => res.end(`hello from the host over IPv6, you asked for ${req.url ?? ''}`));
       await new Promise<void>((resolve) => http6.listen(0, hostIP6, resolve));
-      cleanups.unshift(() => new Promise((r) => http6.close(r)));
+      defer(() => new Promise((r) => http6.close(r)));
       v6 = { hostIP: hostIP6, port: (http6.address() as { port: number }).port };
       out.detail(`dual-stack (PODVIRT_TESTBED_IPV6=1): the host is also ${hostIP6} on the bridge; a web page waits on [${hostIP6}]:${v6.port}`);
     }
 
     const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: s.nodeApiSocket });
-    const watch = new VmiPhaseWatch(s.kubeConfig, NS, (name, phase) => out.detail(`watch: VMI ${name} is ${phase}`));
-    await watch.start();
-    cleanups.unshift(() => watch.stop());
     const core = s.kubeConfig.makeApiClient(CoreV1Api);
 
     // The example as is (masquerade, port 8080 listed), and a variant that names no interface
@@ -109,14 +105,7 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
     const ips = (await readdir(join(net.ipamDir, net.networkName)).catch(() => [] as string[])).filter((f) => /^\d+\.\d+\.\d+\.\d+$|:/.test(f));
     out.detail(`network namespaces of this stack: ${netns.length}; addresses still allocated in host-local's ${net.ipamDir}: ${ips.length}`);
     if (netns.length + ips.length > 0) throw new Error(`left behind: ${[...netns, ...ips].join(', ')}`);
-  } finally {
-    out.step('tearing down: handler, controller, testbed (its bridge and CNI state go too)');
-    for (const cleanup of cleanups) await cleanup();
-    left = stack === undefined ? [] : await stackLeftovers(stack);
-    for (const what of left) out.detail(`LEFT BEHIND: ${what}`);
-  }
-  if (left.length > 0) throw new Error(`the demo left ${left.length} thing(s) behind`);
-  out.step('nothing left behind');
+  });
 }
 
 /** Waits for Running and the guest's network line; shows the IP, the boot_id over 8080 and the guest's fetch. */
@@ -132,7 +121,7 @@ async function showGuest(
   await watch.waitFor(name, 'Running', TIMEOUT_MS, signal);
   const pod = (await core.listNamespacedPod({ namespace: NS, labelSelector: `vm.kubevirt.io/name=${name}` })).items[0];
   const vmiUid = pod?.metadata?.labels?.['kubevirt.io/created-by'] ?? '';
-  const serial = join(s.testbed.kubeletRoot, 'pods', pod?.metadata?.uid ?? '', 'volumes/kubernetes.io~empty-dir/private', vmiUid, 'virt-serial0-log');
+  const serial = guestSerialLog(s.testbed.kubeletRoot, pod?.metadata?.uid ?? '', vmiUid);
   const ready = await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: TIMEOUT_MS });
   const bootId = /boot_id=(\S+)/.exec(ready.line)?.[1] ?? '';
   const lease = await waitForConsoleText(serial, 'PODVIRT-GUEST-NET eth0', { timeoutMs: TIMEOUT_MS });

@@ -9,12 +9,12 @@ import { repoRoot } from '../guest/repo-root.js';
 import { waitForConsoleText } from '../guest/wait-for-console-text.js';
 import { podman } from '../container/podman.js';
 import { KUBELET_ROOT_LABEL } from '../container/start-image-container.js';
-import { stackLeftovers } from '../stack/stack-leftovers.js';
-import { startPodvirtStack, type PodvirtStack } from '../stack/start-podvirt-stack.js';
+import { guestSerialLog } from '../stack/guest-serial-log.js';
+import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { DemoShell } from './demo-shell.js';
+import { onDemoStack } from './demo-stack.js';
 import { followFile } from './follow-file.js';
-import { VmiPhaseWatch } from './vmi-phase-watch.js';
 
 export interface VmiDemoOptions {
   readonly out: DemoOutput;
@@ -39,23 +39,17 @@ const QEMU_ARGV_LINE = /virt-launcher\/qemu\s+(-|\S+=\S+ |\/usr\/bin\/qemu|.*\\$
 export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
-  const cleanups: Array<() => Promise<unknown>> = [];
-  let stack: PodvirtStack | undefined;
-  let left: string[] = [];
-  try {
-    out.step('starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/');
-    const t0 = Date.now();
-    stack = await startPodvirtStack({ node: o.node, ...(o.runtime === undefined ? {} : { runtime: o.runtime }) });
-    const s = stack;
-    cleanups.unshift(() => s.close());
+  await onDemoStack(out, {
+    stack: { node: o.node, ...(o.runtime === undefined ? {} : { runtime: o.runtime }) },
+    namespace: NS,
+    starting: 'starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/',
+    tearingDown: 'tearing down: handler, controller, testbed (its pods end)',
+  }, async ({ stack: s, startMs, watch }) => {
     out.detail(`controller: ${shortArgv(s.controllerCommand.argv, root)}`);
     out.detail(`handler:    ${shortArgv(s.handlerCommand.argv, root)}`);
-    out.step(`stack up in ${Date.now() - t0} ms on node ${s.nodeName}`);
+    out.step(`stack up in ${startMs} ms on node ${s.nodeName}`);
 
     const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: s.nodeApiSocket });
-    const watch = new VmiPhaseWatch(s.kubeConfig, NS, (name, phase) => out.detail(`watch: VMI ${name} is ${phase}`));
-    await watch.start();
-    cleanups.unshift(() => watch.stop());
 
     out.step(`applying ${EXAMPLE} (the tiny test guest) with kubectl`);
     const applied = Date.now();
@@ -89,20 +83,13 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
     await watch.waitFor(VMI, 'Succeeded', STOP_TIMEOUT_MS, signal);
     out.step(`Succeeded ${Date.now() - deleting} ms after delete`);
     await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp'], { maxLines: 3 });
-  } finally {
-    out.step('tearing down: handler, controller, testbed (its pods end)');
-    for (const cleanup of cleanups) await cleanup();
-    left = stack === undefined ? [] : await stackLeftovers(stack);
-    for (const what of left) out.detail(`LEFT BEHIND: ${what}`);
-  }
-  if (left.length > 0) throw new Error(`the demo left ${left.length} thing(s) behind`);
-  out.step('nothing left behind: no process, mount, socket or state directory');
+  });
 }
 
 /** Follows the guest's serial log (in the launcher pod's `private` emptyDir) until the ready marker. */
 async function guestReady(stack: PodvirtStack, out: DemoOutput, signal: AbortSignal | undefined): Promise<string> {
   const pod = await launcherPod(stack);
-  const serial = join(stack.testbed.kubeletRoot, 'pods', pod.podUid, 'volumes/kubernetes.io~empty-dir/private', pod.vmiUid, 'virt-serial0-log');
+  const serial = guestSerialLog(stack.testbed.kubeletRoot, pod.podUid, pod.vmiUid);
   const follower = followFile(serial, (line) => out.detail(`console | ${line}`));
   try {
     const match = await waitForConsoleText(serial, guestImage().readyMarker, { timeoutMs: READY_TIMEOUT_MS, ...(signal === undefined ? {} : { signal }) });
