@@ -26,6 +26,9 @@ export class FakeKube implements VmiApi {
   expireNextWatch = false;
   statusWrites = 0;
   lists = 0;
+  /** Status writes succeed, but their watch events wait for releaseStatusEchoes() (a lagging watch). */
+  holdStatusEchoes = false;
+  readonly #heldEchoes: Array<() => void> = [];
 
   create(vmi: VirtualMachineInstance): VirtualMachineInstance {
     const obj = structuredClone(vmi);
@@ -122,8 +125,13 @@ export class FakeKube implements VmiApi {
     const next = structuredClone(stored);
     if (vmi.status === undefined) delete next.status;
     else next.status = structuredClone(vmi.status);
-    this.#store('MODIFIED', next);
+    this.#store('MODIFIED', next, this.holdStatusEchoes);
     return Promise.resolve(structuredClone(next));
+  }
+
+  /** Delivers the held status-write events, in order. */
+  releaseStatusEchoes(): void {
+    for (const emit of this.#heldEchoes.splice(0)) emit();
   }
 
   #must(key: string): VirtualMachineInstance {
@@ -132,11 +140,12 @@ export class FakeKube implements VmiApi {
     return obj;
   }
 
-  #store(type: 'ADDED' | 'MODIFIED', obj: VirtualMachineInstance): void {
+  #store(type: 'ADDED' | 'MODIFIED', obj: VirtualMachineInstance, hold = false): void {
     obj.metadata.resourceVersion = String(++this.#rv);
     const previous = this.#objects.get(vmiKey(obj));
     this.#objects.set(vmiKey(obj), obj);
-    this.#emit(type, obj, previous);
+    if (hold) this.#heldEchoes.push(() => this.#emit(type, obj, previous));
+    else this.#emit(type, obj, previous);
   }
 
   /** As the API server's watch cache: an object entering a watch's selector is ADDED there, one leaving it DELETED. */

@@ -201,6 +201,25 @@ test('a volume the launcher cannot prepare fails the VMI with a reason and a War
   assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1, 'a failure retrying cannot cure is not retried');
 });
 
+test('a pass that runs before its own status write comes back on the watch reads what it wrote: a Failed VMI is not synced again', async (t) => {
+  const details = 'spec.volumes[0].emptyDisk.capacity: 1125899906842624 bytes is larger than the pod\'s filesystem can hold';
+  const h = await harness(t, {}, { syncError: { code: grpcStatus.FAILED_PRECONDITION, details, launcherCode: 'LAUNCHER_ERR_VOLUME' } });
+  h.kube.holdStatusEchoes = true;
+  await eventually(() => phase(h) === 'Failed');
+  await h.controller.queue.idle();
+  // The informer still shows the VMI before the write (Scheduled) when the next pass runs.
+  h.controller.queue.add(KEY);
+  await h.controller.queue.idle();
+  assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1, 'no second Sync on a stale read');
+  assert.equal(h.events.events.filter((e) => e.reason === 'SyncFailed').length, 1);
+  h.kube.holdStatusEchoes = false;
+  h.kube.releaseStatusEchoes();
+  h.controller.queue.add(KEY);
+  await h.controller.queue.idle();
+  assert.equal(h.launcher.calls.filter((c) => c === 'Sync').length, 1);
+  assert.equal(phase(h), 'Failed');
+});
+
 test('a failing Sync keeps its backoff while the controller and the handler itself update the VMI', async (t) => {
   const details = 'spec.volumes[0].hostDisk: refused';
   // A backoff far longer than the test: any further Sync can only come from an update event.

@@ -15,6 +15,8 @@ export interface StatusWrite {
   readonly after: VmiStatus;
   readonly written: boolean;
   readonly vmi: VirtualMachineInstance;
+  /** The resourceVersion of the object written over. */
+  readonly replacedVersion: string | undefined;
 }
 
 export async function writeStatus(
@@ -27,10 +29,11 @@ export async function writeStatus(
   for (let attempt = 1; ; attempt++) {
     const before = current.status ?? {};
     const after = compute(current);
-    if (sameJson(before, after)) return { before, after, written: false, vmi: current };
+    const replacedVersion = current.metadata.resourceVersion;
+    if (sameJson(before, after)) return { before, after, written: false, vmi: current, replacedVersion };
     try {
       const updated = await api.updateStatus({ ...current, status: after }, signal);
-      return { before, after, written: true, vmi: updated };
+      return { before, after, written: true, vmi: updated, replacedVersion };
     } catch (err) {
       if (!isHandlerError(err, 'HANDLER_ERR_CONFLICT') || attempt >= MAX_ATTEMPTS) throw err;
       const fresh = await api.get(current.metadata.namespace ?? '', current.metadata.name ?? '', signal);

@@ -20,7 +20,7 @@ import type { VmiApi } from '../kube/vmi-api.js';
 import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
 import { LauncherState } from '../launcher/launcher-state.js';
-import { splitVmiKey } from '../vmi-key.js';
+import { splitVmiKey, vmiKey } from '../vmi-key.js';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
@@ -64,6 +64,12 @@ export class VmiReconciler {
   readonly #o: VmiReconcilerOptions;
   /** Last known object of deleted VMIs the handler still holds launcher state for. */
   readonly #tombstones = new Map<string, VirtualMachineInstance>();
+  /**
+   * The handler's own last status write of each VMI (by key) until the informer shows it: a pass
+   * that runs before the write comes back on the watch reads what it wrote, not the object the
+   * write replaced, so it never acts on a phase the VMI has left (a Failed VMI synced again).
+   */
+  readonly #written = new Map<string, { readonly replaced: string; readonly vmi: VirtualMachineInstance }>();
   readonly ioErrorRetry: IoErrorRetry;
 
   constructor(options: VmiReconcilerOptions) {
@@ -84,7 +90,7 @@ export class VmiReconciler {
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult> {
-    const current = this.#o.source.get(key);
+    const current = this.#current(key);
     const uid = current?.metadata.uid;
     const ours = current !== undefined && uid !== undefined && this.#handledHere(current);
     const delays: number[] = [];
@@ -98,6 +104,17 @@ export class VmiReconciler {
       if (r.requeueAfterMs !== undefined) delays.push(r.requeueAfterMs);
     }
     return delays.length === 0 ? {} : { requeueAfterMs: Math.min(...delays) };
+  }
+
+  /** The informer's VMI, or this handler's own write of it while the informer still shows the object it replaced. */
+  #current(key: string): VirtualMachineInstance | undefined {
+    const cached = this.#o.source.get(key);
+    const written = this.#written.get(key);
+    if (written === undefined) return cached;
+    const m = cached?.metadata;
+    if (m !== undefined && m.uid === written.vmi.metadata.uid && m.resourceVersion === written.replaced) return written.vmi;
+    this.#written.delete(key);
+    return cached;
   }
 
   /** Both the controller's label and its status.nodeName name this node (the label alone may run ahead). */
@@ -243,6 +260,7 @@ export class VmiReconciler {
     };
     const write = await writeStatus(this.#o.api, vmi, compute, signal);
     if (write === undefined || !write.written) return;
+    if (write.replacedVersion !== undefined) this.#written.set(vmiKey(write.vmi), { replaced: write.replacedVersion, vmi: write.vmi });
     const from = write.before.phase ?? VmiPhase.Unset;
     const to = write.after.phase ?? VmiPhase.Unset;
     if (from === to) return;
