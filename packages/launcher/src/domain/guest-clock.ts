@@ -1,11 +1,12 @@
 // After a pause — a user's, or a live migration's switch-over (on the target once the guest runs
 // there, on the source when a failed migration resumes it) — the guest's clock is behind by as
-// long as the pause lasted. As KubeVirt does once a VM runs again, the launcher sets it from the host's clock through the guest agent (no
-// agent, no change), best effort: a second after the unpause and every second after that, for
-// up to a minute, until the agent takes it — never on the path of the call's answer. libvirt
-// runs the setting as a job on the domain, so a pause right after an unpause would wait for the
-// guest's agent: the first second's wait keeps back-to-back pauses clear of it, and a pause
-// cancels a series still waiting (the next unpause starts a new one). close() stops it.
+// long as the pause lasted. As KubeVirt does once a VM runs again, the launcher sets it from the
+// host's clock through the guest agent (no agent, no change), best effort: a second after the
+// unpause and every second after that, for up to a minute, until the agent takes it — never on
+// the path of the call's answer. libvirt runs the setting as a job on the domain, so a pause
+// right after an unpause would wait for the guest's agent: the first second's wait keeps
+// back-to-back pauses clear of it, and a pause cancels a series still waiting (the next unpause
+// starts a new one). close() stops it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 
