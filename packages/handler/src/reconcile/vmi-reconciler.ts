@@ -152,7 +152,7 @@ export class VmiReconciler {
   }
 
   #known(key: string, uid: string): VirtualMachineInstance | undefined {
-    const current = this.#o.source.get(key);
+    const current = this.#current(key);
     return current?.metadata.uid === uid ? current : this.#tombstones.get(uid);
   }
 
