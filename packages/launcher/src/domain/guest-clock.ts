@@ -15,7 +15,7 @@ export interface GuestClockOptions {
   readonly setTime: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly log: Logger;
   readonly now?: () => number;
-  /** The wait between two attempts (rejects when `signal` aborts). */
+  /** The wait between two attempts (rejects when `signal` aborts or has aborted). */
   readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
@@ -59,8 +59,8 @@ export class GuestClock {
     const wait = this.#o.wait ?? defaultWait;
     let last: unknown;
     for (let attempt = 1; attempt <= CLOCK_ATTEMPTS; attempt++) {
-      if (signal.aborted) return;
       try {
+        // Rejects once the series is aborted, also when it already was.
         await wait(CLOCK_RETRY_MS, signal);
       } catch {
         return;
