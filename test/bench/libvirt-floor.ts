@@ -11,30 +11,55 @@ import { convertVmi } from '@podvirt/launcher';
 import { LibvirtClient, type DomainRef } from '@podvirt/libvirt';
 import { guestVmi } from '../e2e/vmi-stack.js';
 import { guestXml } from '../integration/libvirt-fixture.js';
-import { closeOnSignal, guestImage, startLibvirtDaemon, waitForConsoleText, type GuestImage } from '../testbed/index.js';
+import { closeOnSignal, guestImage, startLibvirtDaemon, waitForConsoleText, type GuestImage, type TestLibvirtDaemon } from '../testbed/index.js';
 import { sample } from './latency-sample.js';
 
 const run = promisify(execFile);
 const RUNNING_TIMEOUT_MS = 600_000;
 
-/** The floor: N copies of the launcher's domain XML for the guest, defined and started at once on one daemon. */
-export async function floor(guest: GuestImage, count: number): Promise<{ running: number[]; ready: number[] }> {
-  const dir = await mkdtemp(join(tmpdir(), 'podvirt-floor-'));
-  const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
-  const client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
+/**
+ * A libvirt daemon of a floor's own, in a temp dir, with a client: the domains pushed to
+ * `domains` are destroyed and undefined at close (also on a stop signal, and when the start
+ * fails halfway), then the daemon stops and the dir goes.
+ */
+interface FloorDaemon {
+  readonly dir: string;
+  readonly socketPath: string;
+  readonly client: LibvirtClient;
+  readonly domains: DomainRef[];
+  close(): Promise<void>;
+}
+
+async function floorDaemon(prefix: string): Promise<FloorDaemon> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
   const domains: DomainRef[] = [];
-  let cleaning: Promise<void> | undefined;
-  const cleanup = (): Promise<void> => (cleaning ??= (async () => {
+  let daemon: TestLibvirtDaemon | undefined;
+  let client: LibvirtClient | undefined;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= (async () => {
     forget();
     for (const dom of domains) {
-      await client.domainDestroy(dom).catch(() => undefined);
-      await client.domainUndefine(dom).catch(() => undefined);
+      await client?.domainDestroy(dom).catch(() => undefined);
+      await client?.domainUndefine(dom).catch(() => undefined);
     }
-    await client.close();
-    await daemon.close();
+    await client?.close();
+    await daemon?.close();
     await rm(dir, { recursive: true, force: true });
   })());
-  const forget = closeOnSignal(cleanup);
+  const forget = closeOnSignal(close);
+  try {
+    daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
+    client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
+    return { dir, socketPath: daemon.socketPath, client, domains, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The floor: N copies of the launcher's domain XML for the guest, defined and started at once on one daemon. */
+export async function floor(guest: GuestImage, count: number): Promise<{ running: number[]; ready: number[] }> {
+  const { dir, client, domains, close } = await floorDaemon('podvirt-floor-');
   try {
     const prepared = await Promise.all(Array.from({ length: count }, async (_, i) => {
       const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -72,7 +97,7 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
     }));
     return { running: results.map((r) => r.running), ready: results.map((r) => r.ready) };
   } finally {
-    await cleanup();
+    await close();
   }
 }
 
@@ -80,38 +105,23 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
 export interface RawGuest {
   readonly socketPath: string;
   readonly domain: string;
+  /** This process's connection to the daemon, and the guest's domain on it. */
+  readonly client: LibvirtClient;
+  readonly dom: DomainRef;
   /** Destroys the domain, stops the daemon, removes its files. */
   close(): Promise<void>;
 }
 
 /** Starts a daemon and boots the guest on it; resolves once the guest is ready. */
 export async function bootRawGuest(): Promise<RawGuest> {
-  const dir = await mkdtemp(join(tmpdir(), 'pvb-raw-'));
-  const daemon = await startLibvirtDaemon({ stateDir: join(dir, 'daemon') });
+  const { dir, socketPath, client, domains, close } = await floorDaemon('pvb-raw-');
   const domain = 'pause-bench';
-  let client: LibvirtClient | undefined;
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= closeNow());
-  const closeNow = async (): Promise<void> => {
-    forget();
-    if (client !== undefined) {
-      const c = client;
-      await c.domainLookupByName(domain).then(async (dom) => {
-        await c.domainDestroy(dom).catch(() => undefined);
-        await c.domainUndefine(dom).catch(() => undefined);
-      }, () => undefined);
-      await c.close();
-    }
-    await daemon.close();
-    await rm(dir, { recursive: true, force: true });
-  };
-  const forget = closeOnSignal(close);
   try {
-    client = await LibvirtClient.connect({ socketPath: daemon.socketPath });
     const { xml, serialLog } = await guestXml(dir, domain);
-    await client.domainCreate(await client.domainDefineXml(xml));
+    const dom = await client.domainCreate(await client.domainDefineXml(xml));
+    domains.push(dom);
     await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
-    return { socketPath: daemon.socketPath, domain, close };
+    return { socketPath, domain, client, dom, close };
   } catch (err) {
     await close();
     throw err;
@@ -120,16 +130,13 @@ export async function bootRawGuest(): Promise<RawGuest> {
 
 /** suspend+resume straight through @podvirt/libvirt on a daemon of its own: the floor. */
 export async function rawSuspendResume(iterations: number): Promise<number[]> {
-  const guest = await bootRawGuest();
-  const client = await LibvirtClient.connect({ socketPath: guest.socketPath });
+  const { client, dom, close } = await bootRawGuest();
   try {
-    const dom = await client.domainLookupByName(guest.domain);
     return await sample(iterations, async () => {
       await client.domainSuspend(dom);
       await client.domainResume(dom);
     });
   } finally {
-    await client.close();
-    await guest.close();
+    await close();
   }
 }

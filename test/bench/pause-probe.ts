@@ -31,9 +31,10 @@ async function main(): Promise<void> {
   if (apiSocket === undefined || launcherSocket === undefined || namespace === undefined || name === undefined || vmi === undefined || rawSocket === undefined || rawDomain === undefined) {
     throw new Error('usage: pause-probe <node-api-socket> <launcher-socket> <namespace> <name> <iterations> <vmi-json> <raw-daemon-socket> <raw-domain>');
   }
+  // The one step that can fail before the try: the channels below are only made once it is done.
+  const libvirt = await LibvirtClient.connect({ socketPath: rawSocket });
   const apiClient = new node.NodeClient(`unix:${apiSocket}`, grpc.credentials.createInsecure());
   const launcherClient = new cmd.CmdClient(`unix:${launcherSocket}`, grpc.credentials.createInsecure());
-  const libvirt = await LibvirtClient.connect({ socketPath: rawSocket });
   try {
     const api = promiseClient(node.NodeService, apiClient, { timeoutMs: 30_000 });
     const launcher = promiseClient(cmd.CmdService, launcherClient, { timeoutMs: 30_000 });
