@@ -19,7 +19,8 @@ async function terminated(body: string): Promise<{ code: number | null; signal: 
   }));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
-  await ready;
+  // A script that dies before it is ready ends the wait too (its exit is then what is checked).
+  await Promise.race([ready, exited]);
   proc.kill('SIGTERM');
   const end = await exited;
   clearTimeout(timer);
