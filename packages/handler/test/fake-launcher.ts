@@ -18,6 +18,8 @@ export interface FakeLauncherOptions {
   syncError?: { code: grpc.status; details: string; launcherCode?: string } | undefined;
   /** Shutdown powers the guest off after this long (undefined: the guest ignores ACPI). */
   shutdownAfterMs?: number | undefined;
+  /** Answer GetDomain with this gRPC error (a launcher that does not serve it, or breaks). */
+  getDomainError?: { code: grpc.status; details: string } | undefined;
   /** The guest's disk is full: a domain resumed from an I/O-error pause pauses again at once. */
   diskFull?: boolean | 'instant' | undefined;
 }
@@ -172,7 +174,11 @@ export class FakeLauncher {
         qemuVersion: '',
       })),
       ping: this.#unary('Ping', empty),
-      getDomain: this.#unary('GetDomain', () => (this.#domain === undefined ? {} : { domain: this.#domain })),
+      getDomain: this.#unary('GetDomain', () => {
+        const failure = this.#o.getDomainError;
+        if (failure !== undefined) throw Object.assign(new Error(failure.details), failure);
+        return this.#domain === undefined ? {} : { domain: this.#domain };
+      }),
       sync: this.#unary('Sync', () => {
         if (this.#o.syncError !== undefined) {
           const { code, details, launcherCode } = this.#o.syncError;

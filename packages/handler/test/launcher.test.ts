@@ -78,6 +78,13 @@ test('connect negotiates and reads the domain in one round trip; no common versi
 
   const future = await fake(t, { podsDir: dir, podUid: 'p2', versions: [7, 8] });
   await assert.rejects(LauncherClient.connect(future.path, { timeouts: FAST }), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE'));
+  // Asked together, but the version is judged first: a launcher that no longer serves this
+  // GetDomain is still named incompatible; a compatible one whose GetDomain fails says so.
+  const gone = { code: status.UNIMPLEMENTED, details: 'unknown method GetDomain' };
+  const newer = await fake(t, { podsDir: dir, podUid: 'p3', versions: [7, 8], getDomainError: gone });
+  await assert.rejects(LauncherClient.connect(newer.path, { timeouts: FAST }), (err) => isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE'));
+  const broken = await fake(t, { podsDir: dir, podUid: 'p4', getDomainError: { code: status.INTERNAL, details: 'libvirt is gone' } });
+  await assert.rejects(LauncherClient.connect(broken.path, { timeouts: FAST }), (err) => !isHandlerError(err, 'HANDLER_ERR_LAUNCHER_INCOMPATIBLE') && /libvirt is gone/.test(String(err)));
 });
 
 test('gRPC status codes become typed errors; deadline and abort cancel the call', async (t) => {

@@ -66,7 +66,9 @@ export class LauncherClient {
     });
     const first = { signal: options.signal };
     try {
-      const [info, { domain }] = await Promise.all([calls.info({ clientVersions: [...CMD_VERSIONS] }, first), calls.getDomain({}, first)]);
+      const [answered, read] = await Promise.allSettled([calls.info({ clientVersions: [...CMD_VERSIONS] }, first), calls.getDomain({}, first)]);
+      if (answered.status === 'rejected') throw answered.reason;
+      const info = answered.value;
       const version = highestCommonVersion(CMD_VERSIONS, info.supportedVersions);
       if (version === undefined) {
         throw new HandlerError(
@@ -74,7 +76,10 @@ export class LauncherClient {
           `launcher speaks Cmd versions [${info.supportedVersions.join(', ')}], this handler [${CMD_VERSIONS.join(', ')}]`,
         );
       }
-      return { client: new LauncherClient(socketPath, client, calls, info, version, timeouts), domain };
+      // Judged after the version: a launcher that speaks no common version is named as such, not
+      // by whatever its GetDomain answered.
+      if (read.status === 'rejected') throw read.reason;
+      return { client: new LauncherClient(socketPath, client, calls, info, version, timeouts), domain: read.value.domain };
     } catch (err) {
       client.close();
       throw err;
