@@ -12,7 +12,7 @@
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { eventually, EventuallyTimeoutError } from '@podvirt/test-support';
 import { COMPUTE_CAPABILITIES } from '@podvirt/controller';
 import { guestVmi, UID } from '../e2e/launcher-run.js';
 import { podman } from '../testbed/container/podman.js';
@@ -61,16 +61,16 @@ async function bootWith(caps: readonly string[], guest: GuestImage, cdisks: stri
   ])).trim();
   try {
     const serial = join(run, 'private', UID, 'virt-serial0-log');
-    const deadline = Date.now() + BOOT_DEADLINE_MS;
-    let booted = false;
-    while (Date.now() < deadline) {
-      if ((await readFile(serial, 'utf8').catch(() => '')).includes(guest.readyMarker)) {
-        booted = true;
-        break;
-      }
-      if ((await podman(['inspect', '--format', '{{.State.Running}}', id])).trim() !== 'true') break;
-      await delay(500);
-    }
+    // Booted, or not: the container ending first and the deadline both mean the guest did not boot.
+    const booted = await eventually(async () => {
+      if ((await readFile(serial, 'utf8').catch(() => '')).includes(guest.readyMarker)) return 'booted';
+      if ((await podman(['inspect', '--format', '{{.State.Running}}', id])).trim() !== 'true') return 'ended';
+      return undefined;
+    }, { what: 'the guest ready', deadlineMs: BOOT_DEADLINE_MS, stepMs: 500 })
+      .catch((err: unknown) => {
+        if (err instanceof EventuallyTimeoutError) return 'timeout';
+        throw err;
+      }) === 'booted';
     await podman(['stop', '--time', '30', id], 'PODVIRT_CONTAINER_LEFTOVERS', 120_000);
     const exit = (await podman(['inspect', '--format', '{{.State.ExitCode}}', id])).trim();
     return { caps: label, booted, exit, error: firstError(await podman(['logs', id])) };

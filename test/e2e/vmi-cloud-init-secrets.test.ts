@@ -6,9 +6,8 @@
 // VMI (VolumePreparationFailed) with a Warning Event naming the Secret and the key.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/index.js';
 import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
@@ -36,14 +35,7 @@ async function cidataLines(suite: VmiSuite, vmi: VirtualMachineInstance): Promis
 }
 
 describe('cloud-init data from Secrets', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   test('the guest reads user data and network data that came from Secrets', async () => {
     await suite.apply(

@@ -4,19 +4,11 @@
 // naming the field, while a good VMI next to it runs undisturbed; a volume the launcher cannot
 // prepare (an emptyDisk larger than the pod's filesystem) → Failed with a reason, not retried.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { describe, test } from 'node:test';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
 describe('VMI failures on the testbed', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   test('qemu killed → Failed with a Warning Event; the launcher pod ends', async () => {
     await suite.apply(guestVmi(suite.guest, 'vm-crash'));

@@ -5,19 +5,11 @@
 // ghost records has no group or other bits.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { test } from 'node:test';
 import { listModes, widerThanOwner } from './file-modes.js';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
-let suite: VmiSuite;
-before(async () => {
-  suite = await VmiSuite.start();
-});
-after(async () => {
-  await suite.close();
-  assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-});
+const suite = VmiSuite.setUp();
 
 test('sockets and secret-bearing files of a running VM and of the handler are owner-only', { timeout: 240_000 }, async () => {
   const vmi = guestVmi(suite.guest, 'vm-modes') as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };

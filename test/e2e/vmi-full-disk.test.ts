@@ -12,10 +12,9 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/index.js';
 import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
@@ -25,25 +24,26 @@ const PVC = 'full';
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
 
 describe('a full disk under the guest\'s write', () => {
-  let suite: VmiSuite;
-  let dir: string;
+  let dir = '';
   let mounted = false;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'podvirt-fulldisk-'));
-    await run('mount', ['-t', 'tmpfs', '-o', 'size=24m,mode=0755', 'podvirt-fulldisk', dir]);
-    mounted = true;
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    const pvGone = await suite.core.readPersistentVolume({ name: PV }).then(() => false, () => true);
-    const pvcGone = await suite.core.readNamespacedPersistentVolumeClaim({ name: PVC, namespace: NS }).then(() => false, () => true);
-    await suite.close();
-    assert.ok(pvGone && pvcGone, 'the PV and the PVC are deleted');
-    if (mounted) await run('umount', [dir]);
-    await rm(dir, { recursive: true, force: true });
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-    const mounts = await readFile('/proc/self/mountinfo', 'utf8');
-    assert.ok(!mounts.includes(dir), 'the tmpfs is unmounted');
+  const suite = VmiSuite.setUp({
+    before: async () => {
+      dir = await mkdtemp(join(tmpdir(), 'podvirt-fulldisk-'));
+      await run('mount', ['-t', 'tmpfs', '-o', 'size=24m,mode=0755', 'podvirt-fulldisk', dir]);
+      mounted = true;
+      return undefined;
+    },
+    beforeClose: async (s) => {
+      const pvGone = await s.core.readPersistentVolume({ name: PV }).then(() => false, () => true);
+      const pvcGone = await s.core.readNamespacedPersistentVolumeClaim({ name: PVC, namespace: NS }).then(() => false, () => true);
+      assert.ok(pvGone && pvcGone, 'the PV and the PVC are deleted');
+    },
+    after: async () => {
+      if (mounted) await run('umount', [dir]);
+      if (dir !== '') await rm(dir, { recursive: true, force: true });
+      const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+      assert.ok(dir === '' || !mounts.includes(dir), 'the tmpfs is unmounted');
+    },
   });
 
   test('pauses with PausedIOError, stays quiet while full, resumes by itself when space is freed', async () => {

@@ -9,8 +9,7 @@
 // Needs the images (scripts/images; scripts/test builds them first).
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { describe, test } from 'node:test';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 /** Pids of `podman wait <id>` processes on this machine for one container id. */
@@ -24,14 +23,7 @@ async function podmanWaiters(id: string): Promise<number[]> {
 }
 
 describe('VMIs in the image runtime: a node that withholds SETPCAP', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start({ runtime: 'image', withheldCapabilities: ['SETPCAP'] });
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp({ stack: { runtime: 'image', withheldCapabilities: ['SETPCAP'] } });
 
   test('the launcher names the missing capability and why in its log; the VMI fails with a Warning Event', async () => {
     await suite.apply(guestVmi(suite.guest, 'vm-nocap'));
@@ -60,14 +52,7 @@ describe('VMIs in the image runtime: a node that withholds SETPCAP', () => {
 });
 
 describe('VMIs in the image runtime', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start({ runtime: 'image' });
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp({ stack: { runtime: 'image' } });
 
   test('an image the store does not have: ErrImagePull, then ImagePullBackOff, as the VMI\'s condition and Events', async () => {
     const vmi = guestVmi(suite.guest, 'vm-noimage') as { spec: { volumes: { containerDisk?: { image: string } }[] } };

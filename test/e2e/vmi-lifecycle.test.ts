@@ -5,19 +5,11 @@
 // ACPI is destroyed at its grace deadline → Failed.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { describe, test } from 'node:test';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
 describe('VMI lifecycle on the testbed', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   test('create → Running with the guest ready; kubectl shows phase, node and launcher logs; delete → Succeeded', async () => {
     await suite.apply(guestVmi(suite.guest, 'vm-life'));

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { MIGRATION_JOB_LABEL, MIGRATION_TARGET_NODE_LABEL, NODE_NAME_LABEL, type VirtualMachineInstance, type VmiMigrationState } from '@podvirt/api';
@@ -21,6 +21,21 @@ import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 const VM = 'migrating-vm';
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const MIGRATION_TIMEOUT_MS = 240_000;
+
+/** The describe's two-node stack, both handlers on one certificate of a CA made for it (removed after). */
+function twoNodeSuite(handlerArgs: readonly string[]): VmiSuite {
+  let certs = '';
+  return VmiSuite.setUp({
+    before: async () => {
+      certs = await mkdtemp(join(tmpdir(), 'podvirt-migration-certs-'));
+      const [dir] = [...(await makeMigrationCertificates(certs, ['handler'])).values()];
+      return { nodes: 2, handlerArgs: ['--migration-tls-dir', dir ?? '', '--migration-address', '127.0.0.1', ...handlerArgs] };
+    },
+    after: async () => {
+      if (certs !== '') await rm(certs, { recursive: true, force: true });
+    },
+  });
+}
 
 /** The guest's boot_id, typed on its serial console through a node's handler (node API Console). */
 async function bootIdOverConsole(socket: string): Promise<string> {
@@ -149,17 +164,7 @@ class PlayedController {
 }
 
 describe('live migration, the handlers\' part, on the two-node testbed', () => {
-  let suite: VmiSuite;
-  let certs: string;
-  before(async () => {
-    certs = await mkdtemp(join(tmpdir(), 'podvirt-migration-certs-'));
-    const [dir] = [...(await makeMigrationCertificates(certs, ['handler'])).values()];
-    suite = await VmiSuite.start({ nodes: 2, handlerArgs: ['--migration-tls-dir', dir ?? '', '--migration-address', '127.0.0.1'] });
-  });
-  after(async () => {
-    await suite.close();
-    await rm(certs, { recursive: true, force: true });
-  });
+  const suite = twoNodeSuite([]);
 
   let bootId = '';
 
@@ -228,17 +233,7 @@ describe('live migration, the handlers\' part, on the two-node testbed', () => {
 });
 
 describe('handler-side faults during a live migration (bandwidth held at 1 MiB/s)', () => {
-  let suite: VmiSuite;
-  let certs: string;
-  before(async () => {
-    certs = await mkdtemp(join(tmpdir(), 'podvirt-migration-certs-'));
-    const [dir] = [...(await makeMigrationCertificates(certs, ['handler'])).values()];
-    suite = await VmiSuite.start({ nodes: 2, handlerArgs: ['--migration-tls-dir', dir ?? '', '--migration-address', '127.0.0.1', '--migration-bandwidth', '1'] });
-  });
-  after(async () => {
-    await suite.close();
-    await rm(certs, { recursive: true, force: true });
-  });
+  const suite = twoNodeSuite(['--migration-bandwidth', '1']);
 
   test('target launcher killed mid-migration, then the source handler killed mid-migration: the guest stays on A, one qemu, same boot', async (t) => {
     const [a, b] = suite.stack.nodes;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 import { repoRoot } from '../testbed/guest/repo-root.js';
@@ -28,12 +28,8 @@ const MIGRATION_TIMEOUT_MS = 240_000;
 const ALL_PHASES = ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running', 'Succeeded'];
 
 describe('live migration on the two-node testbed (podvirtctl migrate, controller, both handlers, real VMs)', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    // The stack gives each handler its migration certificates, as the DaemonSet's Secret does.
-    suite = await VmiSuite.start({ nodes: 2 });
-  });
-  after(() => suite.close());
+  // The stack gives each handler its migration certificates, as the DaemonSet's Secret does.
+  const suite = VmiSuite.setUp({ stack: { nodes: 2 } });
 
   const socketOf = (nodeName: string): string => {
     const n = suite.stack.nodes.find((x) => x.nodeName === nodeName);
@@ -260,11 +256,7 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
 });
 
 describe('a live migration that cannot converge (handlers with a 4 MiB/s limit and a 5 s progress timeout, the guest dirtying memory)', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start({ nodes: 2, handlerArgs: ['--migration-bandwidth', '4', '--migration-progress-timeout', '5s'] });
-  });
-  after(() => suite.close());
+  const suite = VmiSuite.setUp({ stack: { nodes: 2, handlerArgs: ['--migration-bandwidth', '4', '--migration-progress-timeout', '5s'] } });
 
   test('the progress timeout aborts it: the migration Failed with the reason, the guest runs on, unmoved, one qemu, no target pod', async () => {
     const name = 'mig-dirty';

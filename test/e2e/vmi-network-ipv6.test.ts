@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { readTcp, stackLeftovers, waitForConsoleText } from '../testbed/index.js';
+import { readTcp, waitForConsoleText } from '../testbed/index.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 import { stackNetwork, type StackNetwork } from '../testbed/sandbox/stack-network.js';
 import { BOOT_TIMEOUT_MS, guestVmi, VmiSuite } from './vmi-stack.js';
@@ -20,55 +20,56 @@ const OURS = /KUBEVIRT_|10\.0\.2\.|fd10:0:2:/;
 /**
  * A stack on the testbed's IPv6 pod network (`mode`: PODVIRT_TESTBED_IPV6) and an HTTP server on
  * the host side of its bridge, the only host address a guest is sent to; `seen` maps each request
- * path to the peer address the host saw (the NAT66 source).
+ * path to the peer address the host saw (the NAT66 source). Filled in by the describe's `before`;
+ * after the stack closed, nothing of it, its bridge included, is left.
  */
-class Ipv6Bed {
-  private constructor(
-    readonly suite: VmiSuite,
-    readonly net: StackNetwork,
-    readonly hostIP6: string,
-    readonly port: number,
-    readonly seen: ReadonlyMap<string, string>,
-    private readonly http: Server,
-  ) {}
+interface Ipv6Bed {
+  readonly suite: VmiSuite;
+  net: StackNetwork;
+  hostIP6: string;
+  port: number;
+  readonly seen: Map<string, string>;
+}
 
-  static async start(mode: '1' | 'only'): Promise<Ipv6Bed> {
-    process.env['PODVIRT_TESTBED_IPV6'] = mode;
-    let suite: VmiSuite;
-    try {
-      suite = await VmiSuite.start();
-    } finally {
+function ipv6Bed(mode: '1' | 'only'): Ipv6Bed {
+  let http: Server | undefined;
+  let bridge = '';
+  const suite = VmiSuite.setUp({
+    before: async () => {
+      assert.doesNotMatch((await runCommand(['nft', '-s', 'list', 'ruleset'])).stdout, OURS, 'no masquerade rule on the host before the test');
+      process.env['PODVIRT_TESTBED_IPV6'] = mode;
+      return undefined;
+    },
+    beforeClose: async () => {
+      const server = http;
+      if (server !== undefined) await new Promise((r) => server.close(r));
+    },
+    after: async () => {
       delete process.env['PODVIRT_TESTBED_IPV6'];
-    }
-    const net = stackNetwork(suite.stack.testbed.kubeletRoot);
-    const addr = await runCommand(['ip', '-o', '-6', 'addr', 'show', 'dev', net.bridge, 'scope', 'global']);
-    const hostIP6 = /inet6 ([0-9a-f:]+)\//.exec(addr.stdout)?.[1] ?? '';
-    assert.notEqual(hostIP6, '');
-    const seen = new Map<string, string>();
-    const http = createServer((req, res) => {
-      seen.set(req.url ?? '', req.socket.remoteAddress ?? '');
+      if (bridge !== '') assert.equal((await runCommand(['ip', 'link', 'show', bridge])).code, 1, 'the stack bridge is gone');
+    },
+  });
+  const bed = { suite, net: undefined as unknown as StackNetwork, hostIP6: '', port: 0, seen: new Map<string, string>() };
+  before(async () => {
+    delete process.env['PODVIRT_TESTBED_IPV6'];
+    bed.net = stackNetwork(suite.stack.testbed.kubeletRoot);
+    bridge = bed.net.bridge;
+    const addr = await runCommand(['ip', '-o', '-6', 'addr', 'show', 'dev', bridge, 'scope', 'global']);
+    bed.hostIP6 = /inet6 ([0-9a-f:]+)\//.exec(addr.stdout)?.[1] ?? '';
+    assert.notEqual(bed.hostIP6, '');
+    const server = createServer((req, res) => {
+      bed.seen.set(req.url ?? '', req.socket.remoteAddress ?? '');
       res.end(`hello-from-host ${req.url ?? ''}`);
     });
-    await new Promise<void>((resolve) => http.listen(0, hostIP6, resolve));
-    return new Ipv6Bed(suite, net, hostIP6, (http.address() as { port: number }).port, seen, http);
-  }
-
-  /** Stops the server and the stack; nothing of the stack, its bridge included, is left. */
-  async close(): Promise<void> {
-    await new Promise((r) => this.http.close(r));
-    await this.suite.close();
-    assert.deepEqual(await stackLeftovers(this.suite.stack), [], 'nothing of the stack is left');
-    assert.equal((await runCommand(['ip', 'link', 'show', this.net.bridge])).code, 1, 'the stack bridge is gone');
-  }
+    http = server;
+    await new Promise<void>((resolve) => server.listen(0, bed.hostIP6, resolve));
+    bed.port = (server.address() as { port: number }).port;
+  });
+  return bed;
 }
 
 describe('IPv6 guest networking on the dual-stack testbed', () => {
-  let bed: Ipv6Bed;
-  before(async () => {
-    assert.doesNotMatch((await runCommand(['nft', '-s', 'list', 'ruleset'])).stdout, OURS, 'no masquerade rule on the host before the test');
-    bed = await Ipv6Bed.start('1');
-  });
-  after(() => bed.close());
+  const bed = ipv6Bed('1');
 
   test('masquerade: DHCPv6 gives the guest fd10:0:2::2; the pod IPv6 reaches its boot_id on 8080; it reaches the host through NAT66; status lists both pod IPs', async () => {
     const { suite, hostIP6, port, seen } = bed;
@@ -136,9 +137,7 @@ describe('IPv6 guest networking on the dual-stack testbed', () => {
 // the guest at fd10:0:2::2 behind NAT66. The bridge binding, which hands the pod's IPv4 address
 // to the guest, is refused naming the field.
 describe('IPv6 guest networking on an IPv6-only pod network', () => {
-  let bed: Ipv6Bed;
-  before(async () => { bed = await Ipv6Bed.start('only'); });
-  after(() => bed.close());
+  const bed = ipv6Bed('only');
 
   test('masquerade: the guest gets fd10:0:2::2 and no IPv4; the pod IPv6 reaches it on 8080; it reaches the host; status and kubectl show the pod IPv6', async () => {
     const { suite, net, hostIP6, port, seen } = bed;

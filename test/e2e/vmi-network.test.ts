@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { readTcp, stackLeftovers, waitForConsoleText } from '../testbed/index.js';
+import { readTcp, waitForConsoleText } from '../testbed/index.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 import { stackNetwork, type StackNetwork } from '../testbed/sandbox/stack-network.js';
 import { BOOT_TIMEOUT_MS, guestVmi, VmiSuite } from './vmi-stack.js';
@@ -16,30 +16,38 @@ import { BOOT_TIMEOUT_MS, guestVmi, VmiSuite } from './vmi-stack.js';
 const OURS = /KUBEVIRT_|10\.0\.2\./;
 
 describe('guest networking on the testbed', () => {
-  let suite: VmiSuite;
   let net: StackNetwork;
-  let http: Server;
+  /** The stack's bridge, once known: it must be gone after the stack closed. */
+  let bridge = '';
+  let http: Server | undefined;
   let hostIP = '';
   let port = 0;
   let hostRuleset = '';
+  const suite = VmiSuite.setUp({
+    before: async () => {
+      hostRuleset = (await runCommand(['nft', '-s', 'list', 'ruleset'])).stdout;
+      assert.doesNotMatch(hostRuleset, OURS, 'no masquerade rule on the host before the test');
+      return undefined;
+    },
+    beforeClose: async () => {
+      const server = http;
+      if (server !== undefined) await new Promise((r) => server.close(r));
+    },
+    after: async () => {
+      if (bridge !== '') assert.equal((await runCommand(['ip', 'link', 'show', bridge])).code, 1, 'the stack bridge is gone');
+    },
+  });
   before(async () => {
-    hostRuleset = (await runCommand(['nft', '-s', 'list', 'ruleset'])).stdout;
-    assert.doesNotMatch(hostRuleset, OURS, 'no masquerade rule on the host before the test');
-    suite = await VmiSuite.start();
     net = stackNetwork(suite.stack.testbed.kubeletRoot);
+    bridge = net.bridge;
     // The host side of the stack's bridge: the only host address the guests are sent to.
     const addr = await runCommand(['ip', '-o', '-4', 'addr', 'show', 'dev', net.bridge]);
     hostIP = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(addr.stdout)?.[1] ?? '';
     assert.notEqual(hostIP, '');
-    http = createServer((req, res) => res.end(`hello-from-host ${req.url ?? ''}`));
-    await new Promise<void>((resolve) => http.listen(0, hostIP, resolve));
-    port = (http.address() as { port: number }).port;
-  });
-  after(async () => {
-    await new Promise((r) => http.close(r));
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-    assert.equal((await runCommand(['ip', 'link', 'show', net.bridge])).code, 1, 'the stack bridge is gone');
+    const server = createServer((req, res) => res.end(`hello-from-host ${req.url ?? ''}`));
+    http = server;
+    await new Promise<void>((resolve) => server.listen(0, hostIP, resolve));
+    port = (server.address() as { port: number }).port;
   });
 
   const networked = (name: string, binding: 'masquerade' | 'bridge', kernelArgs: string, ports?: unknown[]): Record<string, unknown> => {

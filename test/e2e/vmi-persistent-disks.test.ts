@@ -11,9 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/index.js';
 import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const MIB = 1024 * 1024;
@@ -55,16 +54,15 @@ async function bootAndMark(suite: VmiSuite, vmi: Vmi): Promise<{ running: Virtua
 }
 
 describe('disks that outlive the VM', () => {
-  let suite: VmiSuite;
-  let hostDir: string;
-  before(async () => {
-    hostDir = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-'));
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    await rm(hostDir, { recursive: true, force: true });
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+  let hostDir = '';
+  const suite = VmiSuite.setUp({
+    before: async () => {
+      hostDir = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-'));
+      return undefined;
+    },
+    after: async () => {
+      if (hostDir !== '') await rm(hostDir, { recursive: true, force: true });
+    },
   });
 
   const remove = async (name: string): Promise<void> => {

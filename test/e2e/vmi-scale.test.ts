@@ -1,21 +1,13 @@
 // Five VMIs applied at once on the testbed all reach Running with their guests up, and are all
 // deleted cleanly: Succeeded, pods gone, no qemu left.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { describe, test } from 'node:test';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
 const COUNT = 5;
 
 describe('several VMIs at once on the testbed', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   test(`${COUNT} VMIs reach Running together and are all deleted cleanly`, async () => {
     const names = Array.from({ length: COUNT }, (_, i) => `vm-many-${i}`);

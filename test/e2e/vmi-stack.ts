@@ -1,7 +1,9 @@
 // The VMI end-to-end suites' shared pieces: a podvirt stack per suite (testbed + controller +
 // handler processes), VMI manifests that boot the test guest from its image, and readers for
 // what a user sees: kubectl output, VMI status, Events, the guest's serial log in its pod.
+import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
+import { after, before } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, ListWatch, Watch, type CoreV1Event, type KubernetesListObject, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { eventually } from '@podvirt/test-support';
@@ -9,7 +11,7 @@ import { eventually } from '@podvirt/test-support';
 /** A VMI as the watch decodes it (client-node's object type; timestamps differ in type only). */
 type WatchedVmi = KubernetesObject & { status?: unknown };
 import { stringify } from 'yaml';
-import { guestImage, guestSerialLog, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack, type PodvirtStackOptions } from '../testbed/index.js';
+import { guestImage, guestSerialLog, stackLeftovers, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack, type PodvirtStackOptions } from '../testbed/index.js';
 import { kubectl, type KubectlResult } from './testbed-helpers.js';
 
 export const NS = 'default';
@@ -54,6 +56,19 @@ export function guestVmi(guest: GuestImage, name: string, opts: GuestVmiOptions 
       volumes: [{ name: 'data', containerDisk: { image: 'podvirt/test-guest:latest' } }],
     },
   };
+}
+
+/** What a test file adds around its suite's stack (`VmiSuite.setUp`); each step is optional. */
+export interface VmiSuiteSetUp {
+  readonly stack?: PodvirtStackOptions;
+  /** Runs first, before the stack starts (host state the stack needs); what it returns is added to `stack`. */
+  readonly before?: () => Promise<PodvirtStackOptions | undefined>;
+  /** Runs while the stack is still up, before it closes (what can only be read from it). */
+  readonly beforeClose?: (suite: VmiSuite) => Promise<void>;
+  /** Runs last, after the stack closed, also when an earlier step failed (what `before` made goes). */
+  readonly after?: () => Promise<void>;
+  /** Off for a suite that leaves on purpose what the leftover check would name. Default on. */
+  readonly checkLeftovers?: boolean;
 }
 
 interface SeenVmi {
@@ -114,6 +129,42 @@ export class VmiSuite {
     const suite = new VmiSuite(await startPodvirtStack({ ...(runtime === undefined || runtime === '' ? {} : { runtime }), ...options }));
     await suite.#watch.start();
     return suite;
+  }
+
+  /**
+   * The suite set-up every VMI test file shares: registers `before` and `after` hooks on the
+   * enclosing `describe` (or the file) that start the stack and close it, then check that nothing
+   * of it is left. Returns the suite, whose members work from the `before` on: it forwards to
+   * the started `VmiSuite`.
+   */
+  static setUp(setUp: VmiSuiteSetUp = {}): VmiSuite {
+    let started: VmiSuite | undefined;
+    const current = (): VmiSuite => started ?? assert.fail('the VMI suite is used before its before hook started it');
+    before(async () => {
+      const extra = (await setUp.before?.()) ?? {};
+      started = await VmiSuite.start({ ...setUp.stack, ...extra });
+    });
+    after(async () => {
+      try {
+        const suite = started;
+        if (suite === undefined) return;
+        try {
+          await setUp.beforeClose?.(suite);
+        } finally {
+          await suite.close();
+        }
+        if (setUp.checkLeftovers !== false) assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+      } finally {
+        await setUp.after?.();
+      }
+    });
+    return new Proxy({} as VmiSuite, {
+      get: (_, key) => {
+        const suite = current();
+        const value: unknown = Reflect.get(suite, key, suite);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(suite) : value;
+      },
+    });
   }
 
   /** When the watch first showed the VMI in `phase` (ms since the epoch), if it did. */

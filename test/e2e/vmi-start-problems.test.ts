@@ -5,21 +5,13 @@
 // A VMI with a 253-character name gets its Events, exactly one pod is ever created for it, and its
 // VM runs (the domain name is cut to what libvirt can store).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RequestRecord } from '../testbed/apiserver/index.js';
-import { stackLeftovers } from '../testbed/index.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 describe('why a VMI does not start', () => {
-  let suite: VmiSuite;
   const requests: RequestRecord[] = [];
-  before(async () => {
-    suite = await VmiSuite.start({ onRequest: (r) => requests.push(r) });
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp({ stack: { onRequest: (r) => requests.push(r) } });
 
   const condition = async (name: string, type: string, reason: string) =>
     suite.eventually(`${name} ${type} ${reason}`, async () =>

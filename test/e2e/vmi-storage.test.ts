@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { describe, test } from 'node:test';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 function withClaim(vmi: Record<string, unknown>, claimName: string): Record<string, unknown> {
@@ -18,14 +17,7 @@ function withClaim(vmi: Record<string, unknown>, claimName: string): Record<stri
 }
 
 describe('VMIs on persistent volume claims', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   const syncCondition = async (name: string) => (await suite.vmi(name))?.status?.conditions?.find((c) => c.type === 'Synchronized');
 

@@ -5,15 +5,11 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
 describe('VMIs on the two-node testbed', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start({ nodes: 2 });
-  });
-  after(() => suite.close());
+  const suite = VmiSuite.setUp({ stack: { nodes: 2 } });
 
   test('a VMI pinned to node 2 runs there, under node 2\'s handler, and is LiveMigratable', async () => {
     const [a, b] = suite.stack.nodes;

@@ -1,2 +1,2 @@
-export { DEFAULT_EVENTUALLY_DEADLINE_MS, eventually, type EventuallyOptions } from './eventually.js';
+export { DEFAULT_EVENTUALLY_DEADLINE_MS, eventually, EventuallyTimeoutError, type EventuallyOptions } from './eventually.js';
 export { makeMigrationCertificates, type MigrationCertificateOptions } from './migration-certificates.js';

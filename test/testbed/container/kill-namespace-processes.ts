@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, EventuallyTimeoutError } from '@podvirt/test-support';
 import { ContainerError } from './container-error.js';
 import { processesInMountNamespace } from './mount-namespace.js';
 
@@ -21,13 +21,15 @@ function signalAll(pids: readonly number[], signal: NodeJS.Signals): void {
   }
 }
 
+/** The processes still in `ns` once none are, or at the end of `ms`. */
 async function waitGone(ns: string, ms: number): Promise<number[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const left = await processesInMountNamespace(ns);
-    if (left.length === 0 || Date.now() >= deadline) return left;
-    await sleep(POLL_MS);
+  let left: number[] = [];
+  try {
+    await eventually(async () => (left = await processesInMountNamespace(ns)).length === 0, { what: `processes in ${ns} gone`, deadlineMs: ms, stepMs: POLL_MS });
+  } catch (err) {
+    if (!(err instanceof EventuallyTimeoutError)) throw err;
   }
+  return left;
 }
 
 /**

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, openSync, closeSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, EventuallyTimeoutError } from '@podvirt/test-support';
 import { startPodvirtStack } from '../stack/start-podvirt-stack.js';
 
 export interface StackInfo {
@@ -86,18 +86,16 @@ export async function stackUp(paths: StackServicePaths, node: string, mainScript
   } finally {
     closeSync(logFd);
   }
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    const info = await readInfo(paths);
-    if (info !== undefined) return info;
-    if (exited || Date.now() > deadline) {
-      // A stack still starting is told to stop (it closes what it started) rather than left behind.
-      if (!exited) child.kill('SIGTERM');
-      const log = await readFile(join(paths.dir, LOG), 'utf8').catch(() => '');
-      throw new StackServiceError('STACK_START_FAILED', `the stack did not come up; ${join(paths.dir, LOG)} ends:\n${log.slice(-3000)}`);
-    }
-    await sleep(200);
-  }
+  const info = await eventually(async () => (await readInfo(paths)) ?? (exited ? 'exited' : undefined), { what: 'the stack up', deadlineMs: START_TIMEOUT_MS, stepMs: 200 })
+    .catch((err: unknown) => {
+      if (err instanceof EventuallyTimeoutError) return 'timeout' as const;
+      throw err;
+    });
+  if (typeof info !== 'string') return info;
+  // A stack still starting is told to stop (it closes what it started) rather than left behind.
+  if (info === 'timeout') child.kill('SIGTERM');
+  const log = await readFile(join(paths.dir, LOG), 'utf8').catch(() => '');
+  throw new StackServiceError('STACK_START_FAILED', `the stack did not come up; ${join(paths.dir, LOG)} ends:\n${log.slice(-3000)}`);
 }
 
 /** SIGTERMs the background process and waits for it; SIGKILL after a bound. Returns how it ended. */
@@ -108,16 +106,15 @@ export async function stackDown(paths: StackServicePaths, kill: (pid: number, si
     throw new StackServiceError('STACK_NOT_UP', 'the stack is not up');
   }
   kill(info.pid, 'SIGTERM');
-  const deadline = Date.now() + STOP_TIMEOUT_MS;
-  while (alive(info.pid)) {
-    if (Date.now() > deadline) {
-      kill(info.pid, 'SIGKILL');
-      await rm(join(paths.dir, INFO), { force: true });
-      return 'killed';
-    }
-    await sleep(200);
+  try {
+    await eventually(() => !alive(info.pid), { what: `stack process ${info.pid} stopped`, deadlineMs: STOP_TIMEOUT_MS, stepMs: 200 });
+    return 'stopped';
+  } catch (err) {
+    if (!(err instanceof EventuallyTimeoutError)) throw err;
+    kill(info.pid, 'SIGKILL');
+    await rm(join(paths.dir, INFO), { force: true });
+    return 'killed';
   }
-  return 'stopped';
 }
 
 async function readInfo(paths: StackServicePaths): Promise<StackInfo | undefined> {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, EventuallyTimeoutError } from '@podvirt/test-support';
 
 export interface WaitForConsoleTextOptions {
   /** Default 60 s: a TCG boot takes ~2.5 s alone, but several at once share two cores. */
@@ -40,24 +40,21 @@ export async function waitForConsoleText(
   opts: WaitForConsoleTextOptions = {},
 ): Promise<ConsoleMatch> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const deadline = Date.now() + timeoutMs;
   const needle = Buffer.from(text);
-  for (;;) {
-    opts.signal?.throwIfAborted();
-    const log = await readLog(logPath);
-    const at = log.indexOf(needle, opts.from ?? 0);
-    if (at >= 0) {
+  let log: Buffer = Buffer.alloc(0);
+  try {
+    return await eventually(async (): Promise<ConsoleMatch | undefined> => {
+      log = await readLog(logPath);
+      const at = log.indexOf(needle, opts.from ?? 0);
+      if (at < 0) return undefined;
       const start = log.lastIndexOf('\n', at) + 1;
       const nl = log.indexOf('\n', at);
       const line = log.subarray(start, nl < 0 ? log.length : nl).toString().replace(/\r/g, '');
       return { line, end: at + needle.length };
-    }
-    if (Date.now() >= deadline) {
-      const tail = log.subarray(Math.max(0, log.length - TAIL_BYTES)).toString();
-      throw new ConsoleTextTimeoutError(
-        `"${text}" did not appear in ${logPath} within ${timeoutMs} ms; the log ends with:\n${tail}`,
-      );
-    }
-    await sleep(POLL_MS, undefined, opts.signal === undefined ? {} : { signal: opts.signal });
+    }, { what: `"${text}" on the console`, deadlineMs: timeoutMs, stepMs: POLL_MS, ...(opts.signal === undefined ? {} : { signal: opts.signal }) });
+  } catch (err) {
+    if (!(err instanceof EventuallyTimeoutError)) throw err;
+    const tail = log.subarray(Math.max(0, log.length - TAIL_BYTES)).toString();
+    throw new ConsoleTextTimeoutError(`"${text}" did not appear in ${logPath} within ${timeoutMs} ms; the log ends with:\n${tail}`);
   }
 }

@@ -143,7 +143,7 @@ export async function startLibvirtDaemon(opts: LibvirtDaemonOptions): Promise<Te
     exited = true;
   });
   const timeoutMs = opts.startTimeoutMs ?? 20_000;
-  const up = await waitForSocket(socketPath, Date.now() + timeoutMs, () => exited || opts.signal?.aborted === true);
+  const up = await waitForSocket(socketPath, timeoutMs, () => exited || opts.signal?.aborted === true);
   const pid = up ? await childNamed(container.pid, kind) : undefined;
   if (pid === undefined) {
     await close().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, EventuallyTimeoutError } from '@podvirt/test-support';
 
 /** True when something listens on the unix socket `path` (a file alone is not enough). */
 export function acceptsConnections(path: string): Promise<boolean> {
@@ -14,13 +14,14 @@ export function acceptsConnections(path: string): Promise<boolean> {
 }
 
 /**
- * Resolves once a unix socket accepts a connection; false when `deadline` (epoch ms) passes
- * or `stop()` turns true first. The socket file appears before the daemon listens on it.
+ * Resolves once a unix socket accepts a connection; false when `timeoutMs` passes or `stop()`
+ * turns true first. The socket file appears before the daemon listens on it.
  */
-export async function waitForSocket(path: string, deadline: number, stop: () => boolean): Promise<boolean> {
-  for (;;) {
-    if (await acceptsConnections(path)) return true;
-    if (stop() || Date.now() >= deadline) return false;
-    await sleep(25);
+export async function waitForSocket(path: string, timeoutMs: number, stop: () => boolean): Promise<boolean> {
+  try {
+    return await eventually(async () => (await acceptsConnections(path)) || (stop() ? 'stopped' : undefined), { what: `${path} accepting`, deadlineMs: timeoutMs, stepMs: 25 }) === true;
+  } catch (err) {
+    if (err instanceof EventuallyTimeoutError) return false;
+    throw err;
   }
 }

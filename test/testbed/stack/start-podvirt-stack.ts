@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Namespace } from '@kubernetes/client-node';
-import { makeMigrationCertificates } from '@podvirt/test-support';
+import { eventually, makeMigrationCertificates } from '@podvirt/test-support';
 import type { Logger } from 'pino';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import type { RequestListener } from '../apiserver/request-record.js';
@@ -253,12 +253,11 @@ function stackNode(
 }
 
 async function startedLine(proc: StackProcess, match: (line: LogLine) => boolean): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!proc.lines.some(match)) {
+  await eventually(() => {
+    if (proc.lines.some(match)) return true;
     if (!proc.running) throw new Error(`${proc.name} exited while starting\n${proc.tail()}`);
-    if (Date.now() > deadline) throw new Error(`${proc.name} did not start within ${START_TIMEOUT_MS} ms\n${proc.tail()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return undefined;
+  }, { what: `${proc.name} started`, deadlineMs: START_TIMEOUT_MS, stepMs: 50, detail: () => proc.tail() });
 }
 
 /** The Namespaces of the manifests (podvirt's own), created as `kubectl apply` would. */
