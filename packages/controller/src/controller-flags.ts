@@ -19,25 +19,23 @@ export interface ControllerFlags {
 /** KubeVirt's virt-controller runs 3 VMI workers by default. */
 export const DEFAULT_WORKERS = 3;
 
+/** Every flag podvirt-controller takes, as parseArgs reads them (the docs check lists them against the READMEs). */
+export const CONTROLLER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  'launcher-image': { type: 'string' },
+  'allow-emulation': { type: 'boolean', default: false },
+  namespace: { type: 'string' },
+  workers: { type: 'string', default: String(DEFAULT_WORKERS) },
+  'leader-elect': { type: 'boolean', default: false },
+  'lease-namespace': { type: 'string', default: 'kube-system' },
+  'lease-name': { type: 'string', default: 'podvirt-controller' },
+  'log-level': { type: 'string', default: 'info' },
+} as const;
+
 export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        kubeconfig: { type: 'string' },
-        'launcher-image': { type: 'string' },
-        'allow-emulation': { type: 'boolean', default: false },
-        namespace: { type: 'string' },
-        workers: { type: 'string', default: String(DEFAULT_WORKERS) },
-        'leader-elect': { type: 'boolean', default: false },
-        'lease-namespace': { type: 'string', default: 'kube-system' },
-        'lease-name': { type: 'string', default: 'podvirt-controller' },
-        'log-level': { type: 'string', default: 'info' },
-      },
-    });
+    parsed = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: CONTROLLER_OPTIONS });
   } catch (err) {
     throw new ControllerError('CONTROLLER_BAD_FLAG', err instanceof Error ? err.message : String(err), { cause: err });
   }

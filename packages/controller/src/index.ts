@@ -2,7 +2,7 @@ export type { EventRecorder, MetadataPatch, MigrationClient, MigrationEventRecor
 export { ClusterInformers, LAUNCHER_POD_SELECTOR, type ClusterInformersOptions, type PodChange } from './cluster-informers.js';
 export { ControllerApp, DEFAULT_LEASE_NAME, EVENT_SOURCE_COMPONENT, type ControllerAppOptions, type LeaderElectionConfig } from './controller-app.js';
 export { ControllerError, isConflict, isNotFound, type ControllerErrorCode } from './controller-error.js';
-export { DEFAULT_WORKERS, parseControllerFlags, type ControllerFlags } from './controller-flags.js';
+export { CONTROLLER_OPTIONS, DEFAULT_WORKERS, parseControllerFlags, type ControllerFlags } from './controller-flags.js';
 export { DEFAULT_POD_DOWN_GRACE_MS, FAILED_CREATE_REASON, decideVmi, type DecideInput } from './decide-vmi.js';
 export { controllerVersion, defaultLauncherImage } from './default-launcher-image.js';
 export {

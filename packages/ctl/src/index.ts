@@ -9,5 +9,6 @@ export {
 } from './defaults.js';
 export { NodeApiError, type StatusName } from './node-api-error.js';
 export { NodeApiClient, type CallOptions, type NodeApi } from './node-client.js';
+export { COMMANDS, FLAG_ALIASES, FLAGS, type CommandName, type CommandSpec, type FlagName, type FlagSpec } from './command-table.js';
 export { parseArgs, type Invocation } from './parse-args.js';
 export { UsageError } from './usage-error.js';

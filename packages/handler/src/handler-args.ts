@@ -212,3 +212,6 @@ export function parseDuration(flag: string, text: string): number {
   if (ms <= 0) throw invalid(`${flag}: must be more than 0, got ${text}`);
   return ms;
 }
+
+/** Every flag podvirt-handler takes, as parseArgs reads them (the docs check lists them against the READMEs). */
+export const HANDLER_OPTIONS = OPTIONS;

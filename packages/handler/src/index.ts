@@ -3,7 +3,7 @@ export { computePhase } from './reconcile/compute-phase.js';
 export { computeStatus, type StatusInput, type SyncFailure } from './reconcile/compute-status.js';
 export { decide, LAUNCHER_WAIT_MS, SHUTDOWN_RESEND_MS } from './reconcile/decide.js';
 export { EVENT_SOURCE_COMPONENT, HandlerController, type HandlerControllerOptions } from './handler-controller.js';
-export { HANDLER_USAGE, parseDuration, parseHandlerArgs, type HandlerArgs, type NodeApiTlsArgs } from './handler-args.js';
+export { HANDLER_OPTIONS, HANDLER_USAGE, parseDuration, parseHandlerArgs, type HandlerArgs, type NodeApiTlsArgs } from './handler-args.js';
 export { HandlerRuntime, type HandlerRuntimeOptions, type RuntimeArgs } from './handler-runtime.js';
 export { GhostRecordStore } from './ghost-records/ghost-record-store.js';
 export type { GhostRecord, LauncherRecords } from './ghost-records/ghost-record.js';

@@ -6,6 +6,7 @@ export {
   DEFAULT_LAUNCHER_BIN,
   DEFAULT_QEMU_STOP_TIMEOUT_MS,
   DEFAULT_REAP_SWEEP_INTERVAL_MS,
+  MONITOR_OPTIONS,
   parseMonitorArgs,
 } from './monitor-args.js';
 export type { MonitorArgs } from './monitor-args.js';

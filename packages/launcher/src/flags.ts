@@ -67,3 +67,7 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     ignored: given.filter((flag) => Object.hasOwn(IGNORED, flag)),
   };
 }
+
+/** Every flag podvirt-launcher takes, and those it accepts only to ignore (the docs check lists both against the READMEs). */
+export const LAUNCHER_OPTIONS = OPTIONS;
+export const LAUNCHER_IGNORED_OPTIONS = IGNORED;
