@@ -14,9 +14,9 @@ export interface MonitorArgs {
 export const DEFAULT_LAUNCHER_BIN = 'podvirt-launcher';
 
 // KubeVirt's monitor allows 10 s too. The launcher pod's grace period is the VMI's plus
-// 15 s, and the launcher spends the VMI's part shutting the guest down, so 10 s for the
-// leftover-qemu step still ends before kubelet's SIGKILL; qemu itself exits at once on
-// SIGTERM, so only a qemu stuck in the kernel ever uses the bound.
+// 30 s and the launcher's the VMI's plus 15 s, so 10 s for the leftover-qemu step still ends
+// before kubelet's SIGKILL; qemu itself exits at once on SIGTERM, so only a qemu stuck in the
+// kernel ever uses the bound.
 export const DEFAULT_QEMU_STOP_TIMEOUT_MS = 10_000;
 
 // A safety net only: SIGCHLD drives reaping, and an idle sweep costs one waitid() call.
