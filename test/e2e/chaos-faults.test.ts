@@ -8,9 +8,8 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/index.js';
 import { nodeApiSocket, podvirtctl } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
@@ -48,17 +47,14 @@ function refusedByNode(suite: VmiSuite, name: string): Record<string, unknown> {
 }
 
 describe('chaos: faults never lose a VM, never stick a VMI, never start a write storm', () => {
-  let suite: VmiSuite;
   const bounds: string[] = [];
-  before(async () => {
-    suite = await VmiSuite.start({ handlerArgs: [`--watchdog-timeout=${WATCHDOG_S}s`] });
-  });
-  after(async () => {
-    console.log(`chaos bounds:\n  ${bounds.join('\n  ')}`);
-    await suite.kubectl(['delete', 'vmi', '--all', '--wait=false']);
-    for (const name of [KEEP, 'vm-victim', 'vm-mid', 'vm-refused']) await suite.waitForGone(name).catch(() => undefined);
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+  const suite = VmiSuite.setUp({
+    stack: { handlerArgs: [`--watchdog-timeout=${WATCHDOG_S}s`] },
+    beforeClose: async (s) => {
+      console.log(`chaos bounds:\n  ${bounds.join('\n  ')}`);
+      await s.kubectl(['delete', 'vmi', '--all', '--wait=false']);
+      for (const name of [KEEP, 'vm-victim', 'vm-mid', 'vm-refused']) await s.waitForGone(name).catch(() => undefined);
+    },
   });
 
   /** Runs a fault and checks the writes and Events it caused on each of `names`. */

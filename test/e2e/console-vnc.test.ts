@@ -11,13 +11,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { node } from '@podvirt/proto';
 import { eventually } from '@podvirt/test-support';
 import { spawn as spawnPty, type IPty } from 'node-pty';
-import { repoRoot, stackLeftovers } from '../testbed/index.js';
+import { repoRoot } from '../testbed/index.js';
 import { nodeApiSocket, podvirtctl } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
@@ -65,15 +65,22 @@ async function pidsMatching(word: string, uid: string): Promise<number[]> {
 }
 
 describe('console, VNC and guest-console-log on the testbed', () => {
-  let suite: VmiSuite;
+  let tmp = '';
+  const suite = VmiSuite.setUp({
+    beforeClose: async (s) => {
+      await s.kubectl(['delete', 'vmi', '--all', '--wait=false']);
+      await s.waitForGone(VM).catch(() => undefined);
+    },
+    after: async () => {
+      if (tmp !== '') await rm(tmp, { recursive: true, force: true });
+    },
+  });
   let vmi: VirtualMachineInstance;
   let socket: string;
   let bootId: string;
   let pod: string;
-  let tmp: string;
 
   before(async () => {
-    suite = await VmiSuite.start();
     socket = nodeApiSocket(suite.stack);
     tmp = await mkdtemp(join(tmpdir(), 'podvirt-console-e2e-'));
     await suite.apply(guestVmi(suite.guest, VM, { devices: { autoattachGraphicsDevice: true } }));
@@ -81,13 +88,6 @@ describe('console, VNC and guest-console-log on the testbed', () => {
     const ready = await suite.waitForGuestReady(vmi);
     bootId = /boot_id=(\S+)/.exec(ready)?.[1] ?? assert.fail(`no boot_id in ${ready}`);
     pod = (await suite.podsOf(vmi))[0]?.metadata?.name ?? assert.fail('no launcher pod');
-  });
-  after(async () => {
-    await suite.kubectl(['delete', 'vmi', '--all', '--wait=false']);
-    await suite.waitForGone(VM).catch(() => undefined);
-    await suite.close();
-    await rm(tmp, { recursive: true, force: true });
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
   });
 
   test('kubectl logs -c guest-console-log shows the boot; -f follows what the guest prints later', async () => {

@@ -10,11 +10,11 @@ import { mkdir, mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { V1Pod } from '@kubernetes/client-node';
-import { repoRoot, stackLeftovers } from '../testbed/index.js';
+import { repoRoot } from '../testbed/index.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
@@ -44,9 +44,23 @@ function unary<T>(client: Record<string, (...args: unknown[]) => unknown>, metho
 }
 
 describe('device plugins: handler ↔ kubelet ↔ pods', () => {
-  let suite: VmiSuite;
   let root = '';
   let handlerStartedAt = 0;
+  const suite = VmiSuite.setUp({
+    before: async () => {
+      root = await mkdtemp(join(tmpdir(), 'pv-devroot-'));
+      for (const d of DEVICES) await mknod(root, d);
+      return {
+        deviceRoot: root,
+        onLogLine: (component, line) => {
+          if (component === 'handler' && handlerStartedAt === 0 && line.includes('"starting"')) handlerStartedAt = Date.now();
+        },
+      };
+    },
+    after: async () => {
+      if (root !== '') await rm(root, { recursive: true, force: true });
+    },
+  });
   const pluginsDir = (): string => join(suite.stack.testbed.kubeletRoot, 'device-plugins');
   const allocatable = async (): Promise<Record<string, string>> => {
     const out = await suite.kubectl(['get', 'node', suite.stack.nodeName, '-o', 'jsonpath={.status.allocatable}']);
@@ -64,21 +78,6 @@ describe('device plugins: handler ↔ kubelet ↔ pods', () => {
     return found.filter((p): p is string => p !== undefined);
   };
 
-  before(async () => {
-    root = await mkdtemp(join(tmpdir(), 'pv-devroot-'));
-    for (const d of DEVICES) await mknod(root, d);
-    suite = await VmiSuite.start({
-      deviceRoot: root,
-      onLogLine: (component, line) => {
-        if (component === 'handler' && handlerStartedAt === 0 && line.includes('"starting"')) handlerStartedAt = Date.now();
-      },
-    });
-  });
-  after(async () => {
-    await suite?.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-    await rm(root, { recursive: true, force: true });
-  });
 
   test('the Node shows the three resources (capacity and allocatable 1000 each); kubectl describe node lists them', async () => {
     let window = '';

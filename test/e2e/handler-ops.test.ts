@@ -5,34 +5,31 @@
 // another node; /metrics phase counts match kubectl's view; the heartbeat labels the node and
 // a SIGTERMed handler exits 0, leaving the node unschedulable and the VM running.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/index.js';
 import { metricsPort, nodeApiSocket, nodeApiStatus, phaseCounts, podvirtctl, scrape, serialLines, startOtherHandler } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const VM = 'vm-ops';
 
 describe('handler node API on the testbed', () => {
-  let suite: VmiSuite;
+  const suite = VmiSuite.setUp({
+    beforeClose: async (s) => {
+      await s.kubectl(['delete', 'vmi', '--all', '--wait=false']);
+      await s.waitForGone(VM).catch(() => undefined);
+    },
+  });
   let vmi: VirtualMachineInstance;
   let socket: string;
   const condition = async (type: string) => (await suite.vmi(VM))?.status?.conditions?.find((c) => c.type === type);
   const reasons = async () => (await suite.events(VM)).map((e) => e.reason);
 
   before(async () => {
-    suite = await VmiSuite.start();
     socket = nodeApiSocket(suite.stack);
     await suite.apply(guestVmi(suite.guest, VM));
     vmi = await suite.waitForPhase(VM, 'Running');
     await suite.waitForGuestReady(vmi);
     await suite.eventually('AgentConnected', () => condition('AgentConnected'));
-  });
-  after(async () => {
-    await suite.kubectl(['delete', 'vmi', '--all', '--wait=false']);
-    await suite.waitForGone(VM).catch(() => undefined);
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
   });
 
   test('pause → condition Paused (PausedByUser) + Event Paused; unpause clears it + Event Unpaused', async () => {

@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/index.js';
 import { ghostRecordDir, nodeApiSocket, podvirtctl, serialLines } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
@@ -17,15 +16,11 @@ const DOOMED = 'vm-doomed';
 const LATE = 'vm-late';
 
 describe('handler restart on the testbed', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.kubectl(['delete', 'vmi', '--all', '--wait=false']);
-    for (const name of [...SURVIVORS, DOOMED, LATE]) await suite.waitForGone(name).catch(() => undefined);
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+  const suite = VmiSuite.setUp({
+    beforeClose: async (s) => {
+      await s.kubectl(['delete', 'vmi', '--all', '--wait=false']);
+      for (const name of [...SURVIVORS, DOOMED, LATE]) await s.waitForGone(name).catch(() => undefined);
+    },
   });
 
   test('SIGKILL, changes while down, restart: survivors re-adopted, new VMI runs, deleted VMI cleaned up', async () => {
