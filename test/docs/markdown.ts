@@ -73,7 +73,9 @@ export function tables(md: string): MarkdownTable[] {
     let j = i + 2;
     for (; j < all.length && (all[j]?.text ?? '').startsWith('|'); j++) rows.push(cells(all[j]?.text ?? ''));
     const intro: string[] = [];
-    for (let k = i - 1; k >= 0 && (all[k]?.text ?? '').trim() !== '' && HEADING.exec(all[k]?.text ?? '') === null; k--) intro.unshift(all[k]?.text ?? '');
+    let k = i - 1;
+    while (k >= 0 && (all[k]?.text ?? '').trim() === '') k--;
+    for (; k >= 0 && (all[k]?.text ?? '').trim() !== '' && HEADING.exec(all[k]?.text ?? '') === null; k--) intro.unshift(all[k]?.text ?? '');
     found.push({ line: i + 1, heading, intro: intro.join(' '), header: cells(l.text), rows });
     i = j - 1;
   }
