@@ -15,7 +15,11 @@ export {
 export { isKubeClientError, KubeClientError, type KubeClientErrorCode } from './kube-client-error.js';
 export { inClusterConfig, kubeconfigFromDocument, parseKubeconfig, SERVICE_ACCOUNT_DIR, type KubeConfig, type KubeconfigOptions, type PemSource } from './kube-config.js';
 export { KubeEventSink } from './kube-event-sink.js';
-export { kubeListWatch, WATCH_TIMEOUT_SECONDS, type KubeListWatchOptions } from './kube-list-watch.js';
+export { WATCH_TIMEOUT_SECONDS } from './kube-list-watch.js';
 export { loadKubeConfig, readKubeconfigFile, type KubeConfigSources } from './load-kube-config.js';
+export {
+  EVENTS, LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PODS, ResourceClient,
+  type KubeResource, type NamedObject, type Selectors,
+} from './resource-client.js';
 export { WorkQueue } from './work-queue.js';
 export { eventName, eventNamePrefix } from './event-name.js';
