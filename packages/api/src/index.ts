@@ -68,9 +68,11 @@ export type * from './types/status.js';
 export type * from './types/vmi.js';
 export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
+export { vmiLogBindings, type VmiLogBindings } from './vmi-log-bindings.js';
 export { vmiReference, type VmiReference } from './vmi-reference.js';
 export {
   parsePodNetworkHandoff,
+  PodNetworkHandoffError,
   POD_NETWORK_HANDOFF_FILE,
   type DhcpLease,
   type DhcpV6Lease,

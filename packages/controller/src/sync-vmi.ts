@@ -158,6 +158,7 @@ export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal)
     deps.expectations.forget(key);
     return {};
   }
+  // The key's logger has the VMI's namespace and name (vmiLogBindings); its UID is known now.
   deps = { ...deps, log: deps.log.child({ uid: vmi.metadata.uid }) };
   const waiting = deps.expectations.pendingFor(key);
   if (waiting > 0) return { requeueAfterMs: waiting };

@@ -3,7 +3,7 @@
 // exponential backoff; one key is never synced by two workers at once.
 
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { VMI_KIND, type VirtualMachineInstance } from '@podvirt/api';
+import { VMI_KIND, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { claimNames } from './claim-check.js';
 import { KeyedWorkers } from './keyed-workers.js';
@@ -39,7 +39,7 @@ export class VmiController {
       ...(options.queue === undefined ? {} : { queue: options.queue }),
       keys: () => options.deps.vmis.list().map(vmiKey),
       sync: (key, log, signal) => syncVmi({ ...options.deps, log }, key, signal),
-      log: (key) => options.log.child(splitKey(key)),
+      log: (key) => options.log.child(vmiLogBindings(splitKey(key))),
       failure: 'reconcile failed, requeueing',
     });
   }

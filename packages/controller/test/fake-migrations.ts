@@ -60,8 +60,8 @@ export class FakeMigrationCluster extends FakeCluster implements MigrationStore,
 
   #checked(namespace: string, name: string, rv: string | undefined): VirtualMachineInstanceMigration {
     const stored = this.migrations.get(`${namespace}/${name}`);
-    if (stored === undefined) throw new ControllerError('CONTROLLER_NOT_FOUND', `migration ${name} not found`);
-    if (rv !== undefined && rv !== stored.metadata.resourceVersion) throw new ControllerError('CONTROLLER_CONFLICT', 'the object has been modified');
+    if (stored === undefined) throw new ControllerError('CONTROLLER_ERR_NOT_FOUND', `migration ${name} not found`);
+    if (rv !== undefined && rv !== stored.metadata.resourceVersion) throw new ControllerError('CONTROLLER_ERR_CONFLICT', 'the object has been modified');
     return stored;
   }
 

@@ -200,9 +200,9 @@ describe('renderLauncherPod', () => {
 
   test('a VMI without memory or identity is refused with a stable code', () => {
     const noMemory = withSpec((v) => delete v.spec.domain.resources);
-    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'PODVIRT_ERR_VMI_INVALID' });
+    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'API_ERR_VMI_INVALID' });
     const noUid = vmiFixture({ metadata: { uid: '' } });
-    assert.throws(() => renderLauncherPod(noUid, config), { code: 'CONTROLLER_INVALID_VMI' });
+    assert.throws(() => renderLauncherPod(noUid, config), { code: 'CONTROLLER_ERR_INVALID_VMI' });
   });
 
   test('rendering does not touch the VMI', () => {

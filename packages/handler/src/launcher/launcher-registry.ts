@@ -4,7 +4,7 @@
 
 import { watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import type { CallObserver, cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { LauncherRecords } from '../ghost-records/ghost-record.js';
@@ -266,7 +266,7 @@ export class LauncherRegistry {
       client.close();
       throw err;
     }
-    const log = this.#o.log.child({ uid: target.uid, socket: path });
+    const log = this.#o.log.child({ ...vmiLogBindings({ ...splitVmiKey(target.key), uid: target.uid }), socket: path });
     const conn = new LauncherConnection({
       uid: target.uid,
       key: target.key,

@@ -3,7 +3,7 @@
 // the Event KubeVirt records. The VMI status follows through the normal reconcile: the
 // launcher's domain stream reports the change and the handler writes it.
 
-import { EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
+import { EventReason, EventType, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import { abortableSleep } from '@podvirt/kube-runtime';
 import { unfreezeTimeoutProblem, type cmd, type node } from '@podvirt/proto';
 import type { Logger } from 'pino';
@@ -135,7 +135,7 @@ export class NodeOperations {
     this.#refuseUnless(vmi, check);
     const connection = await this.#connection(vmi, signal);
     const client = connection.client;
-    const log = this.#o.log.child({ namespace: vmi.metadata.namespace, name: vmi.metadata.name, uid });
+    const log = this.#o.log.child(vmiLogBindings(vmi.metadata));
     try {
       await act(client, Buffer.from(JSON.stringify(vmi)));
     } catch (err) {

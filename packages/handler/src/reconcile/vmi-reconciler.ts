@@ -6,6 +6,7 @@ import {
   EventReason,
   EventType,
   NODE_NAME_LABEL,
+  vmiLogBindings,
   VmiPhase,
   type VirtualMachineInstance,
   type VmiStatus,
@@ -158,7 +159,7 @@ export class VmiReconciler {
 
   async #pass(key: string, uid: string, vmi: VirtualMachineInstance | undefined, signal: AbortSignal): Promise<ReconcileResult> {
     const known = vmi ?? this.#tombstones.get(uid) ?? placeholder(key, uid);
-    const log = this.#o.log.child({ namespace: known.metadata.namespace, name: known.metadata.name, uid });
+    const log = this.#o.log.child(vmiLogBindings({ ...known.metadata, uid }));
     const record = (type: string, reason: string, message: string): Promise<void> => this.#o.recorder.record(known, type, reason, message);
     const migrations = this.#o.migrations;
     const role = vmi === undefined || migrations === undefined ? 'none' : migrationRole(vmi, this.#o.nodeName);
