@@ -33,7 +33,7 @@ export { PodExpectations } from './pod-expectations.js';
 export { COMPUTE_CAPABILITIES, DEFAULT_CPU_REQUEST, launcherPodPrefix, renderLauncherPod, VM_NAME_LABEL, type LauncherPodConfig } from './render-launcher-pod.js';
 export { PodEventReason, syncVmi, type SyncDeps, type SyncResult } from './sync-vmi.js';
 export { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
-export { ownerKey, VmiController, vmiKey, type VmiControllerOptions } from './vmi-controller.js';
+export { ownerKey, VmiController, type VmiControllerOptions } from './vmi-controller.js';
 export { DEVICE_RESOURCE_PREFIX, KVM_RESOURCE, TUN_RESOURCE, VHOST_NET_RESOURCE, deviceResources } from './device-resources.js';
 export { decideMigration, DEFAULT_UNSCHEDULABLE_TIMEOUT_MS, type DecideMigrationInput } from './decide-migration.js';
 export { MigrationConditionType, MigrationFailureReason, type MigrationDecision, type MigrationEvent } from './migration-decision.js';

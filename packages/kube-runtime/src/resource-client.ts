@@ -8,6 +8,7 @@ import type { ListWatchSource, ObjectList } from './informer.js';
 import { isKubeApiError } from './kube-api-error.js';
 import { MERGE_PATCH, type KubeClient } from './kube-client.js';
 import { kubeListWatch } from './kube-list-watch.js';
+import type { KubeObject } from './object-key.js';
 
 /** Which REST collection a kind lives in. */
 export interface KubeResource {
@@ -24,18 +25,13 @@ export interface Selectors {
   readonly fieldSelector?: string | undefined;
 }
 
-/** What a written object must carry for its own path. */
-export interface NamedObject {
-  readonly metadata?: { readonly namespace?: string | undefined; readonly name?: string | undefined } | undefined;
-}
-
 export const PODS: KubeResource = { group: '', version: 'v1', plural: 'pods', namespaced: true };
 export const NODES: KubeResource = { group: '', version: 'v1', plural: 'nodes', namespaced: false };
 export const EVENTS: KubeResource = { group: '', version: 'v1', plural: 'events', namespaced: true };
 export const PERSISTENT_VOLUME_CLAIMS: KubeResource = { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true };
 export const LEASES: KubeResource = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };
 
-export class ResourceClient<T extends NamedObject> {
+export class ResourceClient<T extends KubeObject> {
   readonly #client: KubeClient;
   readonly #resource: KubeResource;
 
