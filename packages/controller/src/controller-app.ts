@@ -5,13 +5,13 @@
 import { migrationReference, vmiReference, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { ClusterInformers } from './cluster-informers.js';
-import { KubeLeaseClient } from './kube-lease-client.js';
-import { kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube-clients.js';
-import { LeaderElector, type LeadershipEnd } from './leader-elector.js';
-import { MigrationController } from './migration-controller.js';
-import { PodExpectations } from './pod-expectations.js';
-import { VmiController } from './vmi-controller.js';
+import { ClusterInformers } from './kube/cluster-informers.js';
+import { KubeLeaseClient } from './leader/kube-lease-client.js';
+import { kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
+import { LeaderElector, type LeadershipEnd } from './leader/leader-elector.js';
+import { MigrationController } from './reconcile/migration-controller.js';
+import { PodExpectations } from './reconcile/pod-expectations.js';
+import { VmiController } from './reconcile/vmi-controller.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;

@@ -4,7 +4,7 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EventType, VirtualMachineInstance } from '@podvirt/api';
-import type { EventRecorder, MetadataPatch, PodClient, PodStore, VmiClient, VmiStore } from '../src/cluster-roles.js';
+import type { EventRecorder, MetadataPatch, PodClient, PodStore, VmiClient, VmiStore } from '../src/kube/cluster-roles.js';
 import { ControllerError } from '../src/controller-error.js';
 
 export interface RecordedEvent {

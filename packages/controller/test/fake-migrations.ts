@@ -3,10 +3,10 @@
 // while it is being deleted vanishes, as the API server does it.
 
 import type { EventType, VirtualMachineInstanceMigration } from '@podvirt/api';
-import type { MigrationClient, MigrationEventRecorder, MigrationStore } from '../src/cluster-roles.js';
+import type { MigrationClient, MigrationEventRecorder, MigrationStore } from '../src/kube/cluster-roles.js';
 import { ControllerError } from '../src/controller-error.js';
-import type { MigrationSyncDeps } from '../src/sync-migration.js';
-import { PodExpectations } from '../src/pod-expectations.js';
+import type { MigrationSyncDeps } from '../src/reconcile/sync-migration.js';
+import { PodExpectations } from '../src/reconcile/pod-expectations.js';
 import { FakeCluster, type RecordedEvent } from './fake-cluster.js';
 import type { Logger } from 'pino';
 

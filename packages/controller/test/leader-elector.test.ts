@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { pino } from 'pino';
 import { ControllerError } from '../src/controller-error.js';
-import { LeaderElector, type LeadershipEnd } from '../src/leader-elector.js';
-import type { LeaseClient, LeaseRecord } from '../src/lease-client.js';
+import { LeaderElector, type LeadershipEnd } from '../src/leader/leader-elector.js';
+import type { LeaseClient, LeaseRecord } from '../src/leader/lease-client.js';
 
 const log = pino({ level: 'silent' });
 

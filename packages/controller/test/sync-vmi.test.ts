@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
-import { PodExpectations } from '../src/pod-expectations.js';
-import { syncVmi, type SyncDeps } from '../src/sync-vmi.js';
+import { PodExpectations } from '../src/reconcile/pod-expectations.js';
+import { syncVmi, type SyncDeps } from '../src/reconcile/sync-vmi.js';
 import { FakeCluster } from './fake-cluster.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 

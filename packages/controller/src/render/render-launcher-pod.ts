@@ -20,7 +20,7 @@ import {
   type DefaultedVmi,
   type VirtualMachineInstance,
 } from '@podvirt/api';
-import { ControllerError } from './controller-error.js';
+import { ControllerError } from '../controller-error.js';
 import {
   COMPUTE_CONTAINER_NAME,
   CONTAINER_DISK_DIR,

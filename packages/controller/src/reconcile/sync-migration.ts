@@ -9,17 +9,17 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, isFinalMigrationPhase, MIGRATION_FINALIZER, MigrationPhase, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { checkClaims, type ClaimStore } from './claim-check.js';
-import type { EventRecorder, MigrationClient, MigrationEventRecorder, MigrationStore, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
-import { isConflict } from './controller-error.js';
-import { decideMigration } from './decide-migration.js';
-import type { MigrationDecision, MigrationEvent } from './migration-decision.js';
+import { checkClaims, type ClaimStore } from '../decide/claim-check.js';
+import type { EventRecorder, MigrationClient, MigrationEventRecorder, MigrationStore, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
+import { isConflict } from '../controller-error.js';
+import { decideMigration } from '../decide/decide-migration.js';
+import type { MigrationDecision, MigrationEvent } from '../decide/migration-decision.js';
 import type { PodExpectations } from './pod-expectations.js';
-import type { LauncherPodConfig } from './render-launcher-pod.js';
-import { renderTargetPod } from './render-target-pod.js';
+import type { LauncherPodConfig } from '../render/render-launcher-pod.js';
+import { renderTargetPod } from '../render/render-target-pod.js';
 import { PodEventReason, type SyncResult } from './sync-vmi.js';
-import { isMigrationTargetPod } from './vmi-pod.js';
-import { timeOf } from './launcher-pod-state.js';
+import { isMigrationTargetPod } from '../decide/vmi-pod.js';
+import { timeOf } from '../decide/launcher-pod-state.js';
 
 export interface MigrationSyncDeps {
   readonly migrations: MigrationStore;

@@ -1,7 +1,7 @@
 // LeaseClient over coordination.k8s.io/v1.
 
 import { LEASES, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
-import { apiFailure } from './api-failure.js';
+import { apiFailure } from '../kube/api-failure.js';
 import type { LeaseClient, LeaseRecord } from './lease-client.js';
 
 interface LeaseObject {

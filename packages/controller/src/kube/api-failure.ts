@@ -1,7 +1,7 @@
 // One place that turns a Kubernetes client failure into a ControllerError with a stable code.
 
 import { isKubeApiError } from '@podvirt/kube-runtime';
-import { ControllerError } from './controller-error.js';
+import { ControllerError } from '../controller-error.js';
 
 export function apiFailure(err: unknown, what: string): ControllerError {
   if (err instanceof ControllerError) return err;

@@ -11,7 +11,7 @@
 import { posix } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { ControllerError } from './controller-error.js';
+import { ControllerError } from '../controller-error.js';
 import { KUBEVIRT_PRIVATE_DIR, LAUNCHER_VOLUMES } from './launcher-layout.js';
 
 export const VMI_DISKS_DIR = `${KUBEVIRT_PRIVATE_DIR}/vmi-disks`;

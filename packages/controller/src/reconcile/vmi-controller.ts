@@ -5,9 +5,9 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { VMI_KIND, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
-import { claimNames } from './claim-check.js';
+import { claimNames } from '../decide/claim-check.js';
 import { KeyedWorkers } from './keyed-workers.js';
-import type { PodChange } from './cluster-informers.js';
+import type { PodChange } from '../kube/cluster-informers.js';
 import { syncVmi, type SyncDeps } from './sync-vmi.js';
 import { objectKey, splitObjectKey, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 

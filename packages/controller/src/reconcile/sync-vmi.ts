@@ -7,13 +7,13 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
 import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
-import { checkClaims, type ClaimCheck, type ClaimStore } from './claim-check.js';
-import { isConflict } from './controller-error.js';
-import { decideVmi } from './decide-vmi.js';
+import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
+import { checkClaims, type ClaimCheck, type ClaimStore } from '../decide/claim-check.js';
+import { isConflict } from '../controller-error.js';
+import { decideVmi } from '../decide/decide-vmi.js';
 import type { PodExpectations } from './pod-expectations.js';
-import { renderLauncherPod, type LauncherPodConfig } from './render-launcher-pod.js';
-import type { VmiDecision } from './vmi-decision.js';
+import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
+import type { VmiDecision } from '../decide/vmi-decision.js';
 
 export interface SyncDeps {
   readonly vmis: VmiStore;

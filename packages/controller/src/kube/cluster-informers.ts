@@ -9,7 +9,7 @@ import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/cl
 import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EVENTS, Informer, PERSISTENT_VOLUME_CLAIMS, PODS, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import type { ClaimStore } from './claim-check.js';
+import type { ClaimStore } from '../decide/claim-check.js';
 import type { MigrationStore, MountEventStore, PodStore, VmiStore } from './cluster-roles.js';
 
 export type PodChange = 'add' | 'update' | 'delete';
