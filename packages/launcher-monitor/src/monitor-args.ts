@@ -55,7 +55,7 @@ export function parseMonitorArgs(argv: readonly string[], env: Readonly<Record<s
 }
 
 function usage(message: string, cause?: unknown): MonitorError {
-  return new MonitorError('PODVIRT_MONITOR_USAGE', message, cause === undefined ? undefined : { cause });
+  return new MonitorError('MONITOR_ERR_USAGE', message, cause === undefined ? undefined : { cause });
 }
 
 /** Every flag the monitor takes out for itself (the docs check lists them against the READMEs). */

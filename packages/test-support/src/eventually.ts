@@ -25,7 +25,7 @@ const LONGEST_STEP_MS = 100;
 
 /** The deadline passed with the condition unmet. A caller that has its own answer for that catches this code. */
 export class EventuallyTimeoutError extends Error {
-  readonly code = 'EVENTUALLY_TIMEOUT';
+  readonly code = 'TEST_SUPPORT_ERR_TIMEOUT';
   override readonly name = 'EventuallyTimeoutError';
 }
 

@@ -28,7 +28,7 @@ test('eventually adds its detail to the failure, read at the deadline', async ()
 });
 
 test('eventually fails at its deadline with a coded error a caller can tell from the check\'s own', async () => {
-  await assert.rejects(eventually(() => undefined, { deadlineMs: 5, stepMs: 1 }), (err: unknown) => err instanceof EventuallyTimeoutError && err.code === 'EVENTUALLY_TIMEOUT');
+  await assert.rejects(eventually(() => undefined, { deadlineMs: 5, stepMs: 1 }), (err: unknown) => err instanceof EventuallyTimeoutError && err.code === 'TEST_SUPPORT_ERR_TIMEOUT');
   await assert.rejects(eventually(() => { throw new Error('the check broke'); }), (err: unknown) => !(err instanceof EventuallyTimeoutError) && /the check broke/.test((err as Error).message));
 });
 
