@@ -126,9 +126,16 @@ export class VmiSuite {
    */
   static async start(options: PodvirtStackOptions = {}): Promise<VmiSuite> {
     const runtime = process.env['PODVIRT_TESTBED_RUNTIME'];
-    const suite = new VmiSuite(await startPodvirtStack({ ...(runtime === undefined || runtime === '' ? {} : { runtime }), ...options }));
-    await suite.#watch.start();
-    return suite;
+    const stack = await startPodvirtStack({ ...(runtime === undefined || runtime === '' ? {} : { runtime }), ...options });
+    try {
+      const suite = new VmiSuite(stack);
+      await suite.#watch.start();
+      return suite;
+    } catch (err) {
+      // Nobody else holds the stack yet: a start that fails past this point closes it here.
+      await stack.close();
+      throw err;
+    }
   }
 
   /**
