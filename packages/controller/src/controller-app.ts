@@ -6,6 +6,7 @@ import { migrationReference, vmiReference, type VirtualMachineInstance, type Vir
 import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './cluster-informers.js';
+import { HOST_DISK_OFF, type HostDiskPolicy } from './host-disk-policy.js';
 import { KubeLeaseClient } from './kube-lease-client.js';
 import { KubeMigrationClient } from './kube-migration-client.js';
 import { KubePodClient } from './kube-pod-client.js';
@@ -26,6 +27,8 @@ export interface ControllerAppOptions {
   readonly log: Logger;
   readonly launcherImage: string;
   readonly allowEmulation: boolean;
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
   readonly workers: number;
   /** Watch one namespace only. */
   readonly namespace?: string | undefined;
@@ -103,6 +106,7 @@ export class ControllerApp {
       },
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
+    const podConfig = { image: options.launcherImage, allowEmulation: options.allowEmulation, hostDisk: options.hostDisk ?? HOST_DISK_OFF, random: Math.random };
     const controller: VmiController = new VmiController({
       log,
       workers: options.workers,
@@ -115,7 +119,7 @@ export class ControllerApp {
         podClient: new KubePodClient(client),
         events,
         expectations,
-        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        podConfig,
         now: () => new Date(),
         log,
         ...(options.podDownGraceMs === undefined ? {} : { podDownGraceMs: options.podDownGraceMs }),
@@ -136,7 +140,7 @@ export class ControllerApp {
         events,
         migrationEvents: { recordMigration: (vmim, type, reason, message) => migrationEvents.record(vmim, type, reason, message) },
         expectations: new PodExpectations(),
-        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        podConfig,
         claims: informers,
         mountEvents: informers,
         now: () => new Date(),

@@ -36,6 +36,7 @@ import {
   QEMU_TIMEOUT_JITTER_SECONDS,
 } from './launcher-layout.js';
 import { deviceResources } from './device-resources.js';
+import type { HostDiskPolicy } from './host-disk-policy.js';
 import { memoryOverheadBytes } from './memory-overhead.js';
 import { renderConsoleLogContainer } from './render-console-log-container.js';
 import { renderImageInitContainers } from './render-image-containers.js';
@@ -48,6 +49,8 @@ export interface LauncherPodConfig {
   readonly allowEmulation: boolean;
   /** CPU request of a VMI that names none; KubeVirt's cluster default is `100m`. */
   readonly defaultCpuRequest?: string;
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
   /** A number in [0, 1) choosing the qemu-timeout jitter; Math.random in production. */
   readonly random: () => number;
 }
@@ -186,7 +189,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
   // Render from the decoded VMI (what virt-api would have defaulted), so grace and CPU counts
   // are explicit; decideVmi has refused an invalid one before a pod is wanted.
   const vmi = decodeVmi(raw);
-  const storage = renderVolumes(vmi, claims);
+  const storage = renderVolumes(vmi, claims, config.hostDisk);
   const grace = vmi.spec.terminationGracePeriodSeconds ?? 0;
   return {
     apiVersion: 'v1',

@@ -83,6 +83,7 @@ class Attempt {
       vmi: this.vmi,
       pods: this.pods,
       now: this.deps.now(),
+      ...(this.deps.podConfig.hostDisk === undefined ? {} : { hostDisk: this.deps.podConfig.hostDisk }),
       ...(createError === undefined ? {} : { createError }),
       ...(claims === undefined ? {} : { claims }),
       ...(this.deps.mountEvents === undefined ? {} : { mountEvents: this.pods.flatMap((p) => this.deps.mountEvents?.mountEvents(this.namespace, p.metadata?.uid ?? '') ?? []) }),
