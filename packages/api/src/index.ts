@@ -13,7 +13,8 @@ export {
 } from './defaults-options.js';
 export { DEFAULT_POD_NETWORK_NAME } from './defaults-network.js';
 export { ConditionStatus, VmiConditionReason, VmiConditionType } from './conditions.js';
-export { checkVmi, decodeVmi, type DecodeOptions } from './decode-vmi.js';
+export { checkVmi, decodeVmi, MAX_VMI_DEPTH, type DecodeOptions } from './decode-vmi.js';
+export { jsonDepthExcess, type DepthExcess } from './json-depth.js';
 export { EventReason, EventType } from './event-reasons.js';
 export { formatFieldError, formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
 export { deriveFirmwareUuid, FIRMWARE_UUID_NAMESPACE, nameBasedUuid } from './firmware-uuid.js';
