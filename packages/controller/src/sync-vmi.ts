@@ -8,7 +8,7 @@ import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance 
 import type { Logger } from 'pino';
 import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
 import { checkClaims, type ClaimCheck, type ClaimStore } from './claim-check.js';
-import { isConflict } from './controller-error.js';
+import { isConflict, isNotFound } from './controller-error.js';
 import { decideVmi } from './decide-vmi.js';
 import type { PodExpectations } from './pod-expectations.js';
 import { renderLauncherPod, type LauncherPodConfig } from './render-launcher-pod.js';
@@ -150,6 +150,12 @@ class Attempt {
   }
 }
 
+/** Whether the VMI no longer exists as this UID: a 404 from a write is about it, not about a pod. */
+async function gone(deps: SyncDeps, vmi: VirtualMachineInstance, signal: AbortSignal | undefined): Promise<boolean> {
+  const fresh = await deps.vmiClient.read(vmi.metadata.namespace ?? '', vmi.metadata.name ?? '', signal);
+  return fresh === undefined || fresh.metadata.uid !== vmi.metadata.uid;
+}
+
 /** Reconciles the VMI `namespace/name`. Throws to have the key retried with backoff. */
 export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal): Promise<SyncResult> {
   const { namespace, name } = splitKey(key);
@@ -167,6 +173,12 @@ export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal)
     try {
       return await run.apply(run.decide());
     } catch (err) {
+      if (isNotFound(err) && (await gone(deps, vmi, signal))) {
+        // Deleted while this pass wrote to it (its last finalizer came off): nothing is left
+        // to do, and the informer's delete ends the key. Not a failure to retry.
+        deps.log.debug({ err: (err as Error).message }, 'VMI deleted mid-reconcile');
+        return {};
+      }
       if (!isConflict(err) || attempt >= MAX_CONFLICT_RETRIES) throw err;
       const fresh = await deps.vmiClient.read(namespace, name, signal);
       if (!fresh) return {};
