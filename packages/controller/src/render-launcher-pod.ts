@@ -69,6 +69,13 @@ export const DEFAULT_CPU_REQUEST = '100m';
  */
 export const COMPUTE_CAPABILITIES: readonly string[] = ['NET_BIND_SERVICE', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'];
 const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPUTE_CAPABILITIES] } };
+/**
+ * Every container of the pod runs under the container runtime's default seccomp profile
+ * (Kubernetes' RuntimeDefault; without it the kubelet runs a pod Unconfined unless the node
+ * enables SeccompDefault). libvirtd, qemu and the monitor need no syscall it blocks: qemu's
+ * own `-sandbox` filter installs under it, and nothing in the pod mounts, traces or unshares.
+ */
+const POD_SECURITY_CONTEXT = { seccompProfile: { type: 'RuntimeDefault' } };
 /** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
 export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
 
@@ -207,6 +214,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: grace + POD_GRACE_EXTRA_SECONDS,
       automountServiceAccountToken: false,
+      securityContext: POD_SECURITY_CONTEXT,
       nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
       ...initContainers(vmi, config.image, id.uid),
       containers: [computeContainer(vmi, id, config, grace, storage)],
