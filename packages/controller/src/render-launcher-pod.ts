@@ -72,8 +72,8 @@ const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPU
 /**
  * Every container of the pod runs under the container runtime's default seccomp profile
  * (Kubernetes' RuntimeDefault; without it the kubelet runs a pod Unconfined unless the node
- * enables SeccompDefault). libvirtd, qemu and the monitor need no syscall it blocks: qemu's
- * own `-sandbox` filter installs under it, and nothing in the pod mounts, traces or unshares.
+ * enables SeccompDefault). The launcher's daemon uses no namespaces and relabels nothing, and
+ * the guest boots under it (test/bench/compute-capabilities.ts, packages/launcher/README.md).
  */
 const POD_SECURITY_CONTEXT = { seccompProfile: { type: 'RuntimeDefault' } };
 /** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
