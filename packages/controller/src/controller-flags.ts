@@ -3,7 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { ControllerError } from './controller-error.js';
-import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './host-disk-policy.js';
+import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -31,10 +31,10 @@ function parseFeatureGates(values: readonly string[]): ReadonlySet<string> {
   for (const item of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '')) {
     const [name = '', value = 'true', ...rest] = item.split('=');
     if (!FEATURE_GATES.includes(name)) {
-      throw new ControllerError('CONTROLLER_BAD_FLAG', `--feature-gates: unknown feature gate ${JSON.stringify(name)}; known: ${FEATURE_GATES.join(', ')}`);
+      throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--feature-gates: unknown feature gate ${JSON.stringify(name)}; known: ${FEATURE_GATES.join(', ')}`);
     }
     if (rest.length > 0 || (value !== 'true' && value !== 'false')) {
-      throw new ControllerError('CONTROLLER_BAD_FLAG', `--feature-gates: ${JSON.stringify(item)} must be ${name} or ${name}=true|false`);
+      throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--feature-gates: ${JSON.stringify(item)} must be ${name} or ${name}=true|false`);
     }
     if (value === 'true') on.add(name);
     else on.delete(name);
@@ -67,12 +67,12 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
       },
     });
   } catch (err) {
-    throw new ControllerError('CONTROLLER_BAD_FLAG', err instanceof Error ? err.message : String(err), { cause: err });
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err instanceof Error ? err.message : String(err), { cause: err });
   }
   const v = parsed.values;
   const workers = Number(v.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
-    throw new ControllerError('CONTROLLER_BAD_FLAG', `--workers must be an integer from 1 to 64, got ${String(v.workers)}`);
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--workers must be an integer from 1 to 64, got ${String(v.workers)}`);
   }
   return {
     kubeconfig: v.kubeconfig,

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { checkClaims, type ClaimStore } from '../src/claim-check.js';
-import { decideVmi } from '../src/decide-vmi.js';
-import { renderLauncherPod } from '../src/render-launcher-pod.js';
+import { checkClaims, type ClaimStore } from '../src/decide/claim-check.js';
+import { decideVmi } from '../src/decide/decide-vmi.js';
+import { renderLauncherPod } from '../src/render/render-launcher-pod.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 
 const now = new Date('2025-01-01T00:05:00Z');
@@ -95,7 +95,7 @@ describe('the launcher pod mounts the volumes at KubeVirt\'s paths', () => {
     vmi.spec.volumes = [...(vmi.spec.volumes ?? []),
       { name: 'host', hostDisk: { path: '/var/disks/vm/a.img', type: 'DiskOrCreate', capacity: '1Gi' } },
       { name: 'ci', cloudInitNoCloud: { secretRef: { name: 'ud' }, networkDataSecretRef: { name: 'nd' } } }];
-    assert.throws(() => renderLauncherPod(vmi, config), { code: 'CONTROLLER_INVALID_VMI', message: /^spec\.volumes\[1\]\.hostDisk: Forbidden: HostDisk feature gate is not enabled/ });
+    assert.throws(() => renderLauncherPod(vmi, config), { code: 'CONTROLLER_ERR_INVALID_VMI', message: /^spec\.volumes\[1\]\.hostDisk: Forbidden: HostDisk feature gate is not enabled/ });
     const pod = renderLauncherPod(vmi, { ...config, hostDisk: { enabled: true, allowedDirs: ['/var', '/var/disks'] } });
     const volumes = pod.spec?.volumes ?? [];
     // The deepest listed directory, never the file's own (user-chosen) directory, never created.

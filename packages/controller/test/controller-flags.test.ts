@@ -52,13 +52,13 @@ describe('parseControllerFlags', () => {
   ];
   for (const [argv, message] of refusals) {
     test(`refuses ${argv.join(' ')} naming the flag`, () => {
-      assert.throws(() => parseControllerFlags(argv), (err: unknown) => (err as { code?: string }).code === 'CONTROLLER_BAD_FLAG' && message.test((err as Error).message));
+      assert.throws(() => parseControllerFlags(argv), (err: unknown) => (err as { code?: string }).code === 'CONTROLLER_ERR_BAD_FLAG' && message.test((err as Error).message));
     });
   }
 
   for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--bogus'], ['positional']]) {
     test(`refuses ${argv.join(' ')}`, () => {
-      assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_BAD_FLAG' });
+      assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_ERR_BAD_FLAG' });
     });
   }
 });

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { decideVmi } from '../src/decide-vmi.js';
-import { allowedDirOf, checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from '../src/host-disk-policy.js';
+import { decideVmi } from '../src/decide/decide-vmi.js';
+import { allowedDirOf, checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from '../src/decide/host-disk-policy.js';
 import { vmiFixture } from './fixtures.js';
 
 const now = new Date('2025-01-01T00:05:00Z');

@@ -9,7 +9,7 @@
 
 import { posix } from 'node:path';
 import type { FieldError, VirtualMachineInstance } from '@podvirt/api';
-import { ControllerError } from './controller-error.js';
+import { ControllerError } from '../controller-error.js';
 
 /** KubeVirt's name for the gate, as in its `featureGates: [HostDisk]`. */
 export const HOST_DISK_GATE = 'HostDisk';
@@ -24,10 +24,10 @@ export interface HostDiskPolicy {
 /** What a controller started without the flags does: refuse every hostDisk. */
 export const HOST_DISK_OFF: HostDiskPolicy = { enabled: false, allowedDirs: [] };
 
-/** Throws CONTROLLER_BAD_FLAG unless `dir` can be an allowed directory. */
+/** Throws CONTROLLER_ERR_BAD_FLAG unless `dir` can be an allowed directory. */
 export function checkAllowedDir(dir: string): string {
   const bad = (why: string): never => {
-    throw new ControllerError('CONTROLLER_BAD_FLAG', `--host-disk-allowed-dir=${dir}: ${why}`);
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--host-disk-allowed-dir=${dir}: ${why}`);
   };
   if (!posix.isAbsolute(dir)) bad('must be an absolute path');
   if (dir.split('/').includes('..')) bad('must not contain ".."');

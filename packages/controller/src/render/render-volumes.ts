@@ -12,8 +12,8 @@
 import { posix } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import { formatFieldErrors, type VirtualMachineInstance } from '@podvirt/api';
-import { ControllerError } from './controller-error.js';
-import { allowedDirOf, checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from './host-disk-policy.js';
+import { ControllerError } from '../controller-error.js';
+import { allowedDirOf, checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from '../decide/host-disk-policy.js';
 import { KUBEVIRT_PRIVATE_DIR, LAUNCHER_VOLUMES } from './launcher-layout.js';
 
 export const VMI_DISKS_DIR = `${KUBEVIRT_PRIVATE_DIR}/vmi-disks`;
@@ -31,12 +31,12 @@ function secretMounts(podVolume: string, dir: string, keys: readonly string[]): 
 
 export function renderVolumes(vmi: VirtualMachineInstance, claims: ReadonlyMap<string, V1PersistentVolumeClaim> = new Map(), hostDiskPolicy: HostDiskPolicy = HOST_DISK_OFF): RenderedVolumes {
   const refused = checkHostDisks(vmi, hostDiskPolicy);
-  if (refused.length > 0) throw new ControllerError('CONTROLLER_INVALID_VMI', formatFieldErrors(refused));
+  if (refused.length > 0) throw new ControllerError('CONTROLLER_ERR_INVALID_VMI', formatFieldErrors(refused));
   const out: RenderedVolumes = { volumes: [], mounts: [], devices: [] };
   const fixed = new Set(LAUNCHER_VOLUMES.map((v) => v.name));
   const add = (volume: V1Volume): void => {
     if (fixed.has(volume.name)) {
-      throw new ControllerError('CONTROLLER_INVALID_VMI', `spec.volumes: the name ${JSON.stringify(volume.name)} is taken by the launcher pod's own volume; rename it`);
+      throw new ControllerError('CONTROLLER_ERR_INVALID_VMI', `spec.volumes: the name ${JSON.stringify(volume.name)} is taken by the launcher pod's own volume; rename it`);
     }
     out.volumes.push(volume);
   };
