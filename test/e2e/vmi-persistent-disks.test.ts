@@ -58,7 +58,8 @@ describe('disks that outlive the VM', () => {
   const suite = VmiSuite.setUp({
     before: async () => {
       hostDir = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-'));
-      return undefined;
+      // KubeVirt's HostDisk gate on and the test's own directory allowed, as an admin would.
+      return { controllerArgs: ['--feature-gates=HostDisk', `--host-disk-allowed-dir=${hostDir}`] };
     },
     after: async () => {
       if (hostDir !== '') await rm(hostDir, { recursive: true, force: true });
