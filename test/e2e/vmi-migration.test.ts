@@ -48,8 +48,9 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
   };
   // The guest mounts its container disk (vda, ext4) on /mnt: a line written there lives in the
   // pod's overlay, which a block migration copies.
-  // The typed command holds `disk-line=;`; only the answer puts a line break after it.
-  const DISK_LINE = /disk-line=\r?\n([\w.-]+)/;
+  // The typed command holds `disk-line=;`; only the answer puts a line break after it. The
+  // marker counts once its own line has ended: the console may deliver it a few bytes at a time.
+  const DISK_LINE = /disk-line=\r?\n([\w.-]+)\r?\n/;
   const diskLine = async (name: string, nodeName: string): Promise<string> =>
     DISK_LINE.exec(await onConsole(name, nodeName, 'echo disk-line=; cat /mnt/migration-marker', DISK_LINE))?.[1] ?? assert.fail('no disk line');
   async function ctl(args: string[], nodeName?: string): Promise<{ code: number; stdout: string; stderr: string }> {
