@@ -22,7 +22,7 @@ export { KubeVmiApi } from './kube/kube-vmi-api.js';
 export type { VmiApi, VmiList, VmiWatchEvent, WatchEventType } from './kube/vmi-api.js';
 export { VmiInformer, type InformerEventType, type VmiInformerOptions } from './kube/vmi-informer.js';
 export { DomainCache } from './launcher/domain-cache.js';
-export { DEFAULT_LAUNCHER_TIMEOUTS, LauncherClient, type LauncherTimeouts } from './launcher/launcher-client.js';
+export { LauncherClient } from './launcher/launcher-client.js';
 export { LauncherConnection } from './launcher/launcher-connection.js';
 export { DEFAULT_INIT_TIMEOUT_MS, LauncherRegistry, type LauncherObservation } from './launcher/launcher-registry.js';
 export { LauncherState } from './launcher/launcher-state.js';

@@ -6,7 +6,7 @@ import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { node } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
-import { toStatusObject } from '../node-api/node-api-status.js';
+import { toStatusObject } from '../handler-error-status.js';
 import { connectGuestSocket, type GuestStreamKind } from './guest-socket.js';
 import { DEFAULT_MAX_PENDING_BYTES, startRelay } from './guest-stream-relay.js';
 import { GuestStreamSessions, type GuestSession } from './guest-stream-sessions.js';
