@@ -9,6 +9,7 @@ import {
   VmiConditionReason,
   VmiConditionType,
   VmiPhase,
+  type DefaultedVmi,
   type VirtualMachineInstance,
   type VmiCondition,
   type VmiStatus,
@@ -20,7 +21,7 @@ import { computePhase } from './compute-phase.js';
 import { removeCondition, setCondition, toKubeTime } from './conditions.js';
 import { domainAlive, domainExists, effectiveDomain } from './domain-facts.js';
 import { applyDomainFields } from './domain-status-fields.js';
-import { storedVmiMigratability } from './live-migratable.js';
+import { liveMigratability } from './live-migratable.js';
 
 export interface SyncFailure {
   /** The error text, naming the field when the VMI is at fault. */
@@ -31,6 +32,8 @@ export interface SyncFailure {
 
 export interface StatusInput {
   readonly vmi: VirtualMachineInstance;
+  /** Its spec as decoded (defaulted-vmis.ts); undefined when it does not decode. */
+  readonly defaulted: DefaultedVmi | undefined;
   readonly domain: cmd.Domain | undefined;
   readonly launcher: LauncherState;
   readonly syncFailure?: SyncFailure | undefined;
@@ -53,7 +56,7 @@ const PAUSE_REASONS: Readonly<Record<string, string>> = {
 };
 
 export function computeStatus(input: StatusInput): VmiStatus {
-  const { vmi, launcher, syncFailure, nowMs } = input;
+  const { vmi, defaulted, launcher, syncFailure, nowMs } = input;
   const domain = effectiveDomain(input.domain, launcher);
   const old = vmi.status ?? {};
   if (isFinalPhase(old.phase)) return old;
@@ -61,7 +64,7 @@ export function computeStatus(input: StatusInput): VmiStatus {
   const now = toKubeTime(nowMs);
   if (domain !== undefined) applyDomainFields(status, vmi, domain);
 
-  const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, domain, launcher) : VmiPhase.Failed;
+  const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, defaulted, domain, launcher) : VmiPhase.Failed;
   if (syncFailure?.fatalReason !== undefined) status.reason = syncFailure.fatalReason;
   else if (phase === VmiPhase.Failed && input.launcherGone !== undefined && status.reason === undefined) {
     status.reason = input.launcherGone === 'silent' ? LauncherGoneReason.silent : LauncherGoneReason.exited;
@@ -72,12 +75,11 @@ export function computeStatus(input: StatusInput): VmiStatus {
   conditions = domainAlive(domain) && domain.agentConnected
     ? setCondition(conditions, { type: VmiConditionType.AgentConnected, status: ConditionStatus.True }, now)
     : removeCondition(conditions, VmiConditionType.AgentConnected);
-  if (domainAlive(domain)) {
-    const migratable = storedVmiMigratability(vmi);
-    if (migratable !== undefined) {
-      conditions = setCondition(conditions, migratable.condition, now);
-      status.migrationMethod = migratable.method;
-    }
+  // A VMI that no longer decodes keeps the condition it had.
+  if (domainAlive(domain) && defaulted !== undefined) {
+    const migratable = liveMigratability(defaulted);
+    conditions = setCondition(conditions, migratable.condition, now);
+    status.migrationMethod = migratable.method;
   }
   conditions = syncFailure === undefined
     ? removeCondition(conditions, VmiConditionType.Synchronized)

@@ -1,6 +1,6 @@
 // Small readings of a launcher-reported domain shared by decide() and computeStatus().
 
-import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, type VirtualMachineInstance } from '@podvirt/api';
+import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, type DefaultedVmi } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
 
@@ -17,29 +17,24 @@ export function domainAlive(domain: cmd.Domain | undefined): domain is cmd.Domai
 }
 
 /**
- * The grace period KubeVirt uses: the VMI's own, else what the launcher marked on the domain
- * (it knew the VMI), else the API default.
+ * The grace period KubeVirt uses: the VMI's own (decoded: defaulted and checked), else the one
+ * the launcher marked on the domain (the VMI's own too: it learnt it from the VMI's Sync), for a
+ * VMI gone or no longer decoding; the API default only for a domain with no mark.
  */
-export function gracePeriodSeconds(vmi: VirtualMachineInstance | undefined, domain: cmd.Domain | undefined): number {
-  // The VMI comes from the API as it is: a value decode would refuse must not become a NaN
-  // deadline (and a NaN requeue, which is a 1 ms retry loop).
-  const fromVmi: unknown = vmi?.spec.terminationGracePeriodSeconds;
-  if (isSeconds(fromVmi)) return fromVmi;
-  const mark = domain?.gracefulShutdown;
-  if (mark !== undefined && isSeconds(mark.gracePeriodSeconds)) return mark.gracePeriodSeconds;
-  return DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
-}
-
-function isSeconds(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+export function gracePeriodSeconds(vmi: DefaultedVmi | undefined, domain: cmd.Domain): number {
+  if (vmi !== undefined) return vmi.spec.terminationGracePeriodSeconds;
+  // The mark comes over the wire from another process: a value that is no duration must not
+  // become a NaN deadline (and a NaN requeue, which is a 1 ms retry loop).
+  const marked = domain.gracefulShutdown?.gracePeriodSeconds;
+  return marked !== undefined && Number.isFinite(marked) && marked >= 0 ? marked : DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
 }
 
 /**
  * Whether a destroyed domain means the guest failed to shut down in time: a graceful (ACPI)
  * shutdown was possible, so being destroyed is the grace period running out.
  */
-export function acpiShutdownInPlay(vmi: VirtualMachineInstance | undefined, domain: cmd.Domain | undefined): boolean {
-  const acpiDisabled = vmi?.spec.domain.features?.acpi?.enabled === false;
+export function acpiShutdownInPlay(vmi: DefaultedVmi | undefined, domain: cmd.Domain): boolean {
+  const acpiDisabled = vmi?.spec.domain.features.acpi.enabled === false;
   return !acpiDisabled && gracePeriodSeconds(vmi, domain) > 0;
 }
 
