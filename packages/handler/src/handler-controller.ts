@@ -11,7 +11,7 @@ import { VmiInformer } from './kube/vmi-informer.js';
 import type { CallDeadlines, CallObserver } from '@podvirt/proto';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
 import { EventRecorder, WorkQueue, type EventSink, type ItemBackoffOptions } from '@podvirt/kube-runtime';
-import type { PodNetworkPhase } from './reconcile/execute-action.js';
+import type { PodNetworkPhase } from './network/pod-network-phase.js';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
 import type { IoErrorRetryOptions } from './reconcile/io-error-retry.js';

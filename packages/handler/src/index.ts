@@ -1,7 +1,8 @@
 export { type Action } from './reconcile/action.js';
 export { computePhase } from './reconcile/compute-phase.js';
 export { computeStatus, type StatusInput, type SyncFailure } from './reconcile/compute-status.js';
-export { decide, LAUNCHER_WAIT_MS, SHUTDOWN_RESEND_MS } from './reconcile/decide.js';
+export { decide, SHUTDOWN_RESEND_MS } from './reconcile/decide.js';
+export { LAUNCHER_WAIT_MS } from './launcher/launcher-waits.js';
 export { EVENT_SOURCE_COMPONENT, HandlerController, type HandlerControllerOptions } from './handler-controller.js';
 export { HANDLER_USAGE, parseDuration, parseHandlerArgs, type HandlerArgs, type NodeApiTlsArgs } from './handler-args.js';
 export { HandlerRuntime, type HandlerRuntimeOptions, type RuntimeArgs } from './handler-runtime.js';
@@ -29,10 +30,10 @@ export { LauncherState } from './launcher/launcher-state.js';
 export { discoverLauncherSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './launcher/socket-discovery.js';
 export { vmiKey } from './vmi-key.js';
 export { PodNetworkWiring, type PodNetworkWiringOptions } from './network/pod-network-wiring.js';
-export type { PodNetworkPhase } from './reconcile/execute-action.js';
-export { listenSource, listenTarget, type SourceProxy, type SourceProxyOptions, type TargetProxy, type TargetProxyOptions } from './migration/migration-proxy.js';
-export { loadMigrationTls, MIGRATION_TLS_FILES, type MigrationTls } from './migration/migration-tls.js';
+export type { PodNetworkPhase } from './network/pod-network-phase.js';
+export { listenSource, listenTarget, type SourceProxy, type SourceProxyOptions, type TargetProxy, type TargetProxyOptions } from './migration-proxy/migration-proxy.js';
+export { loadMigrationTls, MIGRATION_TLS_FILES, type MigrationTls } from './migration-proxy/migration-tls.js';
 export {
   hostMigrationSocket, MIGRATION_STREAMS, migrationSocketName, migrationUris, podMigrationSocket, POD_MIGRATION_PROXY_DIR,
   type MigrationStream, type MigrationUris,
-} from './migration/migration-sockets.js';
+} from './migration-proxy/migration-sockets.js';

@@ -5,7 +5,7 @@
 import { isFinalPhase, VmiPhase, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
-import { acpiShutdownInPlay } from './domain-facts.js';
+import { acpiShutdownInPlay } from './grace-period.js';
 
 const RUNNING_STATES = new Set(['Running', 'Blocked', 'PMSuspended']);
 const STOPPED_STATES = new Set(['Shutoff', 'Crashed']);

@@ -19,7 +19,7 @@ import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherState } from '../launcher/launcher-state.js';
 import { computePhase } from './compute-phase.js';
 import { removeCondition, setCondition, toKubeTime } from './conditions.js';
-import { domainAlive, domainExists, effectiveDomain } from './domain-facts.js';
+import { domainAlive, domainExists, effectiveDomain } from '../launcher/domain-liveness.js';
 import { applyDomainFields } from './domain-status-fields.js';
 import { liveMigratability } from './live-migratable.js';
 

@@ -9,18 +9,15 @@ import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
 import type { Action } from './action.js';
 import { computePhase } from './compute-phase.js';
-import { domainAlive, domainExists, effectiveDomain, gracePeriodSeconds } from './domain-facts.js';
+import { domainAlive, domainExists, effectiveDomain } from '../launcher/domain-liveness.js';
+import { LAUNCHER_INIT_POLL_MS, LAUNCHER_WAIT_MS } from '../launcher/launcher-waits.js';
+import { gracePeriodSeconds } from './grace-period.js';
 
 // KubeVirt re-sends the ACPI request every 5 s because a booting guest may miss it.
 export const SHUTDOWN_RESEND_MS = 5_000;
 // A domain Shutoff with no reason right after Scheduled may be qemu still starting.
 export const SLOW_START_WINDOW_MS = 5 * 60_000;
 export const SLOW_START_RECHECK_MS = 5_000;
-// How soon to look again at a launcher that does not answer or is being stopped.
-export const LAUNCHER_WAIT_MS = 1_000;
-// KubeVirt looks again after 1 s while a launcher initialises; the socket's appearance is the
-// moment a new VM can start, and checking it is one stat, so podvirt looks every 200 ms.
-export const LAUNCHER_INIT_POLL_MS = 200;
 
 export function decide(
   vmi: VirtualMachineInstance | undefined,

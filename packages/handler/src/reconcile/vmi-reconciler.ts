@@ -25,10 +25,11 @@ import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-s
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
 import { DefaultedVmis } from './defaulted-vmis.js';
-import { effectiveDomain } from './domain-facts.js';
-import { executeAction, type PodNetworkPhase } from './execute-action.js';
+import { effectiveDomain } from '../launcher/domain-liveness.js';
+import type { PodNetworkPhase } from '../network/pod-network-phase.js';
+import { executeAction } from './execute-action.js';
 import { IoErrorRetry, pausedByIoError, type IoErrorRetryOptions } from './io-error-retry.js';
-import { writeStatus } from './status-writer.js';
+import { writeStatus } from '../kube/status-writer.js';
 
 export interface VmiReconcilerOptions {
   readonly nodeName: string;

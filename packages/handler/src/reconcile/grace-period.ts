@@ -1,20 +1,8 @@
-// Small readings of a launcher-reported domain shared by decide() and computeStatus().
+// The graceful-shutdown facts decide() and the phase read: the VMI's grace period (decoded, or
+// the launcher's mark) and whether an ACPI shutdown was in play.
 
 import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, type DefaultedVmi } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
-import { LauncherState } from '../launcher/launcher-state.js';
-
-const DOWN_STATES = new Set(['Shutoff', 'Crashed', 'NoState', '']);
-
-/** Defined and not undefined by the launcher. */
-export function domainExists(domain: cmd.Domain | undefined): domain is cmd.Domain {
-  return domain !== undefined && !domain.deleted;
-}
-
-/** qemu runs (in any state but off). */
-export function domainAlive(domain: cmd.Domain | undefined): domain is cmd.Domain {
-  return domainExists(domain) && !DOWN_STATES.has(domain.state);
-}
 
 /**
  * The grace period KubeVirt uses: the VMI's own (decoded: defaulted and checked), else the one
@@ -36,14 +24,4 @@ export function gracePeriodSeconds(vmi: DefaultedVmi | undefined, domain: cmd.Do
 export function acpiShutdownInPlay(vmi: DefaultedVmi | undefined, domain: cmd.Domain): boolean {
   const acpiDisabled = vmi?.spec.domain.features.acpi.enabled === false;
   return !acpiDisabled && gracePeriodSeconds(vmi, domain) > 0;
-}
-
-/**
- * What is still true of the cached domain: once the launcher is declared gone, a domain last
- * seen up is gone with it (KubeVirt marks it deleted); one last seen stopped keeps its state,
- * which tells how the guest ended.
- */
-export function effectiveDomain(domain: cmd.Domain | undefined, launcher: LauncherState): cmd.Domain | undefined {
-  if (domain === undefined || launcher !== LauncherState.Unresponsive || !domainAlive(domain)) return domain;
-  return { ...domain, deleted: true };
 }
