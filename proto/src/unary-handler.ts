@@ -5,6 +5,7 @@
 // ERROR_CODE_TRAILER. The client side of the same contract is promise-client.ts.
 
 import { Metadata, status, type handleUnaryCall } from '@grpc/grpc-js';
+import { CallEndedError } from './call-ended-error.js';
 import { ERROR_CODE_TRAILER } from './error-code-trailer.js';
 import { malformedReason } from './malformed-request.js';
 
@@ -37,9 +38,9 @@ export interface UnaryHandlerOptions {
    * deadline alone.
    */
   readonly maxMs?: number | undefined;
-  /** The error of a call cut at its bound; with maxMs. */
+  /** The error of a call cut at its bound; a CallEndedError (PROTO_ERR_CALL_DEADLINE) when unset. */
   readonly expired?: ((ms: number) => Error) | undefined;
-  /** The reason the signal aborts with when the client cancels the call. */
+  /** The reason the signal aborts with when the client cancels; a CallEndedError (PROTO_ERR_CALL_CANCELLED) when unset. */
   readonly cancelled?: (() => Error) | undefined;
   readonly onSettled?: ((call: SettledCall) => void) | undefined;
 }
@@ -59,14 +60,14 @@ export function unaryHandler<Req, Res>(method: string, run: UnaryMethodBody<Req,
       return;
     }
     const ac = new AbortController();
-    const onCancel = (): void => ac.abort(options.cancelled?.() ?? new Error('the client cancelled the call'));
+    const onCancel = (): void => ac.abort(options.cancelled?.() ?? new CallEndedError('PROTO_ERR_CALL_CANCELLED', 'the client cancelled the call'));
     call.once('cancelled', onCancel);
     const bound = options.maxMs === undefined ? undefined : boundOf(options.maxMs, call.getDeadline());
     let timer: NodeJS.Timeout | undefined;
     const work = (async () => run(call.request, { signal: ac.signal }))();
     const raced = bound === undefined ? work : Promise.race([work, new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const err = options.expired?.(bound) ?? new Error(`deadline of ${bound} ms exceeded`);
+        const err = options.expired?.(bound) ?? new CallEndedError('PROTO_ERR_CALL_DEADLINE', `deadline of ${bound} ms exceeded`);
         ac.abort(err);
         reject(err);
       }, bound);

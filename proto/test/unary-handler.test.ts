@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import {
-  CALL_DEADLINES, cmd, cmdDeadlineMs, ERROR_CODE_TRAILER, lenientService, promiseClient, shutdownGrpcServer, unaryHandler,
+  CALL_DEADLINES, CallEndedError, cmd, cmdDeadlineMs, ERROR_CODE_TRAILER, lenientService, promiseClient, shutdownGrpcServer, unaryHandler,
   type SettledCall, type UnaryHandlerOptions, type UnaryMethodBody,
 } from '../src/index.js';
 
@@ -113,6 +113,27 @@ test('a client that cancels aborts the signal with cancelled()', async (t) => {
   await assert.rejects(pending, (err: grpc.ServiceError) => err.code === grpc.status.CANCELLED);
   const why = await reason;
   assert.ok(why instanceof CodedError && why.code === 'CANCELLED', String(why));
+});
+
+test('without a cancelled() of the server\'s own, the signal aborts with a coded CallEndedError', async (t) => {
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  let aborted!: (reason: unknown) => void;
+  const reason = new Promise<unknown>((r) => (aborted = r));
+  const { client } = await serve(t, {}, (_req, { signal }) => {
+    started();
+    return new Promise<cmd.Empty>((resolve) => signal.addEventListener('abort', () => {
+      aborted(signal.reason);
+      resolve({});
+    }, { once: true }));
+  });
+  const ac = new AbortController();
+  const pending = promiseClient(cmd.CmdService, client, { timeoutMs: 60_000 }).ping({}, { signal: ac.signal });
+  await running;
+  ac.abort();
+  await assert.rejects(pending, (err: grpc.ServiceError) => err.code === grpc.status.CANCELLED);
+  const why = await reason;
+  assert.ok(why instanceof CallEndedError && why.code === 'PROTO_ERR_CALL_CANCELLED', String(why));
 });
 
 test('a body that does not decode is INVALID_ARGUMENT naming the method, before the method runs', async (t) => {
