@@ -43,7 +43,7 @@ describe('decodeVmi', () => {
       () => decodeVmi(raw),
       (err: unknown) => {
         assert.ok(err instanceof VmiInvalidError);
-        assert.equal(err.code, 'PODVIRT_ERR_VMI_INVALID');
+        assert.equal(err.code, 'API_ERR_VMI_INVALID');
         assert.deepEqual(
           err.fieldErrors.map((e) => `${e.field} ${e.type}`),
           ['spec.domain.devices.gpus[0] NotSupported', 'spec.terminationGracePeriodSeconds Invalid'],

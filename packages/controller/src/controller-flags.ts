@@ -39,12 +39,12 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
       },
     });
   } catch (err) {
-    throw new ControllerError('CONTROLLER_BAD_FLAG', err instanceof Error ? err.message : String(err), { cause: err });
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err instanceof Error ? err.message : String(err), { cause: err });
   }
   const v = parsed.values;
   const workers = Number(v.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
-    throw new ControllerError('CONTROLLER_BAD_FLAG', `--workers must be an integer from 1 to 64, got ${String(v.workers)}`);
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--workers must be an integer from 1 to 64, got ${String(v.workers)}`);
   }
   return {
     kubeconfig: v.kubeconfig,

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { checkClaims, type ClaimStore } from '../src/claim-check.js';
-import { decideVmi } from '../src/decide-vmi.js';
-import { renderLauncherPod } from '../src/render-launcher-pod.js';
+import { checkClaims, type ClaimStore } from '../src/decide/claim-check.js';
+import { decideVmi } from '../src/decide/decide-vmi.js';
+import { renderLauncherPod } from '../src/render/render-launcher-pod.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 
 const now = new Date('2025-01-01T00:05:00Z');

@@ -30,7 +30,7 @@ describe('parseControllerFlags', () => {
 
   for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--bogus'], ['positional']]) {
     test(`refuses ${argv.join(' ')}`, () => {
-      assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_BAD_FLAG' });
+      assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_ERR_BAD_FLAG' });
     });
   }
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
-import { PodExpectations } from '../src/pod-expectations.js';
-import { syncVmi, type SyncDeps } from '../src/sync-vmi.js';
+import { PodExpectations } from '../src/reconcile/pod-expectations.js';
+import { syncVmi, type SyncDeps } from '../src/reconcile/sync-vmi.js';
 import { FakeCluster } from './fake-cluster.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 
@@ -77,14 +77,14 @@ describe('syncVmi', () => {
     cluster.addVmi(vmiFixture({ status: { phase: 'Pending' } }));
     cluster.addPod(launcherPod());
     cluster.conflictsToInject = 10;
-    await assert.rejects(syncVmi(deps, 'default/testvmi'), { code: 'CONTROLLER_CONFLICT' });
+    await assert.rejects(syncVmi(deps, 'default/testvmi'), { code: 'CONTROLLER_ERR_CONFLICT' });
   });
 
   test('a failed pod creation records FailedCreate, sets Synchronized=False and throws', async () => {
     const { cluster, deps, expectations } = setup();
     cluster.addVmi(vmiFixture());
     cluster.createFailure = 'exceeded quota';
-    await assert.rejects(syncVmi(deps, 'default/testvmi'), { code: 'CONTROLLER_API_FAILED' });
+    await assert.rejects(syncVmi(deps, 'default/testvmi'), { code: 'CONTROLLER_ERR_API_FAILED' });
     assert.deepEqual(cluster.events.map((e) => `${e.type} ${e.reason} ${e.message}`), ['Warning FailedCreate Error creating pod: exceeded quota']);
     const sync = cluster.vmi('default', 'testvmi').status?.conditions?.find((c) => c.type === 'Synchronized');
     assert.equal(sync?.reason, 'FailedCreate');

@@ -20,7 +20,7 @@ import {
   type DefaultedVmi,
   type VirtualMachineInstance,
 } from '@podvirt/api';
-import { ControllerError } from './controller-error.js';
+import { ControllerError } from '../controller-error.js';
 import {
   COMPUTE_CONTAINER_NAME,
   CONTAINER_DISK_DIR,
@@ -81,7 +81,7 @@ function bytesQuantity(bytes: bigint): string {
 function requireIdentity(vmi: VirtualMachineInstance): { name: string; namespace: string; uid: string } {
   const { name, namespace, uid } = vmi.metadata;
   if (!name || !namespace || !uid) {
-    throw new ControllerError('CONTROLLER_INVALID_VMI', 'a launcher pod needs the VMI name, namespace and uid');
+    throw new ControllerError('CONTROLLER_ERR_INVALID_VMI', 'a launcher pod needs the VMI name, namespace and uid');
   }
   return { name, namespace, uid };
 }
@@ -178,7 +178,7 @@ function initContainers(vmi: VirtualMachineInstance, image: string, uid: string)
 }
 
 /**
- * Renders the launcher pod for `vmi`. Throws ControllerError `CONTROLLER_INVALID_VMI` when
+ * Renders the launcher pod for `vmi`. Throws ControllerError `CONTROLLER_ERR_INVALID_VMI` when
  * the VMI lacks what a pod needs (identity, a memory size).
  */
 export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherPodConfig, claims?: ReadonlyMap<string, V1PersistentVolumeClaim>): V1Pod {

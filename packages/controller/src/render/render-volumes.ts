@@ -11,7 +11,7 @@
 import { posix } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Volume, V1VolumeDevice, V1VolumeMount } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { ControllerError } from './controller-error.js';
+import { ControllerError } from '../controller-error.js';
 import { KUBEVIRT_PRIVATE_DIR, LAUNCHER_VOLUMES } from './launcher-layout.js';
 
 export const VMI_DISKS_DIR = `${KUBEVIRT_PRIVATE_DIR}/vmi-disks`;
@@ -32,7 +32,7 @@ export function renderVolumes(vmi: VirtualMachineInstance, claims: ReadonlyMap<s
   const fixed = new Set(LAUNCHER_VOLUMES.map((v) => v.name));
   const add = (volume: V1Volume): void => {
     if (fixed.has(volume.name)) {
-      throw new ControllerError('CONTROLLER_INVALID_VMI', `spec.volumes: the name ${JSON.stringify(volume.name)} is taken by the launcher pod's own volume; rename it`);
+      throw new ControllerError('CONTROLLER_ERR_INVALID_VMI', `spec.volumes: the name ${JSON.stringify(volume.name)} is taken by the launcher pod's own volume; rename it`);
     }
     out.volumes.push(volume);
   };

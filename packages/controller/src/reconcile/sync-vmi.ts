@@ -5,14 +5,15 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
+import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
-import { checkClaims, type ClaimCheck, type ClaimStore } from './claim-check.js';
-import { isConflict } from './controller-error.js';
-import { decideVmi } from './decide-vmi.js';
+import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
+import { checkClaims, type ClaimCheck, type ClaimStore } from '../decide/claim-check.js';
+import { isConflict } from '../controller-error.js';
+import { decideVmi } from '../decide/decide-vmi.js';
 import type { PodExpectations } from './pod-expectations.js';
-import { renderLauncherPod, type LauncherPodConfig } from './render-launcher-pod.js';
-import type { VmiDecision } from './vmi-decision.js';
+import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
+import type { VmiDecision } from '../decide/vmi-decision.js';
 
 export interface SyncDeps {
   readonly vmis: VmiStore;
@@ -45,11 +46,6 @@ export const PodEventReason = {
 } as const;
 
 const MAX_CONFLICT_RETRIES = 3;
-
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
 
 class Attempt {
   vmi: VirtualMachineInstance;
@@ -151,13 +147,14 @@ class Attempt {
 
 /** Reconciles the VMI `namespace/name`. Throws to have the key retried with backoff. */
 export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal): Promise<SyncResult> {
-  const { namespace, name } = splitKey(key);
+  const { namespace, name } = splitObjectKey(key);
   let vmi = deps.vmis.get(namespace, name);
   if (!vmi) {
     // Its pods go with it: they carry an ownerReference the garbage collector follows.
     deps.expectations.forget(key);
     return {};
   }
+  // The key's logger has the VMI's namespace and name (vmiLogBindings); its UID is known now.
   deps = { ...deps, log: deps.log.child({ uid: vmi.metadata.uid }) };
   const waiting = deps.expectations.pendingFor(key);
   if (waiting > 0) return { requeueAfterMs: waiting };
