@@ -93,34 +93,13 @@ test('the server\'s own bound cuts a call that does not answer: the signal abort
   assert.equal(settled[0]?.code, grpc.status.DEADLINE_EXCEEDED);
 });
 
-test('a client that cancels aborts the signal with cancelled()', async (t) => {
+/** The reason a served call's signal aborts with when its client cancels, under `options`. */
+async function reasonOfCancel(t: TestContext, options: Partial<UnaryHandlerOptions>): Promise<unknown> {
   let started!: () => void;
   const running = new Promise<void>((r) => (started = r));
   let aborted!: (reason: unknown) => void;
   const reason = new Promise<unknown>((r) => (aborted = r));
-  const { client } = await serve(t, { cancelled: () => new CodedError('CANCELLED', 'cancelled by the client') }, (_req, { signal }) => {
-    started();
-    return new Promise<cmd.Empty>((resolve) => signal.addEventListener('abort', () => {
-      aborted(signal.reason);
-      resolve({});
-    }, { once: true }));
-  });
-  const ac = new AbortController();
-  const calls = promiseClient(cmd.CmdService, client, { timeoutMs: 60_000 });
-  const pending = calls.ping({}, { signal: ac.signal });
-  await running;
-  ac.abort();
-  await assert.rejects(pending, (err: grpc.ServiceError) => err.code === grpc.status.CANCELLED);
-  const why = await reason;
-  assert.ok(why instanceof CodedError && why.code === 'CANCELLED', String(why));
-});
-
-test('without a cancelled() of the server\'s own, the signal aborts with a coded CallEndedError', async (t) => {
-  let started!: () => void;
-  const running = new Promise<void>((r) => (started = r));
-  let aborted!: (reason: unknown) => void;
-  const reason = new Promise<unknown>((r) => (aborted = r));
-  const { client } = await serve(t, {}, (_req, { signal }) => {
+  const { client } = await serve(t, options, (_req, { signal }) => {
     started();
     return new Promise<cmd.Empty>((resolve) => signal.addEventListener('abort', () => {
       aborted(signal.reason);
@@ -132,8 +111,14 @@ test('without a cancelled() of the server\'s own, the signal aborts with a coded
   await running;
   ac.abort();
   await assert.rejects(pending, (err: grpc.ServiceError) => err.code === grpc.status.CANCELLED);
-  const why = await reason;
-  assert.ok(why instanceof CallEndedError && why.code === 'PROTO_ERR_CALL_CANCELLED', String(why));
+  return reason;
+}
+
+test('a client that cancels aborts the signal with cancelled(), else with a coded CallEndedError', async (t) => {
+  const own = await reasonOfCancel(t, { cancelled: () => new CodedError('CANCELLED', 'cancelled by the client') });
+  assert.ok(own instanceof CodedError && own.code === 'CANCELLED', String(own));
+  const fallback = await reasonOfCancel(t, {});
+  assert.ok(fallback instanceof CallEndedError && fallback.code === 'PROTO_ERR_CALL_CANCELLED', String(fallback));
 });
 
 test('a body that does not decode is INVALID_ARGUMENT naming the method, before the method runs', async (t) => {
