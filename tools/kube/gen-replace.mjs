@@ -27,6 +27,7 @@ const upstream = readFileSync(info.GoMod, 'utf8');
 const staged = [...upstream.matchAll(/^\s*(k8s\.io\/[\w.-]+)\s+=>\s+\.\/staging\/src\/\1\s*$/gm)].map((m) => m[1]);
 if (staged.length === 0) throw new Error(`${info.GoMod}: no "k8s.io/X => ./staging/src/k8s.io/X" replace lines`);
 
+// go mod tidy keeps a blank line before the END comment; generating it too keeps --check quiet after a tidy.
 const block = [BEGIN, 'replace (', ...staged.map((m) => `\t${m} => ${m} ${stagingVersion}`), ')', '', END].join('\n');
 const start = goMod.indexOf(BEGIN);
 const end = goMod.indexOf(END);

@@ -9,6 +9,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPodvirtStack } from '../stack/start-podvirt-stack.js';
+import { controlPlaneOption, type ControlPlane } from './demo-args.js';
 
 export interface StackInfo {
   readonly pid: number;
@@ -41,12 +42,12 @@ const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 120_000;
 
 /** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
-export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, nodes = 1): Promise<void> {
+export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, nodes = 1, controlPlane: ControlPlane = 'testbed'): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
   const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
   try {
     const stack = await startPodvirtStack({
-      node, nodes, onLogLine: (component, line) => logs[component].write(`${line}\n`),
+      node, nodes, onLogLine: (component, line) => logs[component].write(`${line}\n`), ...controlPlaneOption(controlPlane),
       ...(deviceRoot === undefined || deviceRoot === '' ? {} : { deviceRoot }),
     });
     try {
@@ -71,7 +72,7 @@ export async function serveStack(paths: StackServicePaths, pid: number, node: st
 }
 
 /** Starts the background process (`node <main> serve`) and resolves once the stack is up. */
-export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean, nodes = 1): Promise<StackInfo> {
+export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean, nodes = 1, controlPlane: ControlPlane = 'testbed'): Promise<StackInfo> {
   const existing = await readInfo(paths);
   if (existing !== undefined && alive(existing.pid)) throw new StackServiceError('STACK_ALREADY_UP', `the stack is already up (pid ${existing.pid}); scripts/testbed-down stops it`);
   await mkdir(paths.dir, { recursive: true });
@@ -80,7 +81,8 @@ export async function stackUp(paths: StackServicePaths, node: string, mainScript
   let exited = false;
   let child;
   try {
-    child = spawn(node, [mainScript, 'serve', ...(nodes === 1 ? [] : ['--nodes', String(nodes)])], { detached: true, stdio: ['ignore', logFd, logFd] });
+    const args = [...(nodes === 1 ? [] : ['--nodes', String(nodes)]), ...(controlPlane === 'testbed' ? [] : ['--control-plane', controlPlane])];
+    child = spawn(node, [mainScript, 'serve', ...args], { detached: true, stdio: ['ignore', logFd, logFd] });
     child.once('exit', () => (exited = true));
     child.unref();
   } finally {
