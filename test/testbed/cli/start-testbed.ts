@@ -1,4 +1,4 @@
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -8,9 +8,9 @@ import type { JsonObject } from '../apiserver/json.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { closeOnSignal } from '../close-on-signal.js';
-import { podvirtCrdFiles, readPodvirtCrds } from './podvirt-crds.js';
+import { readPodvirtCrds } from './podvirt-crds.js';
 import { RealControlPlane } from '../control-plane/real-control-plane.js';
-import { kubectlAs } from '../control-plane/kubectl-as.js';
+import { applyCrds } from '../control-plane/install-podvirt.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { testbedNodes, type TestbedNode } from './testbed-nodes.js';
 import type { PodNetwork } from '../sandbox/pod-network.js';
@@ -89,7 +89,7 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
       apiUrl = cp.url;
       await copyFile(cp.adminKubeconfig, kubeconfigPath);
       kubeConfig.loadFromFile(kubeconfigPath);
-      await applyCrds(cp, [...podvirtCrdFiles(), ...(await writeExtraCrds(options.stateDir, options.crds ?? []))], kubeconfigPath);
+      await applyCrds(cp, kubeconfigPath, options.crds ?? [], options.stateDir);
       for (const n of nodes) {
         const k = new KubeConfig();
         k.loadFromFile(await cp.nodeKubeconfig(n.nodeName));
@@ -139,17 +139,3 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
   return { kubeconfigPath, apiUrl, apiServer, controlPlane, nodeName, kubeletRoot, nodes, close: closeOnce };
 }
 
-/** Extra CRDs as files, for kubectl apply on the real control plane. */
-async function writeExtraCrds(stateDir: string, crds: readonly JsonObject[]): Promise<string[]> {
-  return Promise.all(crds.map(async (crd, i) => {
-    const path = join(stateDir, `extra-crd-${i}.json`);
-    await writeFile(path, JSON.stringify(crd));
-    return path;
-  }));
-}
-
-/** `kubectl apply` of the CRD files, then wait until the API server serves them (Established). */
-async function applyCrds(cp: RealControlPlane, files: readonly string[], kubeconfig: string): Promise<void> {
-  await kubectlAs(cp, kubeconfig, ['apply', ...files.flatMap((f) => ['-f', f])]);
-  await kubectlAs(cp, kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', ...files.flatMap((f) => ['-f', f])]);
-}

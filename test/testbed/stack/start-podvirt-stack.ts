@@ -8,12 +8,11 @@ import { pino, type Logger } from 'pino';
 import { writeKubeconfig, writeTlsKubeconfig } from '../apiserver/kubeconfig.js';
 import type { RequestListener } from '../apiserver/request-record.js';
 import { startTestbed, type ControlPlane, type Testbed } from '../cli/start-testbed.js';
-import { kubectlAs } from '../control-plane/kubectl-as.js';
-import type { RealControlPlane } from '../control-plane/real-control-plane.js';
+import { installManifests } from '../control-plane/install-podvirt.js';
 import { ServiceAccountTokens } from '../control-plane/service-account-tokens.js';
 import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
-import { findWorkload, loadManifests, manifestFilesWithoutWorkloads, type ManifestWorkload } from './manifest-workload.js';
+import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess, type LogLine } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
 
@@ -289,17 +288,6 @@ async function startedLine(proc: StackProcess, match: (line: LogLine) => boolean
     if (Date.now() > deadline) throw new Error(`${proc.name} did not start within ${START_TIMEOUT_MS} ms\n${proc.tail()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/**
- * podvirt installed on the real control plane as an operator installs it: `kubectl apply` of
- * every file of manifests/ (namespace, RBAC, node-restriction policies; the CRDs are there
- * already) except those holding the Deployment and DaemonSet, whose processes run from the
- * source tree here.
- */
-async function installManifests(cp: RealControlPlane, root: string, kubeconfig: string): Promise<void> {
-  const files = await manifestFilesWithoutWorkloads(root);
-  await kubectlAs(cp, kubeconfig, ['apply', ...files.flatMap((f) => ['-f', f])]);
 }
 
 /** The Namespaces of the manifests (podvirt's own), created as `kubectl apply` would. */
