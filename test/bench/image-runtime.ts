@@ -3,7 +3,7 @@
 // images). For each: VMI create → Running, and what the pod's VM costs in memory —
 // the PSS of every process in the pod's memory cgroups, and the compute container's cgroup peak
 // (cgroup v1 memory.max_usage_in_bytes) against its limit, which the controller computes as
-// guest memory + overhead (packages/controller/src/memory-overhead.ts). The guest touches its
+// guest memory + overhead (packages/controller/src/render/memory-overhead.ts). The guest touches its
 // memory first (the test guest's podvirt.dirty switch fills a tmpfs, then rewrites 1 MiB/s), so
 // the peak counts guest pages really backed, not just the processes' start-up.
 //

@@ -18,7 +18,7 @@ describe('the podvirt/podvirt image', () => {
     assert.match(handler.stderr, /^usage: podvirt-handler /m, handler.stderr);
     const controller = await inImage(['/usr/bin/podvirt-controller', '--no-such-flag']);
     assert.notEqual(controller.code, 0);
-    assert.match(controller.stdout, /"code":"CONTROLLER_BAD_FLAG"/, controller.stdout + controller.stderr);
+    assert.match(controller.stdout, /"code":"CONTROLLER_ERR_BAD_FLAG"/, controller.stdout + controller.stderr);
     const ctl = await inImage(['/usr/bin/podvirtctl', '--help']);
     assert.equal(ctl.code, 0, ctl.stderr);
     assert.match(ctl.stdout, /^podvirtctl acts on the VMIs of this node/m);

@@ -4,7 +4,7 @@
 // loads this file alone (`@podvirt/api/duration`), not the VMI API.
 
 export class DurationError extends Error {
-  readonly code = 'PODVIRT_ERR_DURATION';
+  readonly code = 'API_ERR_DURATION';
   override readonly name = 'DurationError';
 }
 

@@ -37,7 +37,7 @@ export interface ParsedGoFlags<O extends GoFlagOptions> {
 
 export class GoFlagError extends Error {
   override readonly name = 'GoFlagError';
-  readonly code = 'PODVIRT_ERR_FLAG';
+  readonly code = 'API_ERR_FLAG';
   /** The flag at fault (without dashes), or undefined for an argument that is no flag at all. */
   readonly flag: string | undefined;
 

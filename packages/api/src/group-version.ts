@@ -15,3 +15,6 @@ export const VMI_SHORT_NAMES: readonly string[] = ['vmi', 'vmis'];
  * the same schema as `v1`, so objects written against it are accepted too.
  */
 export const VMI_ACCEPTED_API_VERSIONS: readonly string[] = [VMI_API_VERSION, `${VMI_GROUP}/v1alpha3`];
+
+/** Where VMIs live in the REST API, as `@podvirt/kube-runtime`'s ResourceClient takes it. */
+export const VMI_RESOURCE = { group: VMI_GROUP, version: VMI_VERSION, plural: VMI_PLURAL, namespaced: true } as const;

@@ -13,7 +13,10 @@ export {
 } from './defaults-options.js';
 export { DEFAULT_POD_NETWORK_NAME } from './defaults-network.js';
 export { ConditionStatus, VmiConditionReason, VmiConditionType } from './conditions.js';
-export { checkVmi, decodeVmi, type DecodeOptions } from './decode-vmi.js';
+export { removeCondition, upsertCondition, type ConditionUpdate } from './condition-list.js';
+export { kubeTime } from './kube-time.js';
+export { checkVmi, decodeVmi, MAX_VMI_DEPTH, type DecodeOptions } from './decode-vmi.js';
+export { jsonDepthExcess, type DepthExcess } from './json-depth.js';
 export { EventReason, EventType } from './event-reasons.js';
 export { formatFieldError, formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
 export { deriveFirmwareUuid, FIRMWARE_UUID_NAMESPACE, nameBasedUuid } from './firmware-uuid.js';
@@ -24,6 +27,7 @@ export {
   VMI_KIND,
   VMI_LIST_KIND,
   VMI_PLURAL,
+  VMI_RESOURCE,
   VMI_SHORT_NAMES,
   VMI_SINGULAR,
   VMI_VERSION,
@@ -43,7 +47,7 @@ export {
 } from './labels.js';
 export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
 export { isFinalMigrationPhase, MigrationPhase } from './migration-phases.js';
-export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_PLURAL, MIGRATION_SHORT_NAMES } from './migration-kind.js';
+export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_PLURAL, MIGRATION_RESOURCE, MIGRATION_SHORT_NAMES } from './migration-kind.js';
 export { asMigration, validateMigration } from './validate-migration.js';
 export { migrationReference } from './migration-reference.js';
 export type * from './types/migration.js';
@@ -65,9 +69,11 @@ export type * from './types/status.js';
 export type * from './types/vmi.js';
 export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
+export { vmiLogBindings, type VmiLogBindings } from './vmi-log-bindings.js';
 export { vmiReference, type VmiReference } from './vmi-reference.js';
 export {
   parsePodNetworkHandoff,
+  PodNetworkHandoffError,
   POD_NETWORK_HANDOFF_FILE,
   type DhcpLease,
   type DhcpV6Lease,

@@ -1,9 +1,12 @@
 // Identity of the VirtualMachineInstanceMigration resource as KubeVirt serves it.
 
-import { VMI_API_VERSION } from './group-version.js';
+import { VMI_API_VERSION, VMI_GROUP, VMI_VERSION } from './group-version.js';
 
 export const MIGRATION_API_VERSION = VMI_API_VERSION;
 export const MIGRATION_KIND = 'VirtualMachineInstanceMigration';
 export const MIGRATION_LIST_KIND = 'VirtualMachineInstanceMigrationList';
 export const MIGRATION_PLURAL = 'virtualmachineinstancemigrations';
 export const MIGRATION_SHORT_NAMES: readonly string[] = ['vmim', 'vmims'];
+
+/** Where migrations live in the REST API, as `@podvirt/kube-runtime`'s ResourceClient takes it. */
+export const MIGRATION_RESOURCE = { group: VMI_GROUP, version: VMI_VERSION, plural: MIGRATION_PLURAL, namespaced: true } as const;

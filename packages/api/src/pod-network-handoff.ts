@@ -63,24 +63,35 @@ export const POD_NETWORK_HANDOFF_FILE = 'pod-network.json';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The handoff file's text → its NICs; throws a TypeError naming what is wrong with it. */
+/** A handoff file that is not what the handler writes; the message names what is wrong. */
+export class PodNetworkHandoffError extends Error {
+  override readonly name = 'PodNetworkHandoffError';
+  readonly code = 'API_ERR_POD_NETWORK_HANDOFF';
+}
+
+/** The handoff file's text → its NICs; throws PodNetworkHandoffError naming what is wrong with it. */
 export function parsePodNetworkHandoff(text: string): WiredNic[] {
-  const data: unknown = JSON.parse(text);
-  if (!Array.isArray(data)) throw new TypeError('the pod network handoff is not a list of NICs');
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new PodNetworkHandoffError(`the pod network handoff is not JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (!Array.isArray(data)) throw new PodNetworkHandoffError('the pod network handoff is not a list of NICs');
   return data.map((nic: unknown, i) => {
-    if (!isObject(nic) || !isObject(nic['attachment']) || !(isObject(nic['lease']) || isObject(nic['lease6']))) throw new TypeError(`pod network handoff entry ${i} lacks its attachment or a lease`);
+    if (!isObject(nic) || !isObject(nic['attachment']) || !(isObject(nic['lease']) || isObject(nic['lease6']))) throw new PodNetworkHandoffError(`pod network handoff entry ${i} lacks its attachment or a lease`);
     const { attachment, lease, lease6 } = nic;
     for (const key of ['ifaceName', 'tap', 'mac', 'guestIP', 'podInterfaceName']) {
-      if (typeof attachment[key] !== 'string') throw new TypeError(`pod network handoff entry ${i}: attachment.${key} is not a string`);
+      if (typeof attachment[key] !== 'string') throw new PodNetworkHandoffError(`pod network handoff entry ${i}: attachment.${key} is not a string`);
     }
-    if (typeof attachment['mtu'] !== 'number') throw new TypeError(`pod network handoff entry ${i}: attachment.mtu is not a number`);
+    if (typeof attachment['mtu'] !== 'number') throw new PodNetworkHandoffError(`pod network handoff entry ${i}: attachment.mtu is not a number`);
     const check = (name: string, value: unknown, strings: readonly string[]): void => {
       if (value === undefined) return;
-      if (!isObject(value)) throw new TypeError(`pod network handoff entry ${i}: ${name} is not an object`);
+      if (!isObject(value)) throw new PodNetworkHandoffError(`pod network handoff entry ${i}: ${name} is not an object`);
       for (const key of strings) {
-        if (typeof value[key] !== 'string') throw new TypeError(`pod network handoff entry ${i}: ${name}.${key} is not a string`);
+        if (typeof value[key] !== 'string') throw new PodNetworkHandoffError(`pod network handoff entry ${i}: ${name}.${key} is not a string`);
       }
-      if (typeof value['prefix'] !== 'number') throw new TypeError(`pod network handoff entry ${i}: ${name}.prefix is not a number`);
+      if (typeof value['prefix'] !== 'number') throw new PodNetworkHandoffError(`pod network handoff entry ${i}: ${name}.prefix is not a number`);
     };
     check('lease', lease, ['clientMac', 'clientIP', 'serverIP', 'hostname']);
     check('lease6', lease6, ['clientIP', 'gateway', 'serverIface', 'serverMac']);

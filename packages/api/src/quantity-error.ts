@@ -1,7 +1,7 @@
 // The error every quantity function throws for input that is not a Kubernetes quantity.
 
 export class QuantityError extends Error {
-  readonly code = 'PODVIRT_ERR_QUANTITY';
+  readonly code = 'API_ERR_QUANTITY';
   /** The offending input, as given. */
   readonly input: string;
 

@@ -6,7 +6,7 @@
 import { formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
 
 export class VmiInvalidError extends Error {
-  readonly code = 'PODVIRT_ERR_VMI_INVALID';
+  readonly code = 'API_ERR_VMI_INVALID';
   readonly fieldErrors: readonly FieldError[];
 
   constructor(fieldErrors: readonly FieldError[], options?: { cause?: unknown }) {

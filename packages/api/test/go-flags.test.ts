@@ -53,7 +53,7 @@ const refused: [string, string[], string | undefined, RegExp][] = [
 for (const [label, argv, flag, message] of refused) {
   test(`refuses ${label}, naming the flag`, () => {
     assert.throws(() => parseGoFlags(argv, { options: OPTIONS, unknown: 'error' }), (err: unknown) =>
-      err instanceof GoFlagError && err.code === 'PODVIRT_ERR_FLAG' && err.flag === flag && message.test(err.message));
+      err instanceof GoFlagError && err.code === 'API_ERR_FLAG' && err.flag === flag && message.test(err.message));
   });
 }
 

@@ -93,7 +93,7 @@ describe('parseQuantity', () => {
     it(`refuses ${JSON.stringify(input.length > 20 ? `${input.slice(0, 20)}…` : input)}`, () => {
       assert.throws(
         () => parseQuantity(input),
-        (err: unknown) => err instanceof QuantityError && err.code === 'PODVIRT_ERR_QUANTITY' && err.input === input && reason.test(err.message),
+        (err: unknown) => err instanceof QuantityError && err.code === 'API_ERR_QUANTITY' && err.input === input && reason.test(err.message),
       );
     });
   }

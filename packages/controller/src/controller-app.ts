@@ -5,15 +5,14 @@
 import { migrationReference, vmiReference, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { ClusterInformers } from './cluster-informers.js';
-import { KubeLeaseClient } from './kube-lease-client.js';
-import { KubeMigrationClient } from './kube-migration-client.js';
-import { KubePodClient } from './kube-pod-client.js';
-import { KubeVmiClient } from './kube-vmi-client.js';
-import { LeaderElector, type LeadershipEnd } from './leader-elector.js';
-import { MigrationController } from './migration-controller.js';
-import { PodExpectations } from './pod-expectations.js';
-import { VmiController } from './vmi-controller.js';
+import { ClusterInformers } from './kube/cluster-informers.js';
+import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js';
+import { KubeLeaseClient } from './leader/kube-lease-client.js';
+import { kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
+import { LeaderElector, type LeadershipEnd } from './leader/leader-elector.js';
+import { MigrationController } from './reconcile/migration-controller.js';
+import { PodExpectations } from './reconcile/pod-expectations.js';
+import { VmiController } from './reconcile/vmi-controller.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;
@@ -26,6 +25,8 @@ export interface ControllerAppOptions {
   readonly log: Logger;
   readonly launcherImage: string;
   readonly allowEmulation: boolean;
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
   readonly workers: number;
   /** Watch one namespace only. */
   readonly namespace?: string | undefined;
@@ -103,6 +104,7 @@ export class ControllerApp {
       },
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
+    const podConfig = { image: options.launcherImage, allowEmulation: options.allowEmulation, hostDisk: options.hostDisk ?? HOST_DISK_OFF, random: Math.random };
     const controller: VmiController = new VmiController({
       log,
       workers: options.workers,
@@ -111,24 +113,24 @@ export class ControllerApp {
         pods: informers,
         claims: informers,
         mountEvents: informers,
-        vmiClient: new KubeVmiClient(client),
-        podClient: new KubePodClient(client),
+        vmiClient: kubeVmiClient(client),
+        podClient: kubePodClient(client),
         events,
         expectations,
-        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        podConfig,
         now: () => new Date(),
         log,
         ...(options.podDownGraceMs === undefined ? {} : { podDownGraceMs: options.podDownGraceMs }),
       },
     });
-    const vmiClient = new KubeVmiClient(client);
-    const podClient = new KubePodClient(client);
+    const vmiClient = kubeVmiClient(client);
+    const podClient = kubePodClient(client);
     const migrations: MigrationController = new MigrationController({
       log: log.child({ subcomponent: 'migrations' }),
       workers: options.workers,
       deps: {
         migrations: informers,
-        migrationClient: new KubeMigrationClient(client),
+        migrationClient: kubeMigrationClient(client),
         vmis: informers,
         vmiClient,
         pods: informers,
@@ -136,7 +138,7 @@ export class ControllerApp {
         events,
         migrationEvents: { recordMigration: (vmim, type, reason, message) => migrationEvents.record(vmim, type, reason, message) },
         expectations: new PodExpectations(),
-        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        podConfig,
         claims: informers,
         mountEvents: informers,
         now: () => new Date(),

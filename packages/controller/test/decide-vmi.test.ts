@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VmiStatus } from '@podvirt/api';
-import { decideVmi } from '../src/decide-vmi.js';
-import type { VmiDecision } from '../src/vmi-decision.js';
+import { decideVmi } from '../src/decide/decide-vmi.js';
+import type { VmiDecision } from '../src/decide/vmi-decision.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 
 const now = new Date('2025-01-01T00:05:00.250Z');

@@ -1,10 +1,10 @@
 // An in-memory stand-in for the API server behind the controller's role interfaces: objects
-// get UIDs and resourceVersions, stale writes fail with CONTROLLER_CONFLICT, deleted pods
+// get UIDs and resourceVersions, stale writes fail with CONTROLLER_ERR_CONFLICT, deleted pods
 // vanish (no kubelet here). The stores see every write at once unless `lagging` is set.
 
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EventType, VirtualMachineInstance } from '@podvirt/api';
-import type { EventRecorder, MetadataPatch, PodClient, PodStore, VmiClient, VmiStore } from '../src/cluster-roles.js';
+import type { EventRecorder, MetadataPatch, PodClient, PodStore, VmiClient, VmiStore } from '../src/kube/cluster-roles.js';
 import { ControllerError } from '../src/controller-error.js';
 
 export interface RecordedEvent {
@@ -86,7 +86,7 @@ export class FakeCluster implements VmiStore, PodStore, VmiClient, PodClient, Ev
     if (this.conflictsToInject > 0) {
       this.conflictsToInject -= 1;
       stored.metadata.resourceVersion = this.#nextRv();
-      throw new ControllerError('CONTROLLER_CONFLICT', 'the object has been modified');
+      throw new ControllerError('CONTROLLER_ERR_CONFLICT', 'the object has been modified');
     }
     stored.status = structuredClone(vmi.status ?? {});
     stored.metadata.resourceVersion = this.#nextRv();
@@ -110,9 +110,9 @@ export class FakeCluster implements VmiStore, PodStore, VmiClient, PodClient, Ev
 
   #checkedVmi(namespace: string, name: string, resourceVersion: string | undefined): VirtualMachineInstance {
     const stored = this.vmis.get(`${namespace}/${name}`);
-    if (!stored) throw new ControllerError('CONTROLLER_NOT_FOUND', `VMI ${namespace}/${name} not found`);
+    if (!stored) throw new ControllerError('CONTROLLER_ERR_NOT_FOUND', `VMI ${namespace}/${name} not found`);
     if (resourceVersion !== undefined && resourceVersion !== stored.metadata.resourceVersion) {
-      throw new ControllerError('CONTROLLER_CONFLICT', 'the object has been modified');
+      throw new ControllerError('CONTROLLER_ERR_CONFLICT', 'the object has been modified');
     }
     return stored;
   }
@@ -121,7 +121,7 @@ export class FakeCluster implements VmiStore, PodStore, VmiClient, PodClient, Ev
   async create(namespace: string, pod: V1Pod): Promise<V1Pod> {
     await Promise.resolve();
     this.calls.push('create pod');
-    if (this.createFailure !== undefined) throw new ControllerError('CONTROLLER_API_FAILED', this.createFailure);
+    if (this.createFailure !== undefined) throw new ControllerError('CONTROLLER_ERR_API_FAILED', this.createFailure);
     return this.addPod({ ...pod, metadata: { ...pod.metadata, namespace } });
   }
 

@@ -3,10 +3,10 @@
 // while it is being deleted vanishes, as the API server does it.
 
 import type { EventType, VirtualMachineInstanceMigration } from '@podvirt/api';
-import type { MigrationClient, MigrationEventRecorder, MigrationStore } from '../src/cluster-roles.js';
+import type { MigrationClient, MigrationEventRecorder, MigrationStore } from '../src/kube/cluster-roles.js';
 import { ControllerError } from '../src/controller-error.js';
-import type { MigrationSyncDeps } from '../src/sync-migration.js';
-import { PodExpectations } from '../src/pod-expectations.js';
+import type { MigrationSyncDeps } from '../src/reconcile/sync-migration.js';
+import { PodExpectations } from '../src/reconcile/pod-expectations.js';
 import { FakeCluster, type RecordedEvent } from './fake-cluster.js';
 import type { Logger } from 'pino';
 
@@ -60,8 +60,8 @@ export class FakeMigrationCluster extends FakeCluster implements MigrationStore,
 
   #checked(namespace: string, name: string, rv: string | undefined): VirtualMachineInstanceMigration {
     const stored = this.migrations.get(`${namespace}/${name}`);
-    if (stored === undefined) throw new ControllerError('CONTROLLER_NOT_FOUND', `migration ${name} not found`);
-    if (rv !== undefined && rv !== stored.metadata.resourceVersion) throw new ControllerError('CONTROLLER_CONFLICT', 'the object has been modified');
+    if (stored === undefined) throw new ControllerError('CONTROLLER_ERR_NOT_FOUND', `migration ${name} not found`);
+    if (rv !== undefined && rv !== stored.metadata.resourceVersion) throw new ControllerError('CONTROLLER_ERR_CONFLICT', 'the object has been modified');
     return stored;
   }
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { pino } from 'pino';
 import { ControllerError } from '../src/controller-error.js';
-import { LeaderElector, type LeadershipEnd } from '../src/leader-elector.js';
-import type { LeaseClient, LeaseRecord } from '../src/lease-client.js';
+import { LeaderElector, type LeadershipEnd } from '../src/leader/leader-elector.js';
+import type { LeaseClient, LeaseRecord } from '../src/leader/lease-client.js';
 
 const log = pino({ level: 'silent' });
 
@@ -15,7 +15,7 @@ class FakeLease {
 
   client(partitioned: { value: boolean } = { value: false }): LeaseClient {
     const check = (): void => {
-      if (partitioned.value) throw new ControllerError('CONTROLLER_API_FAILED', 'connection refused');
+      if (partitioned.value) throw new ControllerError('CONTROLLER_ERR_API_FAILED', 'connection refused');
     };
     return {
       get: async () => {
@@ -26,13 +26,13 @@ class FakeLease {
       create: async (record) => {
         await Promise.resolve();
         check();
-        if (this.record) throw new ControllerError('CONTROLLER_CONFLICT', 'already exists');
+        if (this.record) throw new ControllerError('CONTROLLER_ERR_CONFLICT', 'already exists');
         return this.#store(record);
       },
       update: async (record) => {
         await Promise.resolve();
         check();
-        if (record.resourceVersion !== this.record?.resourceVersion) throw new ControllerError('CONTROLLER_CONFLICT', 'modified');
+        if (record.resourceVersion !== this.record?.resourceVersion) throw new ControllerError('CONTROLLER_ERR_CONFLICT', 'modified');
         return this.#store(record);
       },
     };

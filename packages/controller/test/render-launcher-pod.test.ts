@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/launcher-layout.js';
-import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/memory-overhead.js';
-import { renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render-launcher-pod.js';
+import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/render/launcher-layout.js';
+import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/render/memory-overhead.js';
+import { renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render/render-launcher-pod.js';
 import { vmiFixture } from './fixtures.js';
 
 const config: LauncherPodConfig = { image: 'podvirt/launcher:0.1.0', allowEmulation: false, random: () => 0.5 };
@@ -144,6 +144,10 @@ describe('renderLauncherPod', () => {
     assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory: `${expected / 1024n}Ki`, cpu: '100m', ...kvm }, limits: kvm });
   });
 
+  test('the pod runs under the runtime\'s default seccomp profile', () => {
+    assert.deepEqual(renderLauncherPod(vmiFixture(), config).spec?.securityContext, { seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
   test('the compute container is never privileged: it drops every capability but the ones it uses, with or without a NIC', () => {
     const nic = withSpec((v) => {
       v.spec.networks = [{ name: 'default', pod: {} }];
@@ -200,9 +204,9 @@ describe('renderLauncherPod', () => {
 
   test('a VMI without memory or identity is refused with a stable code', () => {
     const noMemory = withSpec((v) => delete v.spec.domain.resources);
-    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'PODVIRT_ERR_VMI_INVALID' });
+    assert.throws(() => renderLauncherPod(noMemory, config), { code: 'API_ERR_VMI_INVALID' });
     const noUid = vmiFixture({ metadata: { uid: '' } });
-    assert.throws(() => renderLauncherPod(noUid, config), { code: 'CONTROLLER_INVALID_VMI' });
+    assert.throws(() => renderLauncherPod(noUid, config), { code: 'CONTROLLER_ERR_INVALID_VMI' });
   });
 
   test('rendering does not touch the VMI', () => {

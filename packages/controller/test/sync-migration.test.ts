@@ -3,8 +3,8 @@ import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VmiMigrationState } from '@podvirt/api';
 import { pino } from 'pino';
-import { decideVmi } from '../src/decide-vmi.js';
-import { syncMigration, type MigrationSyncDeps } from '../src/sync-migration.js';
+import { decideVmi } from '../src/decide/decide-vmi.js';
+import { syncMigration, type MigrationSyncDeps } from '../src/reconcile/sync-migration.js';
 import { FakeMigrationCluster } from './fake-migrations.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 

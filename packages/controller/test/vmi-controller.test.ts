@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
-import { PodExpectations } from '../src/pod-expectations.js';
-import { ownerKey, VmiController } from '../src/vmi-controller.js';
+import { PodExpectations } from '../src/reconcile/pod-expectations.js';
+import { ownerKey, VmiController } from '../src/reconcile/vmi-controller.js';
 import { FakeCluster } from './fake-cluster.js';
 import { launcherPod, vmiFixture } from './fixtures.js';
 

@@ -17,6 +17,7 @@ import { renderFailure, type FailureContext } from './render/failure.js';
 import { renderStructured } from './render/structured.js';
 import type { TerminalInput, TerminalOutput } from './stream/terminal.js';
 import { formatHelp } from './usage.js';
+import { UsageError } from './usage-error.js';
 
 export interface TextSink {
   write(chunk: string): unknown;
@@ -93,7 +94,7 @@ async function runStream(context: CliContext, invocation: StreamInvocation): Pro
   let client: NodeApiClient | undefined;
   try {
     const terminal = context.terminal;
-    if (terminal === undefined) throw new Error(`${invocation.kind} needs the process's terminal`);
+    if (terminal === undefined) throw new UsageError(`${invocation.kind} needs the process's terminal`, invocation.kind);
     client = await openNodeClient(connection, timeoutMs, context.signal);
     return await runGuestStream(client, invocation, { ...terminal, stderr: context.stderr, signal: context.signal });
   } catch (err) {

@@ -3,7 +3,7 @@
 export type ConnectFailure = 'socket-missing' | 'permission-denied' | 'refused' | 'timeout' | 'unreachable';
 
 export class ConnectError extends Error {
-  readonly code = 'ERR_CONNECT';
+  readonly code = 'CTL_ERR_CONNECT';
   readonly failure: ConnectFailure;
   readonly target: string;
 

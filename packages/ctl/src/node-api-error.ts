@@ -6,7 +6,7 @@ export type StatusName = keyof typeof status;
 // (NOT_FOUND, FAILED_PRECONDITION ...), which is what callers match on; the message is the
 // server's own text.
 export class NodeApiError extends Error {
-  readonly code = 'ERR_NODE_API';
+  readonly code = 'CTL_ERR_NODE_API';
   readonly status: StatusName;
 
   constructor(statusName: StatusName, message: string, options?: ErrorOptions) {

@@ -25,7 +25,7 @@ test('status codes become NodeApiError with the status name; answers arrive deco
   assert.deepEqual(await client.reset({ namespace: 'prod', name: 'db' }, { timeoutMs: 5000 }), { uid: 'uid-db' });
   await assert.rejects(client.pause({ namespace: 'prod', name: 'nope' }, { timeoutMs: 5000 }), (err: unknown) => {
     assert.ok(err instanceof NodeApiError);
-    assert.deepEqual([err.code, err.status, err.message], ['ERR_NODE_API', 'NOT_FOUND', 'VMI prod/nope not found on this node']);
+    assert.deepEqual([err.code, err.status, err.message], ['CTL_ERR_NODE_API', 'NOT_FOUND', 'VMI prod/nope not found on this node']);
     return true;
   });
   await assert.rejects(client.guestOsInfo({ namespace: 'default', name: 'hang' }, { timeoutMs: 200 }), { status: 'DEADLINE_EXCEEDED' });
@@ -41,7 +41,7 @@ test('an aborted signal cancels the call on the server', async (t) => {
   const pending = client.unpause({ namespace: 'default', name: 'hang' }, { timeoutMs: 10_000, signal: controller.signal });
   await eventually(() => fake.calls.length > 0, { what: 'the call at the server' });
   controller.abort();
-  await assert.rejects(pending, { code: 'ERR_NODE_API', status: 'CANCELLED' });
+  await assert.rejects(pending, { code: 'CTL_ERR_NODE_API', status: 'CANCELLED' });
   await eventually(() => fake.cancelled.length > 0, { what: 'the cancel at the server' });
   assert.deepEqual(fake.cancelled, ['unpause']);
   await assert.rejects(client.list({ namespace: '' }, { timeoutMs: 1000, signal: controller.signal }), { status: 'CANCELLED' });

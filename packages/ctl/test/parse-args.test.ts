@@ -89,7 +89,7 @@ for (const [name, argv, message, command] of bad) {
       () => parseArgs(argv, { socket: undefined }),
       (err: unknown) => {
         assert.ok(err instanceof UsageError);
-        assert.equal(err.code, 'ERR_USAGE');
+        assert.equal(err.code, 'CTL_ERR_USAGE');
         assert.match(err.message, message);
         assert.equal(err.command, command);
         return true;

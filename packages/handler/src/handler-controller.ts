@@ -16,7 +16,7 @@ import type { PodNetworkPhase } from './reconcile/execute-action.js';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
 import type { IoErrorRetryOptions } from './reconcile/io-error-retry.js';
-import { vmiKey } from './vmi-key.js';
+import { objectKey } from '@podvirt/kube-runtime';
 import { MigrationCoordinator } from './live-migration/migration-coordinator.js';
 import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
 import type { MigrationSettings } from './live-migration/migration-settings.js';
@@ -102,7 +102,7 @@ export class HandlerController {
       ...(options.observeLauncherCall === undefined ? {} : { observeCall: options.observeLauncherCall }),
     });
     const onEvent = (type: InformerEventType, vmi: VirtualMachineInstance): void => {
-      const key = vmiKey(vmi);
+      const key = objectKey(vmi);
       if (type === 'DELETED') this.reconciler.remember(vmi, key);
       else if (this.#reconciling.has(key)) {
         // Its own status write comes back while the key is processed: judged once it is done.

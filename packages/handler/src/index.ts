@@ -27,7 +27,6 @@ export { LauncherConnection } from './launcher/launcher-connection.js';
 export { DEFAULT_INIT_TIMEOUT_MS, LauncherRegistry, type LauncherObservation } from './launcher/launcher-registry.js';
 export { LauncherState } from './launcher/launcher-state.js';
 export { discoverLauncherSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './launcher/socket-discovery.js';
-export { vmiKey } from './vmi-key.js';
 export { PodNetworkWiring, type PodNetworkWiringOptions } from './network/pod-network-wiring.js';
 export type { PodNetworkPhase } from './reconcile/execute-action.js';
 export { listenSource, listenTarget, type SourceProxy, type SourceProxyOptions, type TargetProxy, type TargetProxyOptions } from './migration/migration-proxy.js';

@@ -6,7 +6,7 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 import { HandlerError } from '../src/handler-error.js';
 import { KubeApiError, type CoreEvent, type EventCountPatch, type EventSink } from '@podvirt/kube-runtime';
 import type { VmiApi, VmiList, VmiWatchEvent } from '../src/kube/vmi-api.js';
-import { vmiKey } from '../src/vmi-key.js';
+import { objectKey } from '@podvirt/kube-runtime';
 
 interface Watcher {
   readonly selector: string;
@@ -110,7 +110,7 @@ export class FakeKube implements VmiApi {
 
   updateStatus(vmi: VirtualMachineInstance, signal: AbortSignal): Promise<VirtualMachineInstance> {
     signal.throwIfAborted();
-    const key = vmiKey(vmi);
+    const key = objectKey(vmi);
     const stored = this.#objects.get(key);
     if (stored === undefined) return Promise.reject(new HandlerError('HANDLER_ERR_KUBE_NOT_FOUND', `${key} not found`));
     if (this.conflicts > 0) {
@@ -142,8 +142,8 @@ export class FakeKube implements VmiApi {
 
   #store(type: 'ADDED' | 'MODIFIED', obj: VirtualMachineInstance, hold = false): void {
     obj.metadata.resourceVersion = String(++this.#rv);
-    const previous = this.#objects.get(vmiKey(obj));
-    this.#objects.set(vmiKey(obj), obj);
+    const previous = this.#objects.get(objectKey(obj));
+    this.#objects.set(objectKey(obj), obj);
     if (hold) this.#heldEchoes.push(() => this.#emit(type, obj, previous));
     else this.#emit(type, obj, previous);
   }

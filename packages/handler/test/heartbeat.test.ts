@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { HEARTBEAT_ANNOTATION, NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
-import { Heartbeat, rfc3339 } from '../src/heartbeat/heartbeat.js';
+import { Heartbeat } from '../src/heartbeat/heartbeat.js';
 import type { NodeMetadataPatch, NodePatcher } from '../src/heartbeat/node-patcher.js';
 import { quietLog, T0 } from './fixtures.js';
 
@@ -63,8 +63,7 @@ test('unschedulable at start, schedulable with a fresh stamp on every beat, slid
   assert.equal(patcher.patches.length, 2);
   await advance(1);
   assert.equal(patcher.patches.length, 3);
-  assert.equal(patcher.patches[2]?.patch.annotations?.[HEARTBEAT_ANNOTATION], rfc3339(T0 + 96_000));
-  assert.equal(rfc3339(T0 + 96_000), '2025-01-01T00:01:36Z');
+  assert.equal(patcher.patches[2]?.patch.annotations?.[HEARTBEAT_ANNOTATION], '2025-01-01T00:01:36Z');
 
   await heartbeat.close();
   await heartbeat.close();

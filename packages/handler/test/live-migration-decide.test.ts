@@ -3,7 +3,7 @@
 // the fields each side writes (and keeps), and the migration flags.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { VmiMigrationState, VmiStatus } from '@podvirt/api';
+import { kubeTime, type VmiMigrationState, type VmiStatus } from '@podvirt/api';
 import { cmd } from '@podvirt/proto';
 import { decideSource, progressOf, type SourceInput } from '../src/live-migration/decide-source.js';
 import { decideTarget, type TargetInput } from '../src/live-migration/decide-target.js';
@@ -18,7 +18,6 @@ import { makeDomain, makeVmi, NODE, T0 } from './fixtures.js';
 const TARGET = 'node02';
 const MS: VmiMigrationState = { migrationUid: 'mig-1', sourceNode: NODE, sourcePod: 'p1', targetNode: TARGET, targetPod: 'p2' };
 const progress = (p: Partial<cmd.MigrationProgress>): cmd.MigrationProgress => cmd.MigrationProgress.fromPartial({ startedAtMs: T0, mode: 'PreCopy', ...p });
-const kubeTime = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 test('role: source on the owning node, target on the named node until the hand-over, none otherwise', () => {
   const vmi = makeVmi({ phase: 'Running' });

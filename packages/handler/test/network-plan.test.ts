@@ -147,6 +147,6 @@ describe('masquerade nftables rules', () => {
     assert.doesNotMatch(text, /\bip (s|d)addr/);
   });
   test('a token cannot carry a second statement', () => {
-    assert.throws(() => renderRuleset([masqueradeRules({ ...base, podIface: 'eth0"; flush ruleset; "', ports: [] })]), RangeError);
+    assert.throws(() => renderRuleset([masqueradeRules({ ...base, podIface: 'eth0"; flush ruleset; "', ports: [] })]), { code: 'HANDLER_ERR_POD_NETWORK' });
   });
 });

@@ -52,7 +52,7 @@ export class BearerToken {
   async #read(file: string): Promise<string | undefined> {
     try {
       const token = (await readFile(file, 'utf8')).trim();
-      if (token === '') throw new Error('the file is empty');
+      if (token === '') throw new KubeClientError('KUBE_ERR_CONFIG', 'the file is empty');
       this.#cached = token;
       this.#readAtMs = (this.#o.now ?? Date.now)();
       return token;

@@ -6,6 +6,7 @@
 // dropped (and that is logged once), so a loop on one object cannot flood the API server. The
 // controller and the handler both record through it.
 
+import { kubeTime } from '@podvirt/api';
 import { eventName } from './event-name.js';
 import type { CoreEvent, EventSink, ObjectReference } from './event-sink.js';
 import { isKubeApiError } from './kube-api-error.js';
@@ -44,11 +45,6 @@ interface Bucket {
   atMs: number;
   /** Whether the drop that emptied it was logged. */
   told: boolean;
-}
-
-/** Kubernetes' Time: RFC 3339 at second precision. */
-function kubeTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 export class EventRecorder<T> {

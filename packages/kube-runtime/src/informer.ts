@@ -7,11 +7,7 @@
 import { isKubeApiError } from './kube-api-error.js';
 import type { KubeWatchEvent } from './kube-client.js';
 import { abortableSleep } from './abortable-sleep.js';
-
-/** The smallest object shape the cache needs. */
-export interface KubeObject {
-  readonly metadata?: { readonly namespace?: string | undefined; readonly name?: string | undefined; readonly resourceVersion?: string | undefined } | undefined;
-}
+import { objectKey, type KubeObject } from './object-key.js';
 
 export interface ObjectList<T> {
   readonly items: T[];
@@ -59,11 +55,6 @@ export interface InformerOptions<T> {
 const MIN_HEALTHY_WATCH_MS = 1_000;
 const DEFAULT_RETRY_MS = 500;
 const DEFAULT_MAX_RETRY_MS = 30_000;
-
-export function objectKey(obj: KubeObject): string {
-  const m = obj.metadata;
-  return m?.namespace ? `${m.namespace}/${m.name ?? ''}` : (m?.name ?? '');
-}
 
 const expiredByDefault = (err: unknown): boolean => isKubeApiError(err, 'KUBE_ERR_EXPIRED') || isKubeApiError(err, 'KUBE_ERR_GONE');
 

@@ -55,5 +55,5 @@ export function parseMonitorArgs(argv: readonly string[], env: Readonly<Record<s
 }
 
 function usage(message: string, cause?: unknown): MonitorError {
-  return new MonitorError('PODVIRT_MONITOR_USAGE', message, cause === undefined ? undefined : { cause });
+  return new MonitorError('MONITOR_ERR_USAGE', message, cause === undefined ? undefined : { cause });
 }

@@ -1,8 +1,10 @@
 /** Stable codes callers match on; messages are for people. */
 export type MonitorErrorCode =
-  | 'PODVIRT_MONITOR_USAGE'
-  | 'PODVIRT_MONITOR_NATIVE'
-  | 'PODVIRT_MONITOR_SPAWN';
+  | 'MONITOR_ERR_USAGE'
+  | 'MONITOR_ERR_NATIVE'
+  | 'MONITOR_ERR_SPAWN'
+  /** A one-shot method was called twice. */
+  | 'MONITOR_ERR_STATE';
 
 export class MonitorError extends Error {
   override readonly name = 'MonitorError';

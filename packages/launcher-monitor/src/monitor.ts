@@ -2,6 +2,7 @@ import { spawn as nodeSpawn } from 'node:child_process';
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Logger } from './json-logger.js';
+import { MonitorError } from './monitor-error.js';
 import { stopLeftoverQemu } from './leftover-qemu.js';
 import type { NativeBinding } from './native-binding.js';
 import type { ProcessTree } from './process-tree.js';
@@ -50,7 +51,7 @@ export class LauncherMonitor {
 
   /** Runs the launcher to its end and resolves with the code the monitor should exit with. */
   async run(): Promise<number> {
-    if (this.#phase !== 'idle') throw new Error('LauncherMonitor.run() was already called');
+    if (this.#phase !== 'idle') throw new MonitorError('MONITOR_ERR_STATE', 'LauncherMonitor.run() was already called');
     const sweep = setInterval(() => this.reapOrphans(), this.#options.reapSweepIntervalMs);
     sweep.unref();
     try {

@@ -27,7 +27,7 @@ export function loadNativeBinding(): NativeBinding {
     return require(ADDON_PATH) as NativeBinding;
   } catch (err) {
     throw new MonitorError(
-      'PODVIRT_MONITOR_NATIVE',
+      'MONITOR_ERR_NATIVE',
       'cannot load the native monitor addon (built by `pnpm install` with node-gyp)',
       { cause: err },
     );

@@ -35,7 +35,7 @@ export class Reaper {
     try {
       this.#binding.setChildSubreaper();
     } catch (err) {
-      throw new MonitorError('PODVIRT_MONITOR_NATIVE', 'cannot become a child subreaper', { cause: err });
+      throw new MonitorError('MONITOR_ERR_NATIVE', 'cannot become a child subreaper', { cause: err });
     }
   }
 

@@ -34,11 +34,11 @@ test('drops lines below the level and keeps the level in children', () => {
 test('serializes errors with type, message, stack, code and cause', () => {
   const { log, lines } = capture();
   const cause = Object.assign(new Error('spawn x ENOENT'), { code: 'ENOENT', errno: -2, syscall: 'spawn x' });
-  log.error({ err: new MonitorError('PODVIRT_MONITOR_SPAWN', 'cannot start', { cause }) }, 'failed');
+  log.error({ err: new MonitorError('MONITOR_ERR_SPAWN', 'cannot start', { cause }) }, 'failed');
   const err = lines[0]?.['err'] as Record<string, unknown>;
   assert.equal(err['type'], 'MonitorError');
   assert.equal(err['message'], 'cannot start');
-  assert.equal(err['code'], 'PODVIRT_MONITOR_SPAWN');
+  assert.equal(err['code'], 'MONITOR_ERR_SPAWN');
   assert.match(String(err['stack']), /MonitorError/);
   assert.deepEqual({ ...(err['cause'] as object), stack: undefined }, {
     type: 'Error', message: 'spawn x ENOENT', code: 'ENOENT', errno: -2, syscall: 'spawn x', stack: undefined,

@@ -43,7 +43,7 @@ for (const [name, argv, message] of ERRORS) {
   test(`rejects ${name}`, () => {
     assert.throws(
       () => parseMonitorArgs(argv, {}),
-      (err: unknown) => err instanceof MonitorError && err.code === 'PODVIRT_MONITOR_USAGE' && message.test(err.message),
+      (err: unknown) => err instanceof MonitorError && err.code === 'MONITOR_ERR_USAGE' && message.test(err.message),
     );
   });
 }

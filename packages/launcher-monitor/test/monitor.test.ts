@@ -182,7 +182,7 @@ describe('monitor edge cases', () => {
   test('a bad flag value is a usage error with exit 1', TIMEOUT, async (t) => {
     const monitor = startMonitor(t, ['--launcher-bin', '/bin/true', '--qemu-stop-timeout', 'soon']);
     assert.deepEqual(await monitor.exited, { code: 1, signal: null });
-    assert.equal(messages(monitor.lines, 'monitor cannot start')[0]?.['code'], 'PODVIRT_MONITOR_USAGE');
+    assert.equal(messages(monitor.lines, 'monitor cannot start')[0]?.['code'], 'MONITOR_ERR_USAGE');
   });
 });
 

@@ -1,6 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_MACHINE_TYPE, type DefaultedVmi } from '@podvirt/api';
+import { DEFAULT_MACHINE_TYPE, vmiLogBindings, type DefaultedVmi } from '@podvirt/api';
 import { GoFlagError } from '@podvirt/api/go-flags';
 import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
@@ -75,7 +75,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   if (!namespace || !name || !uid) throw new GoFlagError(undefined, '--namespace, --name and --uid are required (or STANDALONE_VMI with all three)');
   if (flags.simulateCrash) throw new LauncherError('LAUNCHER_ERR_DAEMON', 'simulated crash (--simulate-crash)');
   const identity = { namespace, name, uid, domain: domainName(namespace, name) };
-  const log = o.log.child({ namespace, name, uid });
+  const log = o.log.child(vmiLogBindings(identity));
   if (flags.ignored.length > 0) log.info({ flags: flags.ignored }, 'flags not applicable to podvirt, ignored');
   const dirs = o.libvirtDirs ?? DEFAULT_LIBVIRT_DIRS;
   const emulator = o.emulator ?? '/usr/bin/qemu-system-x86_64';

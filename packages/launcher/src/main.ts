@@ -4,6 +4,7 @@
 // so does loading the launcher's code (gRPC, the libvirt client, the converter). So this module
 // loads only what starting the daemon needs, starts it, and loads the rest (launcher.ts, a
 // separate chunk of the bundle) while the daemon comes up.
+import { vmiLogBindings } from '@podvirt/api/vmi-log-bindings';
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { DEFAULT_LIBVIRT_DIRS, startDaemon, type StartedDaemon } from './daemon/start-daemon.js';
 import { parseFlags } from './flags.js';
@@ -30,7 +31,7 @@ async function main(): Promise<number> {
   const { namespace, name, uid } = flags;
   let daemon: Promise<StartedDaemon> | undefined;
   if (namespace && name && uid && !flags.simulateCrash) {
-    daemon = startDaemon(DEFAULT_LIBVIRT_DIRS, flags.capsCacheDir, log.child({ namespace, name, uid }), stop.signal);
+    daemon = startDaemon(DEFAULT_LIBVIRT_DIRS, flags.capsCacheDir, log.child(vmiLogBindings({ namespace, name, uid })), stop.signal);
     daemon.catch(() => undefined);
   }
   const { runLauncher } = await import('./launcher.js');

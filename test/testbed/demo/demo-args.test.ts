@@ -9,9 +9,10 @@ test('each mode with the options it takes', () => {
   assert.deepEqual(parseDemoArgs(['--migrate', '--control-plane=real']), { mode: 'migrate', controlPlane: 'real' });
   assert.deepEqual(parseDemoArgs(['--network']), { mode: 'network', controlPlane: 'testbed' });
   assert.deepEqual(parseDemoArgs(['--libvirt-only']), { mode: 'libvirt-only' });
-  assert.deepEqual(parseDemoArgs(['up']), { mode: 'up', nodes: 1, controlPlane: 'testbed' });
-  assert.deepEqual(parseDemoArgs(['up', '--nodes', '2', '--control-plane', 'real']), { mode: 'up', nodes: 2, controlPlane: 'real' });
-  assert.deepEqual(parseDemoArgs(['--control-plane', 'real', 'serve']), { mode: 'serve', nodes: 1, controlPlane: 'real' });
+  assert.deepEqual(parseDemoArgs(['up']), { mode: 'up', nodes: 1, controlPlane: 'testbed', controllerArgs: [] });
+  assert.deepEqual(parseDemoArgs(['up', '--nodes', '2', '--control-plane', 'real']), { mode: 'up', nodes: 2, controlPlane: 'real', controllerArgs: [] });
+  assert.deepEqual(parseDemoArgs(['--control-plane', 'real', 'serve']), { mode: 'serve', nodes: 1, controlPlane: 'real', controllerArgs: [] });
+  assert.deepEqual(parseDemoArgs(['up', '--', '--feature-gates=HostDisk', '--nodes']), { mode: 'up', nodes: 1, controlPlane: 'testbed', controllerArgs: ['--feature-gates=HostDisk', '--nodes'] });
   assert.deepEqual(parseDemoArgs(['down']), { mode: 'down' });
 });
 
@@ -39,4 +40,5 @@ test('a flag it does not know, or one the mode does not take, is refused by name
   refused(['start'], /unknown command "start"/);
   refused(['up', '--nodes', '0'], /--nodes wants a whole number of nodes, not "0"/);
   refused(['up', '--nodes', '1.5'], /not "1.5"/);
+  refused(['--', '--feature-gates=HostDisk'], /flags after -- \(for podvirt-controller\) apply to up only/);
 });

@@ -13,7 +13,7 @@ export type DemoCommand =
   | { readonly mode: 'network'; readonly controlPlane: ControlPlane }
   | { readonly mode: 'migrate'; readonly controlPlane: ControlPlane }
   | { readonly mode: 'libvirt-only' }
-  | { readonly mode: 'up' | 'serve'; readonly nodes: number; readonly controlPlane: ControlPlane }
+  | { readonly mode: 'up' | 'serve'; readonly nodes: number; readonly controlPlane: ControlPlane; readonly controllerArgs: readonly string[] }
   | { readonly mode: 'down' };
 
 export class DemoUsageError extends Error {
@@ -26,19 +26,22 @@ export class DemoUsageError extends Error {
 
 export const DEMO_USAGE = [
   'usage: scripts/demo [--images | --network | --migrate | --libvirt-only] [--control-plane testbed|real]',
-  '       scripts/testbed-up [--nodes N] [--control-plane testbed|real]',
+  '       scripts/testbed-up [--nodes N] [--control-plane testbed|real] [-- CONTROLLER-FLAGS…]',
   '       scripts/testbed-down',
 ].join('\n');
 
 const MODE_FLAGS = ['images', 'network', 'migrate', 'libvirt-only'] as const;
 const COMMANDS = ['up', 'down', 'serve'] as const;
 
-/** Parses what follows `main.js`; throws DemoUsageError naming what it refuses. */
+/** Parses what follows `main.js`; throws DemoUsageError naming what it refuses. Flags after `--` go to podvirt-controller (up, serve). */
 export function parseDemoArgs(args: readonly string[]): DemoCommand {
+  const dashes = args.indexOf('--');
+  const own = dashes < 0 ? args : args.slice(0, dashes);
+  const controllerArgs = dashes < 0 ? [] : args.slice(dashes + 1);
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...args],
+      args: [...own],
       allowPositionals: true,
       strict: true,
       options: {
@@ -66,7 +69,8 @@ export function parseDemoArgs(args: readonly string[]): DemoCommand {
     throw new DemoUsageError(`--${flag} does not apply to ${by}`);
   };
   if (values.nodes !== undefined && command !== 'up' && command !== 'serve') refuse('nodes', command ?? (modes[0] === undefined ? 'the demo' : `--${modes[0]}`));
-  if (command === 'up' || command === 'serve') return { mode: command, nodes: nodeCount(values.nodes), controlPlane };
+  if (command === 'up' || command === 'serve') return { mode: command, nodes: nodeCount(values.nodes), controlPlane, controllerArgs };
+  if (dashes >= 0) throw new DemoUsageError(`flags after -- (for podvirt-controller) apply to up only`);
   if (command === 'down') return values['control-plane'] === undefined ? { mode: 'down' } : refuse('control-plane', 'down (it stops whatever is up)');
   const mode = modes[0];
   if (mode === 'libvirt-only') return values['control-plane'] === undefined ? { mode } : refuse('control-plane', '--libvirt-only (no Kubernetes)');

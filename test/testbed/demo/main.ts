@@ -4,7 +4,9 @@
 //   main.js --network        guest networking: masquerade and bridge VMIs reached from the host and each other
 //   main.js --libvirt-only   the guest booted through podvirt's libvirt client alone (no Kubernetes)
 //   main.js --migrate        live migration on two nodes: A → B with podvirtctl migrate, the guest unchanged
-//   main.js up [--nodes N] | down   scripts/testbed-up / scripts/testbed-down: keep the stack running
+//   main.js up [--nodes N] [-- CONTROLLER-FLAGS…] | down
+//                            scripts/testbed-up / scripts/testbed-down: keep the stack running; flags
+//                            after -- are added to podvirt-controller's (e.g. --feature-gates=HostDisk)
 //   main.js serve            the background process `up` starts
 //   --control-plane real     (demo modes, up) etcd, kube-apiserver, kube-controller-manager and
 //                            kube-scheduler built by tools/build-binaries instead of the in-repo ones
@@ -55,12 +57,13 @@ try {
   } else if (command.mode === 'libvirt-only') {
     await bootGuestDemo(out, controller.signal);
   } else if (command.mode === 'up') {
-    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, command.nodes, controlPlane);
+    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, command);
     const nodes = info.nodes ?? [{ nodeName: info.nodeName, nodeApiSocket: info.nodeApiSocket }];
     const several = nodes.length > 1;
     process.stdout.write(
       [
         `podvirt stack up: testbed node${several ? 's' : ''} ${nodes.map((n) => n.nodeName).join(', ')}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
+        ...(command.controllerArgs.length > 0 ? [`podvirt-controller runs with the manifest's flags plus: ${command.controllerArgs.join(' ')}`] : []),
         'Point kubectl and podvirtctl at it:',
         `  export KUBECONFIG=${info.kubeconfig}`,
         `  export PODVIRT_NODE_SOCKET=${info.nodeApiSocket}`,
@@ -84,7 +87,7 @@ try {
     process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');
   } else {
     // serve: a host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
-    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], command.nodes, controlPlane);
+    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], command);
   }
 } catch (err) {
   const known = err instanceof StackServiceError || err instanceof DemoUsageError;

@@ -12,7 +12,7 @@ import type { CommandResult } from './command-result.js';
 export class MigrateError extends Error {
   override readonly name = 'MigrateError';
   constructor(
-    readonly code: 'MIGRATE_VMI_NOT_FOUND' | 'MIGRATE_VMI_NOT_RUNNING' | 'MIGRATE_NOT_MIGRATABLE' | 'MIGRATE_IN_PROGRESS' | 'MIGRATE_NONE_IN_PROGRESS',
+    readonly code: 'CTL_ERR_VMI_NOT_FOUND' | 'CTL_ERR_VMI_NOT_RUNNING' | 'CTL_ERR_NOT_MIGRATABLE' | 'CTL_ERR_MIGRATION_IN_PROGRESS' | 'CTL_ERR_NO_MIGRATION_IN_PROGRESS',
     message: string,
   ) {
     super(message);
@@ -25,10 +25,10 @@ function unfinished(all: readonly VirtualMachineInstanceMigration[], vmiName: st
 
 function checkMovable(vmi: VirtualMachineInstance, ref: string): void {
   const phase = vmi.status?.phase ?? '';
-  if (phase !== 'Running') throw new MigrateError('MIGRATE_VMI_NOT_RUNNING', `VMI ${ref} is ${phase === '' ? 'not started' : phase}, not Running: only a running VMI can be migrated`);
+  if (phase !== 'Running') throw new MigrateError('CTL_ERR_VMI_NOT_RUNNING', `VMI ${ref} is ${phase === '' ? 'not started' : phase}, not Running: only a running VMI can be migrated`);
   const migratable = vmi.status?.conditions?.find((c) => c.type === 'LiveMigratable');
   if (migratable !== undefined && migratable.status !== 'True') {
-    throw new MigrateError('MIGRATE_NOT_MIGRATABLE', `VMI ${ref} is not live migratable: ${migratable.reason ?? 'LiveMigratable=False'}: ${migratable.message ?? ''}`.trimEnd());
+    throw new MigrateError('CTL_ERR_NOT_MIGRATABLE', `VMI ${ref} is not live migratable: ${migratable.reason ?? 'LiveMigratable=False'}: ${migratable.message ?? ''}`.trimEnd());
   }
 }
 
@@ -36,11 +36,11 @@ export async function runMigrate(api: MigrationApi, target: node.VmiRef, cancel:
   const ref = `${target.namespace}/${target.name}`;
   if (cancel) return runCancel(api, target, ref, signal);
   const vmi = await api.readVmi(target.namespace, target.name, signal);
-  if (vmi === undefined) throw new MigrateError('MIGRATE_VMI_NOT_FOUND', `VMI ${ref} not found`);
+  if (vmi === undefined) throw new MigrateError('CTL_ERR_VMI_NOT_FOUND', `VMI ${ref} not found`);
   checkMovable(vmi, ref);
   const [running] = unfinished(await api.listMigrations(target.namespace, signal), target.name);
   if (running !== undefined) {
-    throw new MigrateError('MIGRATE_IN_PROGRESS', `VMI ${ref} is already migrating (${running.metadata.name ?? ''}, ${running.status?.phase ?? 'Pending'}); cancel it with "podvirtctl migrate-cancel vmi ${target.name} -n ${target.namespace}"`);
+    throw new MigrateError('CTL_ERR_MIGRATION_IN_PROGRESS', `VMI ${ref} is already migrating (${running.metadata.name ?? ''}, ${running.status?.phase ?? 'Pending'}); cancel it with "podvirtctl migrate-cancel vmi ${target.name} -n ${target.namespace}"`);
   }
   const created = await api.createMigration(migrationFor(target.namespace, target.name), signal);
   const name = created.metadata.name ?? '';
@@ -53,7 +53,7 @@ export async function runMigrate(api: MigrationApi, target: node.VmiRef, cancel:
 
 async function runCancel(api: MigrationApi, target: node.VmiRef, ref: string, signal: AbortSignal): Promise<CommandResult> {
   const found = unfinished(await api.listMigrations(target.namespace, signal), target.name);
-  if (found.length === 0) throw new MigrateError('MIGRATE_NONE_IN_PROGRESS', `VMI ${ref} has no migration in progress`);
+  if (found.length === 0) throw new MigrateError('CTL_ERR_NO_MIGRATION_IN_PROGRESS', `VMI ${ref} has no migration in progress`);
   const names: string[] = [];
   for (const m of found) {
     const name = m.metadata.name ?? '';

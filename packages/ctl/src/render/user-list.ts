@@ -1,3 +1,4 @@
+import { kubeTime } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { renderTable } from './table.js';
 
@@ -13,5 +14,5 @@ export function renderUserList(list: cmd.GuestUserList): string {
 
 function loginTime(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds <= 0) return '<unknown>';
-  return new Date(Math.floor(seconds) * 1000).toISOString().replace('.000Z', 'Z');
+  return kubeTime(Math.floor(seconds) * 1000);
 }

@@ -3,10 +3,12 @@
 // guest's socket in the launcher pod and relays until either side ends.
 
 import { Metadata, status, type ServerDuplexStream } from '@grpc/grpc-js';
+import { vmiLogBindings } from '@podvirt/api';
 import type { node } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
 import { toStatusObject } from '../node-api/node-api-status.js';
+import { splitObjectKey } from '@podvirt/kube-runtime';
 import { connectGuestSocket, type GuestStreamKind } from './guest-socket.js';
 import { DEFAULT_MAX_PENDING_BYTES, startRelay } from './guest-stream-relay.js';
 import { GuestStreamSessions, type GuestSession } from './guest-stream-sessions.js';
@@ -77,7 +79,7 @@ export class GuestStreams {
       });
       current = relay;
       this.#o.observe?.(method, 'OK');
-      const log = this.#o.log.child({ vmi: target.key, uid: target.uid, stream: kind });
+      const log = this.#o.log.child({ ...vmiLogBindings({ ...splitObjectKey(target.key), uid: target.uid }), stream: kind });
       log.info('client attached');
       await relay.done;
       log.info('client detached');

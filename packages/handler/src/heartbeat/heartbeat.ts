@@ -4,7 +4,7 @@
 // with the RFC 3339 time. The controller side treats a stale stamp as a dead handler.
 // close() stops the beat and labels the node unschedulable again.
 
-import { HEARTBEAT_ANNOTATION, NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
+import { HEARTBEAT_ANNOTATION, kubeTime, NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
 import type { Logger } from 'pino';
 import type { NodePatcher } from './node-patcher.js';
 
@@ -86,7 +86,7 @@ export class Heartbeat {
     const nowMs = (this.#o.now ?? Date.now)();
     const patch = {
       labels: { [NODE_SCHEDULABLE_LABEL]: 'true' },
-      annotations: { [HEARTBEAT_ANNOTATION]: rfc3339(nowMs) },
+      annotations: { [HEARTBEAT_ANNOTATION]: kubeTime(nowMs) },
     };
     try {
       await this.#o.patcher.patchMetadata(this.#o.nodeName, patch, this.#abort.signal);
@@ -102,9 +102,4 @@ export class Heartbeat {
     const jitter = this.#o.jitter ?? HEARTBEAT_JITTER;
     return interval + Math.floor((this.#o.random ?? Math.random)() * jitter * interval);
   }
-}
-
-/** RFC 3339 with whole seconds, as Go's time.RFC3339 prints it. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,22 +1,20 @@
 // NodePatcher over the real API server: a merge patch on metadata only, so the handler never
 // touches the kubelet's status or another controller's labels.
 
-import { MERGE_PATCH, type KubeClient } from '@podvirt/kube-runtime';
+import { NODES, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import { fromKubeError } from '../kube/kube-error.js';
 import type { NodeMetadataPatch, NodePatcher } from './node-patcher.js';
 
 export class KubeNodePatcher implements NodePatcher {
-  readonly #client: KubeClient;
+  readonly #nodes: ResourceClient<{ metadata?: { name?: string } }>;
 
   constructor(client: KubeClient) {
-    this.#client = client;
+    this.#nodes = new ResourceClient(client, NODES);
   }
 
   async patchMetadata(nodeName: string, patch: NodeMetadataPatch, signal: AbortSignal): Promise<void> {
     try {
-      await this.#client.request({
-        method: 'PATCH', path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`, body: { metadata: patch }, contentType: MERGE_PATCH, signal,
-      });
+      await this.#nodes.mergePatch(undefined, nodeName, { metadata: patch }, signal);
     } catch (err) {
       throw fromKubeError(err, `patch node ${nodeName}`);
     }

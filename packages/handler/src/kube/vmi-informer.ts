@@ -6,7 +6,7 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 import { Informer, type InformerEventType } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { isHandlerError } from '../handler-error.js';
-import { vmiKey } from '../vmi-key.js';
+import { objectKey } from '@podvirt/kube-runtime';
 import type { VmiApi } from './vmi-api.js';
 
 export type { InformerEventType };
@@ -33,7 +33,7 @@ export class VmiInformer extends Informer<VirtualMachineInstance> {
       onEvent: o.onEvent,
       log: o.log,
       resyncPeriodMs: o.resyncPeriodMs,
-      key: vmiKey,
+      key: objectKey,
       isExpired: (err) => isHandlerError(err, 'HANDLER_ERR_WATCH_EXPIRED'),
       ...(o.retryMs === undefined ? {} : { retryMs: o.retryMs }),
       ...(o.maxRetryMs === undefined ? {} : { maxRetryMs: o.maxRetryMs }),

@@ -4,13 +4,13 @@
 
 import { watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import type { CallObserver, cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { LauncherRecords } from '../ghost-records/ghost-record.js';
 import { launcherUnresponsiveMark, markLauncherUnresponsive } from '../ghost-records/unresponsive-marker.js';
 import { HandlerError, isHandlerError } from '../handler-error.js';
-import { splitVmiKey } from '../vmi-key.js';
+import { splitObjectKey } from '@podvirt/kube-runtime';
 import { DomainCache } from './domain-cache.js';
 import { LauncherClient, type ConnectOptions, type Connected, type LauncherTimeouts } from './launcher-client.js';
 import { isLauncherGone, LauncherConnection, type LauncherGone } from './launcher-connection.js';
@@ -250,7 +250,7 @@ export class LauncherRegistry {
     // Recorded before the first call that acts (Info and GetDomain only read; the Sync comes after
     // this returns), so a handler that dies after acting still knows the socket. Written while
     // the connection is made: both lie on the way to a new VMI's first Sync.
-    const recorded = this.#o.records?.add({ ...splitVmiKey(target.key), socketFile: path, uid: target.uid });
+    const recorded = this.#o.records?.add({ ...splitObjectKey(target.key), socketFile: path, uid: target.uid });
     recorded?.catch(() => undefined);
     let connected: Connected;
     try {
@@ -266,7 +266,7 @@ export class LauncherRegistry {
       client.close();
       throw err;
     }
-    const log = this.#o.log.child({ uid: target.uid, socket: path });
+    const log = this.#o.log.child({ ...vmiLogBindings({ ...splitObjectKey(target.key), uid: target.uid }), socket: path });
     const conn = new LauncherConnection({
       uid: target.uid,
       key: target.key,

@@ -3,12 +3,11 @@
 // ordinary reconcile (Sync above all, which resumes a domain paused for the switch-over) away
 // from a domain that is migrating or has left.
 
-import type { VmiMigrationState } from '@podvirt/api';
+import { kubeTime, type VmiMigrationState } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
 import { domainAlive } from '../reconcile/domain-facts.js';
 import { migrationEnded } from './migration-role.js';
-import { toKubeTime } from '../reconcile/conditions.js';
 
 export type SourceAction =
   /** Open the source side of the proxy and call the launcher's Migrate. */
@@ -67,7 +66,7 @@ export function migratedAway(domain: cmd.Domain | undefined): boolean {
 export function progressOf(ms: VmiMigrationState, domain: cmd.Domain | undefined, called: MigrateCall | undefined): cmd.MigrationProgress | undefined {
   const p = domain?.migration;
   if (p === undefined || p.phase === '') return undefined;
-  if (ms.startTimestamp !== undefined) return toKubeTime(Number(p.startedAtMs)) === ms.startTimestamp ? p : undefined;
+  if (ms.startTimestamp !== undefined) return kubeTime(Number(p.startedAtMs)) === ms.startTimestamp ? p : undefined;
   if (p.phase === 'Running') return p;
   // Reported after this handler's Migrate: another start than the one seen before the call.
   if (called !== undefined && called.previousStartMs !== Number(p.startedAtMs)) return p;

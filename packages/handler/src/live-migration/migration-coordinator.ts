@@ -20,6 +20,7 @@ import type { MigrationEndpoints, SourceEndpoint, TargetEndpoint } from './migra
 import { withSourceFields, withTargetFields, type SourceOutcome, type TargetFields } from './migration-fields.js';
 import type { MigrationRole } from './migration-role.js';
 import type { MigrationSettings } from './migration-settings.js';
+import { HandlerError } from '../handler-error.js';
 
 // How long a source whose launcher ended mid-migration waits for the target to report the guest
 // before it calls the migration failed: the target's launcher reports within a few seconds of
@@ -124,7 +125,7 @@ export class MigrationCoordinator {
 
   async #prepare(ctx: PassContext, migrationUid: string): Promise<TargetEndpoint> {
     const conn = ctx.observation.connection;
-    if (conn === undefined) throw new Error('no launcher connection for the migration target');
+    if (conn === undefined) throw new HandlerError('HANDLER_ERR_NO_LAUNCHER_SOCKET', 'no launcher connection for the migration target');
     // The tap, bridge and NAT must be there before the incoming domain is defined on the tap.
     await this.#o.network?.ensure(decodeVmi(ctx.vmi), ctx.signal, conn.client.socketPath);
     // The answer is the XML this pod would run; the source sends its own (same in-pod paths).
@@ -241,7 +242,7 @@ export class MigrationCoordinator {
 
   #client(ctx: PassContext) {
     const conn = ctx.observation.connection;
-    if (conn === undefined) throw new Error('no launcher connection for the migration source');
+    if (conn === undefined) throw new HandlerError('HANDLER_ERR_NO_LAUNCHER_SOCKET', 'no launcher connection for the migration source');
     return conn.client;
   }
 

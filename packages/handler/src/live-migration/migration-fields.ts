@@ -5,9 +5,8 @@
 // counters (data left, passes) are never written: they change every second, the VMI would see
 // a write storm; `kubectl get vmim` shows phases, and the launcher's log the counters.
 
-import type { MigrationAbortStatus, MigrationMode, VmiMigrationState, VmiStatus } from '@podvirt/api';
+import { kubeTime, type MigrationAbortStatus, type MigrationMode, type VmiMigrationState, type VmiStatus } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
-import { toKubeTime } from '../reconcile/conditions.js';
 
 export interface TargetFields {
   readonly address?: string;
@@ -21,7 +20,7 @@ export function withTargetFields(status: VmiStatus, migrationUid: string, f: Tar
     if (f.ports !== undefined) ms.targetDirectMigrationNodePorts = { ...f.ports };
     if (f.detectedAtMs !== undefined && ms.targetNodeDomainDetected !== true) {
       ms.targetNodeDomainDetected = true;
-      ms.targetNodeDomainReadyTimestamp = toKubeTime(f.detectedAtMs);
+      ms.targetNodeDomainReadyTimestamp = kubeTime(f.detectedAtMs);
     }
   });
 }
@@ -37,7 +36,7 @@ export function withSourceFields(status: VmiStatus, migrationUid: string, o: Sou
   return patch(status, migrationUid, (ms) => {
     const p = o.progress;
     if (p !== undefined) {
-      ms.startTimestamp ??= toKubeTime(Number(p.startedAtMs));
+      ms.startTimestamp ??= kubeTime(Number(p.startedAtMs));
       if (p.mode !== '') ms.mode = p.mode as MigrationMode;
       if (p.abortStatus !== '') ms.abortStatus = p.abortStatus as MigrationAbortStatus;
       if (p.phase === 'Succeeded') end(ms, Number(p.endedAtMs), true);
@@ -52,7 +51,7 @@ export function withSourceFields(status: VmiStatus, migrationUid: string, o: Sou
 }
 
 function end(ms: VmiMigrationState, atMs: number, completed: boolean, reason?: string): void {
-  ms.endTimestamp ??= toKubeTime(atMs);
+  ms.endTimestamp ??= kubeTime(atMs);
   if (completed) ms.completed = true;
   else {
     ms.failed = true;

@@ -49,6 +49,7 @@ const BRIDGE_FAKE_IP = '169.254.75.10';
 
 export class NetworkPlanError extends Error {
   override readonly name = 'NetworkPlanError';
+  readonly code = 'HANDLER_ERR_NETWORK_PLAN';
   constructor(
     readonly field: string,
     message: string,

@@ -1,5 +1,7 @@
 // An nftables ruleset as data, rendered to the text `nft -f` loads in one transaction.
 
+import { HandlerError } from '../handler-error.js';
+
 export interface NftChain {
   readonly name: string;
   /** Base chains: `{ type nat hook prerouting priority -100; }`; none for a regular chain. */
@@ -29,7 +31,7 @@ export function renderRuleset(tables: readonly NftTable[]): string {
       lines.push(`  chain ${c.name} {`);
       if (c.hook) lines.push(`    type ${c.hook.type} hook ${c.hook.hook} priority ${c.hook.priority}; policy accept;`);
       for (const rule of c.rules) {
-        for (const token of rule) if (!TOKEN.test(token)) throw new RangeError(`nft token ${JSON.stringify(token)} has characters a rule cannot carry`);
+        for (const token of rule) if (!TOKEN.test(token)) throw new HandlerError('HANDLER_ERR_POD_NETWORK', `nft token ${JSON.stringify(token)} has characters a rule cannot carry`);
         lines.push(`    ${rule.join(' ')}`);
       }
       lines.push('  }');

@@ -6,6 +6,7 @@
 
 import { lstat, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { HandlerError } from '../handler-error.js';
 
 // As the kernel's own limit on links followed in one lookup.
 const MAX_LINKS = 40;
@@ -32,7 +33,7 @@ export async function pathInRoot(root: string, path: string): Promise<string> {
       resolved.push(name);
       continue;
     }
-    if (++links > MAX_LINKS) throw new Error(`too many symbolic links under ${root} resolving ${path}`);
+    if (++links > MAX_LINKS) throw new HandlerError('HANDLER_ERR_POD_NETWORK', `too many symbolic links under ${root} resolving ${path}`);
     const target = await readlink(here);
     const parts = target.split('/').filter((c) => c !== '' && c !== '.');
     if (target.startsWith('/')) resolved.length = 0;

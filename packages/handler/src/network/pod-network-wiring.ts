@@ -6,7 +6,7 @@
 
 import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { POD_NETWORK_HANDOFF_FILE, VmiInvalidError, type DefaultedVmi, type WiredNic } from '@podvirt/api';
+import { POD_NETWORK_HANDOFF_FILE, VmiInvalidError, vmiLogBindings, type DefaultedVmi, type WiredNic } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
 import { findLauncherPid, isLauncherOf, processOwner, servesSocket, sharesOwnNetns } from './launcher-process.js';
@@ -62,7 +62,7 @@ export class PodNetworkWiring {
       throw new HandlerError('HANDLER_ERR_POD_NETWORK', `refusing to wire the pod network: the launcher (pid ${pid}) shares the node's network namespace; is it outside its pod?`);
     }
     const netns = join(this.#o.procRoot, String(pid), 'ns', 'net');
-    const log = this.#o.log.child({ uid, pid });
+    const log = this.#o.log.child({ ...vmiLogBindings(vmi.metadata), pid });
     const plans = (await readPlans(join(dir, PLAN_FILE))) ?? (await this.#plan(vmi, pid, netns, dir, signal));
     for (const plan of plans) {
       log.info({ iface: plan.attachment.ifaceName, binding: plan.attachment.binding, tap: plan.attachment.tap }, 'wiring the pod network');

@@ -3,7 +3,7 @@
 // the Event KubeVirt records. The VMI status follows through the normal reconcile: the
 // launcher's domain stream reports the change and the handler writes it.
 
-import { EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
+import { EventReason, EventType, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import { abortableSleep } from '@podvirt/kube-runtime';
 import { unfreezeTimeoutProblem, type cmd, type node } from '@podvirt/proto';
 import type { Logger } from 'pino';
@@ -13,7 +13,7 @@ import { LauncherState } from '../launcher/launcher-state.js';
 import type { LauncherClient } from '../launcher/launcher-client.js';
 import type { LauncherConnection } from '../launcher/launcher-connection.js';
 import { guestSocketPath, type GuestStreamKind } from '../guest-stream/guest-socket.js';
-import { vmiKey } from '../vmi-key.js';
+import { objectKey } from '@podvirt/kube-runtime';
 import { vmiFacts, type VmiFacts } from './vmi-facts.js';
 import { checkNamespace, type VmiResolver } from './vmi-resolver.js';
 import { vmiSummary } from './vmi-summary.js';
@@ -109,7 +109,7 @@ export class NodeOperations {
     });
     const uid = vmi.metadata.uid ?? '';
     const connection = await this.#connection(vmi, signal);
-    return { uid, key: vmiKey(vmi), path: guestSocketPath(connection.client.socketPath, uid, kind) };
+    return { uid, key: objectKey(vmi), path: guestSocketPath(connection.client.socketPath, uid, kind) };
   }
 
   list(request: node.ListRequest): node.ListResponse {
@@ -135,7 +135,7 @@ export class NodeOperations {
     this.#refuseUnless(vmi, check);
     const connection = await this.#connection(vmi, signal);
     const client = connection.client;
-    const log = this.#o.log.child({ namespace: vmi.metadata.namespace, name: vmi.metadata.name, uid });
+    const log = this.#o.log.child(vmiLogBindings(vmi.metadata));
     try {
       await act(client, Buffer.from(JSON.stringify(vmi)));
     } catch (err) {
@@ -146,7 +146,7 @@ export class NodeOperations {
     // Not awaited, as client-go's recorder is asynchronous: the caller should not wait for the
     // API server's Event write; the recorder never throws and flushes on close().
     if (event !== undefined) void this.#o.recorder.record(vmi, EventType.Normal, ...event);
-    if (settled !== undefined) await this.#settle(connection, uid, vmiKey(vmi), settled, signal);
+    if (settled !== undefined) await this.#settle(connection, uid, objectKey(vmi), settled, signal);
     log.info({ operation: event?.[0] ?? 'freeze/unfreeze' }, 'node API operation done');
     return { uid };
   }
@@ -185,7 +185,7 @@ export class NodeOperations {
   }
 
   #refuseUnless(vmi: VirtualMachineInstance, check: Check): void {
-    const refusal = check(vmiFacts(vmi, this.#domainOf(vmi)), `VMI ${vmiKey(vmi)}`);
+    const refusal = check(vmiFacts(vmi, this.#domainOf(vmi)), `VMI ${objectKey(vmi)}`);
     if (refusal !== undefined) throw new HandlerError('HANDLER_ERR_VMI_PRECONDITION', refusal);
   }
 
@@ -195,10 +195,10 @@ export class NodeOperations {
 
   async #connection(vmi: VirtualMachineInstance, signal: AbortSignal): Promise<LauncherConnection> {
     const uid = vmi.metadata.uid ?? '';
-    const observation = await this.#o.launchers.observe({ uid, key: vmiKey(vmi), vmi }, signal);
+    const observation = await this.#o.launchers.observe({ uid, key: objectKey(vmi), vmi }, signal);
     const connection = observation.connection;
     if (observation.state !== LauncherState.Ready || connection === undefined) {
-      throw new HandlerError('HANDLER_ERR_LAUNCHER_UNAVAILABLE', `the launcher of VMI ${vmiKey(vmi)} is not reachable (${observation.state})`);
+      throw new HandlerError('HANDLER_ERR_LAUNCHER_UNAVAILABLE', `the launcher of VMI ${objectKey(vmi)} is not reachable (${observation.state})`);
     }
     return connection;
   }

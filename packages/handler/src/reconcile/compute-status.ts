@@ -6,6 +6,9 @@
 import {
   ConditionStatus,
   isFinalPhase,
+  kubeTime,
+  removeCondition,
+  upsertCondition,
   VmiConditionReason,
   VmiConditionType,
   VmiPhase,
@@ -17,7 +20,6 @@ import type { cmd } from '@podvirt/proto';
 import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherState } from '../launcher/launcher-state.js';
 import { computePhase } from './compute-phase.js';
-import { removeCondition, setCondition, toKubeTime } from './conditions.js';
 import { domainAlive, domainExists, effectiveDomain } from './domain-facts.js';
 import { applyDomainFields } from './domain-status-fields.js';
 import { storedVmiMigratability } from './live-migratable.js';
@@ -58,7 +60,7 @@ export function computeStatus(input: StatusInput): VmiStatus {
   const old = vmi.status ?? {};
   if (isFinalPhase(old.phase)) return old;
   const status: VmiStatus = structuredClone(old);
-  const now = toKubeTime(nowMs);
+  const now = kubeTime(nowMs);
   if (domain !== undefined) applyDomainFields(status, vmi, domain);
 
   const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, domain, launcher) : VmiPhase.Failed;
@@ -70,18 +72,18 @@ export function computeStatus(input: StatusInput): VmiStatus {
   let conditions: VmiCondition[] = status.conditions ?? [];
   conditions = pausedCondition(conditions, domain, now);
   conditions = domainAlive(domain) && domain.agentConnected
-    ? setCondition(conditions, { type: VmiConditionType.AgentConnected, status: ConditionStatus.True }, now)
+    ? upsertCondition(conditions, { type: VmiConditionType.AgentConnected, status: ConditionStatus.True }, now)
     : removeCondition(conditions, VmiConditionType.AgentConnected);
   if (domainAlive(domain)) {
     const migratable = storedVmiMigratability(vmi);
     if (migratable !== undefined) {
-      conditions = setCondition(conditions, migratable.condition, now);
+      conditions = upsertCondition(conditions, migratable.condition, now);
       status.migrationMethod = migratable.method;
     }
   }
   conditions = syncFailure === undefined
     ? removeCondition(conditions, VmiConditionType.Synchronized)
-    : setCondition(conditions, {
+    : upsertCondition(conditions, {
       type: VmiConditionType.Synchronized,
       status: ConditionStatus.False,
       reason: VmiConditionReason.SynchronizingFailed,
@@ -102,5 +104,5 @@ function pausedCondition(conditions: VmiCondition[], domain: cmd.Domain | undefi
     ? (domain.pausedByUser ? VmiConditionReason.PausedByUser : PAUSE_REASONS[domain.reason])
     : undefined;
   if (reason === undefined) return removeCondition(conditions, VmiConditionType.Paused);
-  return setCondition(conditions, { type: VmiConditionType.Paused, status: ConditionStatus.True, reason }, now);
+  return upsertCondition(conditions, { type: VmiConditionType.Paused, status: ConditionStatus.True, reason }, now);
 }

@@ -13,9 +13,8 @@
 
 import {
   ConditionStatus, decodeVmi, VmiConditionReason, VmiConditionType, VmiInvalidError,
-  type DefaultedVmi, type MigrationMethod, type VirtualMachineInstance,
+  type ConditionUpdate, type DefaultedVmi, type MigrationMethod, type VirtualMachineInstance,
 } from '@podvirt/api';
-import type { ConditionUpdate } from './conditions.js';
 
 /** KubeVirt's opt-in for live-migrating a VMI whose pod-network interface is a bridge. */
 export const ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION = 'kubevirt.io/allow-pod-bridge-network-live-migration';

@@ -6,6 +6,7 @@ import {
   EventReason,
   EventType,
   NODE_NAME_LABEL,
+  vmiLogBindings,
   VmiPhase,
   type VirtualMachineInstance,
   type VmiStatus,
@@ -20,7 +21,7 @@ import type { VmiApi } from '../kube/vmi-api.js';
 import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
 import { LauncherState } from '../launcher/launcher-state.js';
-import { splitVmiKey, vmiKey } from '../vmi-key.js';
+import { objectKey, splitObjectKey } from '@podvirt/kube-runtime';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
@@ -146,7 +147,7 @@ export class VmiReconciler {
     if (migrations === undefined) return undefined;
     const last = this.#known(key, uid);
     if (!migrations.involved(uid) && last?.status?.migrationState?.migrationUid === undefined) return undefined;
-    const { namespace, name } = splitVmiKey(key);
+    const { namespace, name } = splitObjectKey(key);
     const fresh = await this.#o.api.get(namespace, name, signal);
     return fresh !== undefined && fresh.metadata.uid === uid && this.#handledHere(fresh) ? fresh : undefined;
   }
@@ -158,7 +159,7 @@ export class VmiReconciler {
 
   async #pass(key: string, uid: string, vmi: VirtualMachineInstance | undefined, signal: AbortSignal): Promise<ReconcileResult> {
     const known = vmi ?? this.#tombstones.get(uid) ?? placeholder(key, uid);
-    const log = this.#o.log.child({ namespace: known.metadata.namespace, name: known.metadata.name, uid });
+    const log = this.#o.log.child(vmiLogBindings({ ...known.metadata, uid }));
     const record = (type: string, reason: string, message: string): Promise<void> => this.#o.recorder.record(known, type, reason, message);
     const migrations = this.#o.migrations;
     const role = vmi === undefined || migrations === undefined ? 'none' : migrationRole(vmi, this.#o.nodeName);
@@ -260,7 +261,7 @@ export class VmiReconciler {
     };
     const write = await writeStatus(this.#o.api, vmi, compute, signal);
     if (write === undefined || !write.written) return;
-    if (write.replacedVersion !== undefined) this.#written.set(vmiKey(write.vmi), { replaced: write.replacedVersion, vmi: write.vmi });
+    if (write.replacedVersion !== undefined) this.#written.set(objectKey(write.vmi), { replaced: write.replacedVersion, vmi: write.vmi });
     const from = write.before.phase ?? VmiPhase.Unset;
     const to = write.after.phase ?? VmiPhase.Unset;
     if (from === to) return;
@@ -287,6 +288,6 @@ function targetDone(vmi: VirtualMachineInstance): boolean {
 
 /** Enough of a VMI to address its launcher and its Events when nothing else is known. */
 function placeholder(key: string, uid: string): VirtualMachineInstance {
-  const { namespace, name } = splitVmiKey(key);
+  const { namespace, name } = splitObjectKey(key);
   return { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { namespace, name, uid }, spec: { domain: { devices: {} } } };
 }

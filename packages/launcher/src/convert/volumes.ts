@@ -10,6 +10,7 @@ import {
 import type { ConverterContext } from './context.js';
 import { persistentVolumeClaim } from './persistent-volume-claim.js';
 import type { DataSource, PrepareStep } from './prepare-step.js';
+import { LauncherError } from '../errors.js';
 
 /** What a disk needs to know about its volume: the file qemu opens and how. */
 export interface VolumeSource {
@@ -51,7 +52,7 @@ export function convertVolume(vmi: DefaultedVmi, volume: Volume, index: number, 
   if (volume.cloudInitNoCloud !== undefined) return cloudInit(vmi, volume.cloudInitNoCloud, name, ctx);
   if (volume.persistentVolumeClaim !== undefined) return persistentVolumeClaim(name, volume.persistentVolumeClaim, `${field}.persistentVolumeClaim`, ctx);
   if (volume.hostDisk !== undefined) return hostDisk(volume.hostDisk.shared === true, name, `${field}.hostDisk`, ctx);
-  throw new Error(`volume ${name} has no source: decodeVmi lets none through`);
+  throw new LauncherError('LAUNCHER_ERR_VOLUME', `volume ${name} has no source: decodeVmi lets none through`);
 }
 
 function cloudInit(vmi: DefaultedVmi, ci: CloudInitNoCloudSource, volume: string, ctx: ConverterContext): VolumeSource {

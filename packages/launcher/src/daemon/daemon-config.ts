@@ -1,3 +1,5 @@
+import { LauncherError } from '../errors.js';
+
 /** Which libvirt daemon runs the domain: the modular virtqemud where installed, else the monolithic libvirtd. */
 export interface DaemonKind {
   readonly binary: string;
@@ -13,7 +15,7 @@ export const LIBVIRTD: DaemonKind = { binary: '/usr/sbin/libvirtd', configName: 
 export function pickDaemon(exists: (path: string) => boolean): DaemonKind {
   if (exists(VIRTQEMUD.binary)) return VIRTQEMUD;
   if (exists(LIBVIRTD.binary)) return LIBVIRTD;
-  throw new Error(`no libvirt daemon found (looked for ${VIRTQEMUD.binary} and ${LIBVIRTD.binary})`);
+  throw new LauncherError('LAUNCHER_ERR_DAEMON', `no libvirt daemon found (looked for ${VIRTQEMUD.binary} and ${LIBVIRTD.binary})`);
 }
 
 /** Where distributions install libvirt's driver modules (Debian's multiarch path first). */

@@ -1,5 +1,7 @@
 // DHCPv4 messages (RFC 2131/2132) as the launcher's single-client server reads and writes them.
 
+import { LauncherError } from '../errors.js';
+
 export const DHCP_MAGIC = 0x63825363;
 export const BOOTREQUEST = 1;
 export const BOOTREPLY = 2;
@@ -70,13 +72,13 @@ export function buildDhcpReply(req: DhcpRequest, type: number, serverIP: string,
 }
 
 function option(code: number, value: Buffer): Buffer {
-  if (value.length > 255) throw new RangeError(`DHCP option ${code} is ${value.length} bytes; at most 255 fit`);
+  if (value.length > 255) throw new LauncherError('LAUNCHER_ERR_PREPARE', `DHCP option ${code} is ${value.length} bytes; at most 255 fit`);
   return Buffer.concat([Buffer.from([code, value.length]), value]);
 }
 
 export function ipv4Bytes(ip: string): Buffer {
   const parts = ip.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new RangeError(`not an IPv4 address: ${ip}`);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new LauncherError('LAUNCHER_ERR_PREPARE', `not an IPv4 address: ${ip}`);
   return Buffer.from(parts);
 }
 
@@ -90,7 +92,7 @@ export function encodeSearchDomains(domains: readonly string[]): Buffer {
   const parts: Buffer[] = [];
   for (const domain of domains) {
     for (const label of domain.replace(/\.$/, '').split('.')) {
-      if (label.length === 0 || label.length > 63) throw new RangeError(`search domain ${JSON.stringify(domain)} has an empty or too long label`);
+      if (label.length === 0 || label.length > 63) throw new LauncherError('LAUNCHER_ERR_PREPARE', `search domain ${JSON.stringify(domain)} has an empty or too long label`);
       parts.push(Buffer.from([label.length]), Buffer.from(label, 'ascii'));
     }
     parts.push(Buffer.from([0]));

@@ -1,6 +1,8 @@
 // DHCPv6 messages (RFC 8415) as the launcher's single-client server reads and writes them:
 // a 4-byte header (type, transaction id) and options as code/length/value.
 
+import { LauncherError } from '../errors.js';
+
 export const Dhcpv6Type = { Solicit: 1, Advertise: 2, Request: 3, Confirm: 4, Renew: 5, Rebind: 6, Reply: 7, Release: 8, InformationRequest: 11 } as const;
 
 export const Dhcpv6Option = { ClientId: 1, ServerId: 2, IaNa: 3, IaAddr: 5, RapidCommit: 14, DnsServers: 23 } as const;
@@ -48,13 +50,13 @@ export function findOption(m: Dhcpv6Message, code: number): Buffer | undefined {
 /** 16 bytes of an IPv6 address in any textual form `::` compresses (no embedded IPv4). */
 export function ipv6Bytes(address: string): Buffer {
   const halves = address.split('::');
-  if (halves.length > 2) throw new RangeError(`${JSON.stringify(address)} is not an IPv6 address`);
+  if (halves.length > 2) throw new LauncherError('LAUNCHER_ERR_PREPARE', `${JSON.stringify(address)} is not an IPv6 address`);
   const [head = '', tail] = halves;
   const groups = (s: string): string[] => (s === '' ? [] : s.split(':'));
   const h = groups(head);
   const t = tail === undefined ? [] : groups(tail);
   const all = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  if (all.length !== 8 || all.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) throw new RangeError(`${JSON.stringify(address)} is not an IPv6 address`);
+  if (all.length !== 8 || all.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) throw new LauncherError('LAUNCHER_ERR_PREPARE', `${JSON.stringify(address)} is not an IPv6 address`);
   const b = Buffer.alloc(16);
   all.forEach((g, i) => b.writeUInt16BE(parseInt(g, 16), i * 2));
   return b;

@@ -7,18 +7,19 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, isFinalMigrationPhase, MIGRATION_FINALIZER, MigrationPhase, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { checkClaims, type ClaimStore } from './claim-check.js';
-import type { EventRecorder, MigrationClient, MigrationEventRecorder, MigrationStore, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
-import { isConflict } from './controller-error.js';
-import { decideMigration } from './decide-migration.js';
-import type { MigrationDecision, MigrationEvent } from './migration-decision.js';
+import { checkClaims, type ClaimStore } from '../decide/claim-check.js';
+import type { EventRecorder, MigrationClient, MigrationEventRecorder, MigrationStore, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
+import { isConflict } from '../controller-error.js';
+import { decideMigration } from '../decide/decide-migration.js';
+import type { MigrationDecision, MigrationEvent } from '../decide/migration-decision.js';
 import type { PodExpectations } from './pod-expectations.js';
-import type { LauncherPodConfig } from './render-launcher-pod.js';
-import { renderTargetPod } from './render-target-pod.js';
-import { PodEventReason, splitKey, type SyncResult } from './sync-vmi.js';
-import { isMigrationTargetPod } from './vmi-pod.js';
-import { timeOf } from './launcher-pod-state.js';
+import type { LauncherPodConfig } from '../render/render-launcher-pod.js';
+import { renderTargetPod } from '../render/render-target-pod.js';
+import { PodEventReason, type SyncResult } from './sync-vmi.js';
+import { isMigrationTargetPod } from '../decide/vmi-pod.js';
+import { timeOf } from '../decide/launcher-pod-state.js';
 
 export interface MigrationSyncDeps {
   readonly migrations: MigrationStore;
@@ -160,7 +161,7 @@ class MigrationAttempt {
 
 /** Reconciles the migration `namespace/name`. Throws to have the key retried with backoff. */
 export async function syncMigration(deps: MigrationSyncDeps, key: string, signal?: AbortSignal): Promise<SyncResult> {
-  const { namespace, name } = splitKey(key);
+  const { namespace, name } = splitObjectKey(key);
   let vmim = deps.migrations.getMigration(namespace, name);
   if (vmim === undefined) {
     deps.expectations.forget(key);

@@ -4,9 +4,8 @@
 // pod's own Ready condition. podvirt's pod has no readiness gate, so a paused VM stays Ready.
 
 import type { V1Pod } from '@kubernetes/client-node';
-import { ConditionStatus, VmiConditionReason, VmiConditionType, VmiPhase, type VmiCondition } from '@podvirt/api';
+import { ConditionStatus, kubeTime, upsertCondition, VmiConditionReason, VmiConditionType, VmiPhase, type VmiCondition } from '@podvirt/api';
 import { isTerminating, podCondition } from './launcher-pod-state.js';
-import { rfc3339 } from './rfc3339.js';
 
 type ReadyFacts = Pick<VmiCondition, 'status' | 'reason' | 'message'>;
 
@@ -20,32 +19,7 @@ function readyFacts(phase: string, pod: V1Pod | undefined): ReadyFacts {
   return { status, ...(ready.reason ? { reason: ready.reason } : {}), ...(ready.message ? { message: ready.message } : {}) };
 }
 
-/**
- * The conditions with Ready recomputed, in Ready's place (appended when new). An unchanged Ready
- * keeps its transition time and its place, so that a status write happens only when something
- * really changed: moved to the end, it made a write each time the handler appended a condition
- * after it (Paused, on every pause).
- */
+/** The conditions with Ready recomputed, by the one condition rule of upsertCondition. */
 export function withReadyCondition(conditions: readonly VmiCondition[] | undefined, phase: string, pod: V1Pod | undefined, now: Date): VmiCondition[] {
-  const all = conditions ?? [];
-  const at = all.findIndex((c) => c.type === VmiConditionType.Ready);
-  const previous = all[at];
-  const others = all.filter((c) => c.type !== VmiConditionType.Ready);
-  const ready = readyCondition(previous, readyFacts(phase, pod), now);
-  // `at` is the first Ready, so as many conditions come before it in `others`.
-  return at < 0 ? [...others, ready] : [...others.slice(0, at), ready, ...others.slice(at)];
-}
-
-function readyCondition(previous: VmiCondition | undefined, facts: ReadyFacts, now: Date): VmiCondition {
-  const same =
-    previous !== undefined && previous.status === facts.status && previous.reason === facts.reason && previous.message === facts.message;
-  if (same) return previous;
-  return {
-    type: VmiConditionType.Ready,
-    status: facts.status,
-    lastProbeTime: null,
-    lastTransitionTime: previous?.status === facts.status && previous.lastTransitionTime ? previous.lastTransitionTime : rfc3339(now),
-    ...(facts.reason ? { reason: facts.reason } : {}),
-    ...(facts.message ? { message: facts.message } : {}),
-  };
+  return upsertCondition(conditions, { type: VmiConditionType.Ready, ...readyFacts(phase, pod) }, kubeTime(now));
 }

@@ -1,8 +1,7 @@
 // LeaseClient over coordination.k8s.io/v1.
 
-import type { KubeClient } from '@podvirt/kube-runtime';
-import { apiFailure } from './api-failure.js';
-import { isNotFound } from './controller-error.js';
+import { LEASES, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
+import { apiFailure } from '../kube/api-failure.js';
 import type { LeaseClient, LeaseRecord } from './lease-client.js';
 
 interface LeaseObject {
@@ -42,18 +41,14 @@ function toRecord(lease: LeaseObject): LeaseRecord {
 }
 
 export class KubeLeaseClient implements LeaseClient {
-  readonly #client: KubeClient;
+  readonly #leases: ResourceClient<LeaseObject>;
   readonly #namespace: string;
   readonly #name: string;
 
   constructor(client: KubeClient, namespace: string, name: string) {
-    this.#client = client;
+    this.#leases = new ResourceClient<LeaseObject>(client, LEASES);
     this.#namespace = namespace;
     this.#name = name;
-  }
-
-  get #collection(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#namespace)}/leases`;
   }
 
   #body(record: LeaseRecord): LeaseObject {
@@ -73,17 +68,16 @@ export class KubeLeaseClient implements LeaseClient {
 
   async get(signal?: AbortSignal): Promise<LeaseRecord | undefined> {
     try {
-      return toRecord(await this.#client.request<LeaseObject>({ path: `${this.#collection}/${encodeURIComponent(this.#name)}`, ...(signal === undefined ? {} : { signal }) }));
+      const lease = await this.#leases.get(this.#namespace, this.#name, signal);
+      return lease === undefined ? undefined : toRecord(lease);
     } catch (err) {
-      const failure = apiFailure(err, `read lease ${this.#namespace}/${this.#name}`);
-      if (isNotFound(failure)) return undefined;
-      throw failure;
+      throw apiFailure(err, `read lease ${this.#namespace}/${this.#name}`);
     }
   }
 
   async create(record: LeaseRecord, signal?: AbortSignal): Promise<LeaseRecord> {
     try {
-      return toRecord(await this.#client.request<LeaseObject>({ method: 'POST', path: this.#collection, body: this.#body(record), ...(signal === undefined ? {} : { signal }) }));
+      return toRecord(await this.#leases.create(this.#namespace, this.#body(record), signal));
     } catch (err) {
       throw apiFailure(err, `create lease ${this.#namespace}/${this.#name}`);
     }
@@ -91,9 +85,7 @@ export class KubeLeaseClient implements LeaseClient {
 
   async update(record: LeaseRecord, signal?: AbortSignal): Promise<LeaseRecord> {
     try {
-      return toRecord(await this.#client.request<LeaseObject>({
-        method: 'PUT', path: `${this.#collection}/${encodeURIComponent(this.#name)}`, body: this.#body(record), ...(signal === undefined ? {} : { signal }),
-      }));
+      return toRecord(await this.#leases.replace(this.#body(record), signal));
     } catch (err) {
       throw apiFailure(err, `update lease ${this.#namespace}/${this.#name}`);
     }

@@ -2,8 +2,8 @@
 // implementations speak through @podvirt/kube-runtime (kube-*.ts, cluster-informers.ts, its
 // EventRecorder); the unit tests use an in-memory fake. Pod shapes are client-node's model
 // types, used as types only: nothing of client-node is loaded at run time. Failures are
-// ControllerErrors: CONTROLLER_CONFLICT on a stale resourceVersion, CONTROLLER_NOT_FOUND when
-// the object is gone, CONTROLLER_API_FAILED otherwise.
+// ControllerErrors: CONTROLLER_ERR_CONFLICT on a stale resourceVersion, CONTROLLER_ERR_NOT_FOUND when
+// the object is gone, CONTROLLER_ERR_API_FAILED otherwise.
 
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import type { EventType, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
@@ -30,7 +30,7 @@ export interface MetadataPatch {
   readonly labels?: Readonly<Record<string, string | null>>;
   /** The whole new finalizer list. */
   readonly finalizers?: readonly string[];
-  /** Makes the patch fail with CONTROLLER_CONFLICT unless the object is still at this version. */
+  /** Makes the patch fail with CONTROLLER_ERR_CONFLICT unless the object is still at this version. */
   readonly resourceVersion?: string;
 }
 

@@ -8,7 +8,7 @@
 
 import { abortableSleep } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { isConflict } from './controller-error.js';
+import { isConflict } from '../controller-error.js';
 import type { LeaseClient, LeaseRecord } from './lease-client.js';
 
 export interface LeaderElectorOptions {

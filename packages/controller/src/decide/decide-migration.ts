@@ -21,10 +21,12 @@ import {
   EventType,
   formatFieldErrors,
   isFinalMigrationPhase,
+  kubeTime,
   MIGRATION_FINALIZER,
   MIGRATION_TARGET_NODE_LABEL,
   MigrationPhase,
   NODE_NAME_LABEL,
+  upsertCondition,
   validateMigration,
   VmiConditionType,
   VmiPhase,
@@ -37,7 +39,6 @@ import {
 import { computeTermination, isPodDown, isTerminating, podNodeName, timeOf } from './launcher-pod-state.js';
 import { MigrationConditionType, MigrationFailureReason, type MigrationDecision, type MigrationEvent } from './migration-decision.js';
 import { imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
-import { rfc3339 } from './rfc3339.js';
 import { statusEqual } from './status-equal.js';
 import { isMigrationTargetPod, vmiPod } from './vmi-pod.js';
 
@@ -225,16 +226,13 @@ function step(ctx: Context): Outcome {
 }
 
 function withCondition(conditions: readonly VmiCondition[] | undefined, type: string, reason: string, message: string, now: Date): VmiCondition[] {
-  const others = (conditions ?? []).filter((c) => c.type !== type);
-  const previous = conditions?.find((c) => c.type === type);
-  if (previous?.reason === reason && previous.message === message) return [...others, previous];
-  return [...others, { type, status: ConditionStatus.True, lastProbeTime: null, lastTransitionTime: rfc3339(now), reason, message } as VmiCondition];
+  return upsertCondition(conditions, { type, status: ConditionStatus.True, reason, message }, kubeTime(now));
 }
 
 function withPhases(status: MigrationStatus, phases: readonly MigrationPhase[], now: Date): MigrationStatus {
   const last = phases[phases.length - 1];
   if (last === undefined) return status;
-  const stamps = phases.map((phase) => ({ phase, phaseTransitionTimestamp: rfc3339(now) }));
+  const stamps = phases.map((phase) => ({ phase, phaseTransitionTimestamp: kubeTime(now) }));
   return { ...status, phase: last, phaseTransitionTimestamps: [...(status.phaseTransitionTimestamps ?? []), ...stamps] };
 }
 
@@ -325,12 +323,12 @@ function failed(ctx: Context, f: Failure, current: MigrationStatus, hasFinalizer
   // does, and the handlers see an ended migration and let the target go.
   const endsIt = state !== undefined && state.startTimestamp === undefined && state.failed !== true && vmi?.metadata.deletionTimestamp == null;
   const ended: VmiMigrationState | undefined = endsIt
-    ? { ...state, failed: true, endTimestamp: rfc3339(now), failureReason: f.message, ...(f.reason === MigrationFailureReason.MigrationAborted ? { abortRequested: true } : {}) }
+    ? { ...state, failed: true, endTimestamp: kubeTime(now), failureReason: f.message, ...(f.reason === MigrationFailureReason.MigrationAborted ? { abortRequested: true } : {}) }
     : state;
   const copy: VmiMigrationState = { ...(ended ?? current.migrationState ?? {}) };
   copy.failed = true;
   copy.failureReason ??= f.message;
-  copy.endTimestamp ??= rfc3339(now);
+  copy.endTimestamp ??= kubeTime(now);
   let status: MigrationStatus = { ...withPhases(current, [MigrationPhase.Failed], now), migrationState: copy };
   if (f.rejected === true) status = { ...status, conditions: withCondition(status.conditions, MigrationConditionType.Rejected, f.reason, f.message, now) };
   const onVmi = vmi !== undefined && vmi.metadata.deletionTimestamp == null;

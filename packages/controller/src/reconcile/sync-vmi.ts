@@ -5,14 +5,15 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
+import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from './cluster-roles.js';
-import { checkClaims, type ClaimCheck, type ClaimStore } from './claim-check.js';
-import { isConflict } from './controller-error.js';
-import { decideVmi } from './decide-vmi.js';
+import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
+import { checkClaims, type ClaimCheck, type ClaimStore } from '../decide/claim-check.js';
+import { isConflict, isNotFound } from '../controller-error.js';
+import { decideVmi } from '../decide/decide-vmi.js';
 import type { PodExpectations } from './pod-expectations.js';
-import { renderLauncherPod, type LauncherPodConfig } from './render-launcher-pod.js';
-import type { VmiDecision } from './vmi-decision.js';
+import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
+import type { VmiDecision } from '../decide/vmi-decision.js';
 
 export interface SyncDeps {
   readonly vmis: VmiStore;
@@ -46,11 +47,6 @@ export const PodEventReason = {
 
 const MAX_CONFLICT_RETRIES = 3;
 
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
-
 class Attempt {
   vmi: VirtualMachineInstance;
   readonly pods: V1Pod[];
@@ -83,6 +79,7 @@ class Attempt {
       vmi: this.vmi,
       pods: this.pods,
       now: this.deps.now(),
+      ...(this.deps.podConfig.hostDisk === undefined ? {} : { hostDisk: this.deps.podConfig.hostDisk }),
       ...(createError === undefined ? {} : { createError }),
       ...(claims === undefined ? {} : { claims }),
       ...(this.deps.mountEvents === undefined ? {} : { mountEvents: this.pods.flatMap((p) => this.deps.mountEvents?.mountEvents(this.namespace, p.metadata?.uid ?? '') ?? []) }),
@@ -149,15 +146,22 @@ class Attempt {
   }
 }
 
+/** Whether the VMI no longer exists as this UID: a 404 from a write is about it, not about a pod. */
+async function gone(deps: SyncDeps, vmi: VirtualMachineInstance, signal: AbortSignal | undefined): Promise<boolean> {
+  const fresh = await deps.vmiClient.read(vmi.metadata.namespace ?? '', vmi.metadata.name ?? '', signal);
+  return fresh === undefined || fresh.metadata.uid !== vmi.metadata.uid;
+}
+
 /** Reconciles the VMI `namespace/name`. Throws to have the key retried with backoff. */
 export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal): Promise<SyncResult> {
-  const { namespace, name } = splitKey(key);
+  const { namespace, name } = splitObjectKey(key);
   let vmi = deps.vmis.get(namespace, name);
   if (!vmi) {
     // Its pods go with it: they carry an ownerReference the garbage collector follows.
     deps.expectations.forget(key);
     return {};
   }
+  // The key's logger has the VMI's namespace and name (vmiLogBindings); its UID is known now.
   deps = { ...deps, log: deps.log.child({ uid: vmi.metadata.uid }) };
   const waiting = deps.expectations.pendingFor(key);
   if (waiting > 0) return { requeueAfterMs: waiting };
@@ -166,6 +170,12 @@ export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal)
     try {
       return await run.apply(run.decide());
     } catch (err) {
+      if (isNotFound(err) && (await gone(deps, vmi, signal))) {
+        // Deleted while this pass wrote to it (its last finalizer came off): nothing is left
+        // to do, and the informer's delete ends the key. Not a failure to retry.
+        deps.log.debug({ err: (err as Error).message }, 'VMI deleted mid-reconcile');
+        return {};
+      }
       if (!isConflict(err) || attempt >= MAX_CONFLICT_RETRIES) throw err;
       const fresh = await deps.vmiClient.read(namespace, name, signal);
       if (!fresh) return {};

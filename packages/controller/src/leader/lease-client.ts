@@ -6,14 +6,14 @@ export interface LeaseRecord {
   readonly acquireTime?: Date | undefined;
   readonly renewTime?: Date | undefined;
   readonly leaseTransitions?: number | undefined;
-  /** Guards an update: it fails with CONTROLLER_CONFLICT if the Lease changed meanwhile. */
+  /** Guards an update: it fails with CONTROLLER_ERR_CONFLICT if the Lease changed meanwhile. */
   readonly resourceVersion?: string | undefined;
 }
 
 /** One Lease object, bound to its namespace and name. */
 export interface LeaseClient {
   get(signal?: AbortSignal): Promise<LeaseRecord | undefined>;
-  /** Fails with CONTROLLER_CONFLICT when another replica created it first. */
+  /** Fails with CONTROLLER_ERR_CONFLICT when another replica created it first. */
   create(record: LeaseRecord, signal?: AbortSignal): Promise<LeaseRecord>;
   update(record: LeaseRecord, signal?: AbortSignal): Promise<LeaseRecord>;
 }

@@ -3,23 +3,19 @@
 // exponential backoff; one key is never synced by two workers at once.
 
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { VMI_KIND, type VirtualMachineInstance } from '@podvirt/api';
+import { VMI_KIND, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
-import { claimNames } from './claim-check.js';
+import { claimNames } from '../decide/claim-check.js';
 import { KeyedWorkers } from './keyed-workers.js';
-import type { PodChange } from './cluster-informers.js';
-import { splitKey, syncVmi, type SyncDeps } from './sync-vmi.js';
-import type { ItemBackoffOptions } from '@podvirt/kube-runtime';
+import type { PodChange } from '../kube/cluster-informers.js';
+import { syncVmi, type SyncDeps } from './sync-vmi.js';
+import { objectKey, splitObjectKey, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 
 export interface VmiControllerOptions {
   readonly deps: SyncDeps;
   readonly workers: number;
   readonly log: Logger;
   readonly queue?: ItemBackoffOptions;
-}
-
-export function vmiKey(vmi: Pick<VirtualMachineInstance, 'metadata'>): string {
-  return `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`;
 }
 
 /** The key of the VMI controlling `pod`, if any. */
@@ -37,15 +33,15 @@ export class VmiController {
     this.#workers = new KeyedWorkers({
       workers: options.workers,
       ...(options.queue === undefined ? {} : { queue: options.queue }),
-      keys: () => options.deps.vmis.list().map(vmiKey),
+      keys: () => options.deps.vmis.list().map(objectKey),
       sync: (key, log, signal) => syncVmi({ ...options.deps, log }, key, signal),
-      log: (key) => options.log.child(splitKey(key)),
+      log: (key) => options.log.child(vmiLogBindings(splitObjectKey(key))),
       failure: 'reconcile failed, requeueing',
     });
   }
 
   vmiChanged(vmi: VirtualMachineInstance): void {
-    this.#workers.add(vmiKey(vmi));
+    this.#workers.add(objectKey(vmi));
   }
 
   podChanged(pod: V1Pod, change: PodChange): void {
@@ -61,7 +57,7 @@ export class VmiController {
     const namespace = claim.metadata?.namespace;
     const name = claim.metadata?.name ?? '';
     for (const vmi of this.#o.deps.vmis.list()) {
-      if (vmi.metadata.namespace === namespace && claimNames(vmi).includes(name)) this.#workers.add(vmiKey(vmi));
+      if (vmi.metadata.namespace === namespace && claimNames(vmi).includes(name)) this.#workers.add(objectKey(vmi));
     }
   }
 

@@ -6,11 +6,10 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { isFinalMigrationPhase, MIGRATION_JOB_LABEL, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import type { ItemBackoffOptions } from '@podvirt/kube-runtime';
+import { splitObjectKey, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { KeyedWorkers } from './keyed-workers.js';
 import { migrationKey, syncMigration, type MigrationSyncDeps } from './sync-migration.js';
-import { splitKey } from './sync-vmi.js';
 import { ownerKey } from './vmi-controller.js';
 
 export interface MigrationControllerOptions {
@@ -48,7 +47,7 @@ export class MigrationController {
   podChanged(pod: V1Pod, change: 'add' | 'update' | 'delete'): void {
     const owner = ownerKey(pod);
     if (owner === undefined) return;
-    const { namespace, name } = splitKey(owner);
+    const { namespace, name } = splitObjectKey(owner);
     if (change === 'add') {
       // A created target pod is counted against its migration's expectation.
       for (const vmim of this.#o.deps.migrations.listMigrations()) {

@@ -18,7 +18,10 @@ import {
   EventType,
   formatFieldErrors,
   isFinalPhase,
+  kubeTime,
   NODE_NAME_LABEL,
+  removeCondition,
+  upsertCondition,
   VMI_FINALIZER,
   VmiConditionType,
   VmiPhase,
@@ -27,10 +30,10 @@ import {
   type VmiStatus,
 } from '@podvirt/api';
 import { ClaimReason, type ClaimCheck } from './claim-check.js';
+import { checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from './host-disk-policy.js';
 import { computeImage, computeTermination, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
 import { FAILED_MOUNT_REASON, imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
 import { withReadyCondition } from './ready-condition.js';
-import { rfc3339 } from './rfc3339.js';
 import { statusEqual } from './status-equal.js';
 import { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
 import { vmiPod } from './vmi-pod.js';
@@ -51,6 +54,8 @@ export interface DecideInput {
   readonly claims?: ClaimCheck;
   /** The kubelet's FailedMount Events about the VMI's pods. */
   readonly mountEvents?: readonly CoreV1Event[];
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
 }
 
 /** A VMI waiting for a claim that is in use by another VMI looks again this often. */
@@ -156,40 +161,26 @@ interface SyncError {
 }
 
 function synchronizedCondition(conditions: VmiCondition[], problem: SyncError | undefined, now: Date): VmiCondition[] {
-  const others = conditions.filter((c) => c.type !== VmiConditionType.Synchronized);
-  if (problem === undefined) return others;
+  if (problem === undefined) return removeCondition(conditions, VmiConditionType.Synchronized);
   const previous = conditions.find((c) => c.type === VmiConditionType.Synchronized);
-  const same = previous?.status === ConditionStatus.False && previous.reason === problem.reason;
   // A failed pod create names the pod the API server generated, different on every attempt;
   // rewriting the condition each time would wake the VMI's watch and retry at once, past the
   // queue's backoff (a create storm). As KubeVirt's CheckFailure, the same reason keeps it.
-  if (same && (previous.message === problem.message || problem.sticky === true)) return [...others, previous];
-  const condition: VmiCondition = {
-    type: VmiConditionType.Synchronized,
-    status: ConditionStatus.False,
-    lastProbeTime: null,
-    lastTransitionTime: rfc3339(now),
-    reason: problem.reason,
-    message: problem.message,
-  };
-  return [...others, condition];
+  const sticky = problem.sticky === true && previous?.status === ConditionStatus.False && previous.reason === problem.reason;
+  const message = sticky ? previous.message : problem.message;
+  return upsertCondition(conditions, { type: VmiConditionType.Synchronized, status: ConditionStatus.False, reason: problem.reason, message }, kubeTime(now));
 }
 
 /** The pod's PodScheduled=False, copied as KubeVirt does while the VMI is Scheduling; removed once it is gone. */
 function podScheduledCondition(conditions: VmiCondition[], podCondition: V1PodCondition | undefined, now: Date): VmiCondition[] {
-  const others = conditions.filter((c) => c.type !== POD_SCHEDULED);
-  if (podCondition === undefined) return others;
-  const previous = conditions.find((c) => c.type === POD_SCHEDULED);
-  if (previous !== undefined && previous.reason === podCondition.reason && previous.message === podCondition.message) return [...others, previous];
-  const condition = {
+  if (podCondition === undefined) return removeCondition(conditions, POD_SCHEDULED);
+  return upsertCondition(conditions, {
     type: POD_SCHEDULED,
     status: ConditionStatus.False,
-    lastProbeTime: null,
-    lastTransitionTime: podCondition.lastTransitionTime === undefined ? rfc3339(now) : rfc3339(new Date(podCondition.lastTransitionTime)),
-    ...(podCondition.reason === undefined ? {} : { reason: podCondition.reason }),
-    ...(podCondition.message === undefined ? {} : { message: podCondition.message }),
-  } as VmiCondition;
-  return [...others, condition];
+    reason: podCondition.reason,
+    message: podCondition.message,
+    lastTransitionTime: podCondition.lastTransitionTime === undefined ? undefined : kubeTime(new Date(podCondition.lastTransitionTime)),
+  }, kubeTime(now));
 }
 
 /** Why the controller cannot make progress, for Synchronized=False: no pod could be created (or a claim holds it), its image cannot be pulled or a volume mounted. */
@@ -205,7 +196,7 @@ function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, s
   const status: VmiStatus = { ...current, phase: phase as VmiPhase };
   if (step.reason) status.reason = step.reason;
   if (phase !== (current.phase ?? VmiPhase.Unset)) {
-    const stamp = { phase: phase as VmiPhase, phaseTransitionTimestamp: rfc3339(input.now) };
+    const stamp = { phase: phase as VmiPhase, phaseTransitionTimestamp: kubeTime(input.now) };
     status.phaseTransitionTimestamps = [...(current.phaseTransitionTimestamps ?? []), stamp];
     if (phase === VmiPhase.Scheduled && pod) Object.assign(status, scheduledFields(pod));
   }
@@ -232,8 +223,8 @@ function podsReleased(pods: readonly V1Pod[]): boolean {
   return pods.every((pod) => isPodDown(pod) || !podNodeName(pod));
 }
 
-function invalidSpec(vmi: VirtualMachineInstance): string | undefined {
-  const errors = checkVmi(vmi);
+function invalidSpec(vmi: VirtualMachineInstance, hostDisk: HostDiskPolicy): string | undefined {
+  const errors = [...checkVmi(vmi), ...checkHostDisks(vmi, hostDisk)];
   return errors.length > 0 ? `invalid VirtualMachineInstance: ${formatFieldErrors(errors)}` : undefined;
 }
 
@@ -261,7 +252,7 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const currentPhase = vmi.status?.phase ?? VmiPhase.Unset;
   const step = nextPhase(input, currentPhase, pod, deleting);
   const wantsPod = !deleting && !pod && (step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset);
-  const invalid = wantsPod ? invalidSpec(vmi) : undefined;
+  const invalid = wantsPod ? invalidSpec(vmi, input.hostDisk ?? HOST_DISK_OFF) : undefined;
   const waiting = wantsPod && invalid === undefined ? input.claims?.blocked : undefined;
   const createError = invalid ?? (wantsPod ? input.createError : undefined);
   // A pod-create API error (not an invalid spec) names a generated pod, new on each attempt.

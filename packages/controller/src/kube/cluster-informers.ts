@@ -6,10 +6,10 @@
 // every VMI each resync period, which repairs whatever a lost event or a failed write left behind.
 
 import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, MIGRATION_PLURAL, VMI_GROUP, VMI_PLURAL, VMI_VERSION, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { Informer, kubeListWatch, type KubeClient } from '@podvirt/kube-runtime';
+import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { EVENTS, Informer, PERSISTENT_VOLUME_CLAIMS, PODS, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import type { ClaimStore } from './claim-check.js';
+import type { ClaimStore } from '../decide/claim-check.js';
 import type { MigrationStore, MountEventStore, PodStore, VmiStore } from './cluster-roles.js';
 
 export type PodChange = 'add' | 'update' | 'delete';
@@ -49,11 +49,10 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
 
   constructor(options: ClusterInformersOptions) {
     const { client, namespace, log } = options;
-    const scope = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
     const resyncPeriodMs = options.resyncMs ?? DEFAULT_RESYNC_MS;
     const retryMs = options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
     this.#vmis = new Informer<VirtualMachineInstance>({
-      source: kubeListWatch(client, { path: `/apis/${VMI_GROUP}/${VMI_VERSION}${scope}/${VMI_PLURAL}` }),
+      source: new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE).listWatch(namespace),
       // Deletions too: the sync of a VMI that is gone forgets its expectations.
       onEvent: (_type, vmi) => options.onVmi(vmi),
       log: log.child({ informer: 'vmis' }),
@@ -62,7 +61,7 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
     });
     // Pods and claims are not resynced on their own: the VMI resync reconciles every owner anyway.
     this.#pods = new Informer<V1Pod>({
-      source: kubeListWatch(client, { path: `/api/v1${scope}/pods`, labelSelector: LAUNCHER_POD_SELECTOR }),
+      source: new ResourceClient<V1Pod>(client, PODS).listWatch(namespace, { labelSelector: LAUNCHER_POD_SELECTOR }),
       onEvent: (type, pod) => {
         if (type !== 'RESYNC') options.onPod(pod, CHANGE[type]);
       },
@@ -71,7 +70,7 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
       retryMs,
     });
     this.#claims = new Informer<V1PersistentVolumeClaim>({
-      source: kubeListWatch(client, { path: `/api/v1${scope}/persistentvolumeclaims` }),
+      source: new ResourceClient<V1PersistentVolumeClaim>(client, PERSISTENT_VOLUME_CLAIMS).listWatch(namespace),
       onEvent: (type, claim) => {
         if (type !== 'RESYNC') options.onClaim?.(claim);
       },
@@ -80,14 +79,14 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
       retryMs,
     });
     this.#migrations = new Informer<VirtualMachineInstanceMigration>({
-      source: kubeListWatch(client, { path: `/apis/${VMI_GROUP}/${VMI_VERSION}${scope}/${MIGRATION_PLURAL}` }),
+      source: new ResourceClient<VirtualMachineInstanceMigration>(client, MIGRATION_RESOURCE).listWatch(namespace),
       onEvent: (_type, vmim) => options.onMigration?.(vmim),
       log: log.child({ informer: 'migrations' }),
       resyncPeriodMs,
       retryMs,
     });
     this.#mountEvents = new Informer<CoreV1Event>({
-      source: kubeListWatch(client, { path: `/api/v1${scope}/events`, fieldSelector: MOUNT_EVENT_SELECTOR }),
+      source: new ResourceClient<CoreV1Event>(client, EVENTS).listWatch(namespace, { fieldSelector: MOUNT_EVENT_SELECTOR }),
       onEvent: (type, event) => {
         const pod = this.#pods.get(`${event.involvedObject.namespace ?? ''}/${event.involvedObject.name ?? ''}`);
         if (type !== 'RESYNC' && type !== 'DELETED' && pod !== undefined) options.onMountFailure?.(pod);
