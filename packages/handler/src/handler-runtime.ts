@@ -20,6 +20,7 @@ import { Readiness } from './health/readiness.js';
 import { Heartbeat } from './heartbeat/heartbeat.js';
 import type { NodePatcher } from './heartbeat/node-patcher.js';
 import type { VmiApi } from './kube/vmi-api.js';
+import type { DomainStatsTarget } from './metrics/domain-stats-collector.js';
 import { HandlerMetrics } from './metrics/handler-metrics.js';
 import { GuestStreams } from './guest-stream/guest-streams.js';
 import { NodeApiServer } from './node-api/node-api-server.js';
@@ -86,6 +87,7 @@ export class HandlerRuntime {
       vmis: () => this.controller.informer.list(),
       queueDepth: () => this.controller.queue.length,
       processMetrics: options.processMetrics ?? false,
+      domainStats: () => this.#domainStatsTargets(),
     });
     this.readiness.add('informer-synced', () => this.controller.informer.synced);
     this.readiness.add('node-api-listening', () => this.#nodeApi !== undefined);
@@ -99,6 +101,21 @@ export class HandlerRuntime {
     });
     const plugins = this.devicePlugins;
     if (plugins !== undefined) this.readiness.add('device-plugins-registered', () => plugins.registered);
+  }
+
+  /** The node's running VMIs, each with its launcher connection when the handler holds one. */
+  #domainStatsTargets(): DomainStatsTarget[] {
+    const registry = this.controller.registry;
+    return this.controller.informer.list().filter((vmi) => vmi.status?.phase === 'Running').map((vmi) => {
+      const uid = vmi.metadata.uid ?? '';
+      const client = registry.connection(uid)?.client;
+      return {
+        namespace: vmi.metadata.namespace ?? '',
+        name: vmi.metadata.name ?? '',
+        migration: registry.cache.get(uid)?.domain?.migration,
+        ...(client === undefined ? {} : { read: (signal: AbortSignal) => client.domainStats(signal) }),
+      };
+    });
   }
 
   /** The HTTP ports actually bound: metrics first, then health when it is separate. */
