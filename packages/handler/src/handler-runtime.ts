@@ -6,7 +6,7 @@
 // closed — the VMs keep running.
 
 import { join } from 'node:path';
-import type { EventSink } from '@podvirt/kube-runtime';
+import { HttpEndpoints, metricsRoute, type EndpointRoute, type EventSink } from '@podvirt/kube-runtime';
 import { KUBELET_SOCKET_NAME } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { HandlerArgs } from './handler-args.js';
@@ -15,7 +15,6 @@ import { DevicePlugins } from './device-plugins/device-plugins.js';
 import { kubeletRegistrar, type KubeletRegistrar } from './device-plugins/kubelet-registration.js';
 import { GhostRecordStore } from './ghost-records/ghost-record-store.js';
 import { healthRoutes } from './health/health-routes.js';
-import { HttpEndpoints, type EndpointRoute } from './health/http-endpoints.js';
 import { Readiness } from './health/readiness.js';
 import { Heartbeat } from './heartbeat/heartbeat.js';
 import type { NodePatcher } from './heartbeat/node-patcher.js';
@@ -173,7 +172,7 @@ export class HandlerRuntime {
   async #listenHttp(): Promise<void> {
     const { args, log } = this.#o;
     const metrics: Record<string, EndpointRoute> = {
-      '/metrics': async () => ({ status: 200, contentType: this.metrics.contentType, body: await this.metrics.text() }),
+      '/metrics': metricsRoute(this.metrics.registry),
     };
     const health = healthRoutes(this.readiness);
     const groups = args.metricsPort === args.healthPort && args.metricsPort !== 0
