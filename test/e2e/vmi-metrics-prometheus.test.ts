@@ -1,7 +1,7 @@
 // Per-VM metrics as a platform team sees them: Debian's Prometheus scrapes the handler and the
 // controller of the testbed (static targets on 127.0.0.1, a temporary storage dir), and PromQL
 // returns a running VMI's CPU and memory, a network counter that grows while the test pushes
-// traffic into the guest, its drive's counters, and the start-time histogram's count.
+// traffic into the guest, the bytes the guest wrote to a drive, and the start-time histogram.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -51,8 +51,15 @@ describe('Prometheus scrapes the handler and the controller', () => {
 
   before(async () => {
     suite = await VmiSuite.start();
-    const vmi = guestVmi(suite.guest, NAME, { devices: { interfaces: [{ name: 'default', masquerade: {}, ports: [{ name: 'http', port: 8080 }] }] } });
-    (vmi['spec'] as Record<string, unknown>)['networks'] = [{ name: 'default', pod: {} }];
+    // The guest writes 8 MiB to its second drive (an emptyDisk) with O_DIRECT before it is ready.
+    const vmi = guestVmi(suite.guest, NAME, {
+      extraKernelArgs: 'podvirt.diskbench=vdb:8:1',
+      devices: { interfaces: [{ name: 'default', masquerade: {}, ports: [{ name: 'http', port: 8080 }] }] },
+    });
+    const spec = vmi['spec'] as { domain: { devices: { disks: unknown[] } }; volumes: unknown[]; networks?: unknown[] };
+    spec.networks = [{ name: 'default', pod: {} }];
+    spec.domain.devices.disks.push({ name: 'scratch', disk: { bus: 'virtio' } });
+    spec.volumes.push({ name: 'scratch', emptyDisk: { capacity: '32Mi' } });
     await suite.apply(vmi);
     const running = await suite.waitForPhase(NAME, 'Running');
     await suite.waitForGuestReady(running);
@@ -108,6 +115,13 @@ describe('Prometheus scrapes the handler and the controller', () => {
     // The suite's guest boots from its `data` containerDisk: the drive is named as the VMI names it.
     await above(`kubevirt_vmi_storage_read_traffic_bytes_total{name="${NAME}",drive="data"}`, 0, 'bytes read from the drive at boot');
     assert.equal(await query('sum(podvirt_handler_domain_stats_skipped_total)'), 0, 'no launcher left out');
+  });
+
+  test('the drive the guest wrote to counts what it wrote, under the VMI\'s name for it', async () => {
+    const written = await above(`kubevirt_vmi_storage_write_traffic_bytes_total{name="${NAME}",drive="scratch"}`, 0, 'bytes written to scratch');
+    assert.ok(written >= 8 * 1024 * 1024, `the guest's 8 MiB are counted: ${written}`);
+    await above(`kubevirt_vmi_storage_iops_write_total{name="${NAME}",drive="scratch"}`, 0, 'write requests on scratch');
+    await above(`kubevirt_vmi_storage_write_times_seconds_total{name="${NAME}",drive="scratch"}`, 0, 'write time on scratch');
   });
 
   test('the received-bytes counter of the guest NIC grows while traffic is pushed into the guest', async () => {
