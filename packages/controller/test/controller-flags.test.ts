@@ -60,7 +60,7 @@ describe('parseControllerFlags', () => {
     });
   }
 
-  for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--metrics-port', '70000'], ['--metrics-port', 'x'], ['--bogus'], ['positional']]) {
+  for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--workers', '65'], ['--workers', '1e1'], ['--metrics-port', '70000'], ['--metrics-port', 'x'], ['--bogus'], ['positional']]) {
     test(`refuses ${argv.join(' ')}`, () => {
       assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_ERR_BAD_FLAG' });
     });
