@@ -5,61 +5,15 @@
 // (every launcher's domain stream open again, nothing marked Failed). Asserts nothing.
 //
 //   node test/dist/bench/handler-scale.js [vmis ...]      (default: 100 20)
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { eventually } from '@podvirt/test-support';
-import { startTestApiServer, type TestApiServer } from '../e2e/testbed-helpers.js';
-import { repoRoot, StackProcess } from '../testbed/index.js';
-import { BenchLauncher } from './handler-fake-launchers.js';
-
-const NODE = 'bench-node';
-const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: 'default', plural: 'virtualmachineinstances' };
-const handlerBin = join(repoRoot(import.meta.url), 'packages/handler/bin/podvirt-handler.js');
-
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN) / 1024;
-}
-
-function startHandler(api: TestApiServer, dir: string, podsDir: string): StackProcess {
-  return new StackProcess({
-    name: 'handler',
-    argv: [process.execPath, handlerBin, '--kubeconfig', api.kubeconfigPath, '--node-name', NODE, '--pods-dir', podsDir,
-      '--ghost-record-dir', join(dir, 'records'), '--node-api-socket', join(dir, 'node.sock'), '--metrics-port', '0', '--health-port', '0'],
-    env: { ...process.env },
-  });
-}
-
-async function runningCount(custom: CustomObjectsApi): Promise<{ running: number; failed: number }> {
-  const list = (await custom.listNamespacedCustomObject(VMI_API)) as { items: Array<{ status?: { phase?: string } }> };
-  return {
-    running: list.items.filter((v) => v.status?.phase === 'Running').length,
-    failed: list.items.filter((v) => v.status?.phase === 'Failed').length,
-  };
-}
-
-async function createVmi(custom: CustomObjectsApi, i: number): Promise<void> {
-  const name = `bench-${i}`;
-  const created = (await custom.createNamespacedCustomObject({
-    ...VMI_API,
-    body: {
-      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance',
-      metadata: { name, namespace: 'default' },
-      spec: { domain: { devices: {}, resources: { requests: { memory: '128Mi' } } } },
-    },
-  })) as Record<string, unknown>;
-  // What the controller would have written by the time the launcher pod runs.
-  const status = { phase: 'Scheduled', nodeName: NODE, activePods: { [`p${i}`]: NODE } };
-  await custom.replaceNamespacedCustomObjectStatus({ ...VMI_API, name, body: { ...created, status } });
-  // Only now does the VMI enter this node's informer, complete, as it would after scheduling.
-  await custom.patchNamespacedCustomObject(
-    { ...VMI_API, name, body: { metadata: { labels: { 'kubevirt.io/nodeName': NODE } } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
-}
+import { startTestApiServer } from '../e2e/testbed-helpers.js';
+import type { StackProcess } from '../testbed/index.js';
+import { BenchLauncher, createVmi, NODE, rssMiB, runningCount, startHandler } from './handler-fake-launchers.js';
 
 async function scale(n: number): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'pvb-'));

@@ -10,6 +10,7 @@ import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js
 import { KubeLeaseClient } from './leader/kube-lease-client.js';
 import { kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
 import { LeaderElector, type LeadershipEnd } from './leader/leader-elector.js';
+import { QUEUE_NAMES, type ControllerMetrics } from './metrics/controller-metrics.js';
 import { MigrationController } from './reconcile/migration-controller.js';
 import { PodExpectations } from './reconcile/pod-expectations.js';
 import { VmiController } from './reconcile/vmi-controller.js';
@@ -38,6 +39,8 @@ export interface ControllerAppOptions {
   readonly instance?: string;
   /** How long a migration's target pod that no node takes is waited for. */
   readonly unschedulableTimeoutMs?: number;
+  /** Told about phase transitions, both queues and leadership (/metrics). */
+  readonly metrics?: ControllerMetrics;
 }
 
 export const DEFAULT_LEASE_NAME = 'podvirt-controller';
@@ -88,7 +91,8 @@ export class ControllerApp {
       log,
       namespace: options.namespace,
       // Events flow only after informers.start(), by which time the controller exists.
-      onVmi: (vmi) => {
+      onVmi: (vmi, type) => {
+        metrics?.observeVmi(vmi, type);
         controller.vmiChanged(vmi);
         migrations.vmiChanged(vmi);
       },
@@ -104,10 +108,12 @@ export class ControllerApp {
       },
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
+    const metrics = options.metrics;
     const podConfig = { image: options.launcherImage, allowEmulation: options.allowEmulation, hostDisk: options.hostDisk ?? HOST_DISK_OFF, random: Math.random };
     const controller: VmiController = new VmiController({
       log,
       workers: options.workers,
+      ...(metrics === undefined ? {} : { queueObserver: metrics.watchQueue(QUEUE_NAMES.vmi, () => controller.queueDepth) }),
       deps: {
         vmis: informers,
         pods: informers,
@@ -128,6 +134,7 @@ export class ControllerApp {
     const migrations: MigrationController = new MigrationController({
       log: log.child({ subcomponent: 'migrations' }),
       workers: options.workers,
+      ...(metrics === undefined ? {} : { queueObserver: metrics.watchQueue(QUEUE_NAMES.migration, () => migrations.queueDepth) }),
       deps: {
         migrations: informers,
         migrationClient: kubeMigrationClient(client),
@@ -156,7 +163,12 @@ export class ControllerApp {
     }
     log.info({ namespace: options.namespace ?? '(all)' }, 'caches synced');
     const runBoth = async (signal: AbortSignal): Promise<void> => {
-      await Promise.all([controller.run(signal), migrations.run(signal)]);
+      metrics?.setLeading(true);
+      try {
+        await Promise.all([controller.run(signal), migrations.run(signal)]);
+      } finally {
+        metrics?.setLeading(false);
+      }
     };
     const election = options.leaderElection;
     const done: Promise<LeadershipEnd> = election

@@ -16,6 +16,10 @@ export interface ControllerFlags {
   readonly leaseNamespace: string;
   readonly leaseName: string;
   readonly logLevel: string;
+  /** Bind address of /metrics, /healthz and /readyz. */
+  readonly httpAddress: string;
+  /** Their port; 0 picks a free one (logged). */
+  readonly metricsPort: number;
   /** `--feature-gates` (HostDisk) and `--host-disk-allowed-dir`. */
   readonly hostDisk: HostDiskPolicy;
 }
@@ -46,6 +50,9 @@ function parseFeatureGates(values: readonly string[]): ReadonlySet<string> {
 /** KubeVirt's virt-controller runs 3 VMI workers by default. */
 export const DEFAULT_WORKERS = 3;
 
+/** virt-controller serves its metrics on 8443 too. */
+export const DEFAULT_METRICS_PORT = 8443;
+
 /** Every flag podvirt-controller takes, as parseArgs reads them (the docs check lists them against the READMEs). */
 export const CONTROLLER_OPTIONS = {
   kubeconfig: { type: 'string' },
@@ -57,6 +64,8 @@ export const CONTROLLER_OPTIONS = {
   'lease-namespace': { type: 'string', default: 'kube-system' },
   'lease-name': { type: 'string', default: 'podvirt-controller' },
   'log-level': { type: 'string', default: 'info' },
+  'http-address': { type: 'string', default: '127.0.0.1' },
+  'metrics-port': { type: 'string', default: String(DEFAULT_METRICS_PORT) },
   'feature-gates': { type: 'string', multiple: true, default: [] as string[] },
   'host-disk-allowed-dir': { type: 'string', multiple: true, default: [] as string[] },
 } as const;
@@ -76,6 +85,10 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
     if (err instanceof GoFlagError) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err.message, { cause: err });
     throw err;
   }
+  const port = Number(v['metrics-port']);
+  if (!/^\d+$/.test(v['metrics-port']) || port > 65_535) {
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--metrics-port must be a port number (0: any free port), got ${v['metrics-port']}`);
+  }
   return {
     kubeconfig: v.kubeconfig,
     launcherImage: v['launcher-image'],
@@ -86,6 +99,8 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
     leaseNamespace: v['lease-namespace'],
     leaseName: v['lease-name'],
     logLevel: v['log-level'],
+    httpAddress: v['http-address'],
+    metricsPort: port,
     hostDisk: {
       enabled: parseFeatureGates(v['feature-gates']).has(HOST_DISK_GATE),
       allowedDirs: [...new Set(v['host-disk-allowed-dir'].map(checkAllowedDir))],

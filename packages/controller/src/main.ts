@@ -1,12 +1,13 @@
 // podvirt-controller: the entry point, and the only module that touches `process`.
 
 import { homedir, hostname } from 'node:os';
-import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
+import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ControllerApp } from './controller-app.js';
 import { ControllerError } from './controller-error.js';
 import { parseControllerFlags } from './controller-flags.js';
 import { defaultLauncherImage } from './default-launcher-image.js';
+import { ControllerMetrics } from './metrics/controller-metrics.js';
 
 // Bounds a stop that hangs (an API call that never returns): the pod's grace period is longer.
 const CLOSE_TIMEOUT_MS = 20_000;
@@ -30,7 +31,22 @@ async function main(): Promise<number> {
     return 1;
   }
   const identity = process.env['POD_NAME'] ?? hostname();
+  // /metrics, /healthz (the process serves) and /readyz (caches synced) from before the sync on.
+  const metrics = new ControllerMetrics({ processMetrics: true });
+  let ready = false;
+  const text = (status: number, body: string) => ({ status, contentType: 'text/plain', body });
+  const endpoints = await HttpEndpoints.listen({
+    host: flags.httpAddress,
+    port: flags.metricsPort,
+    routes: {
+      '/metrics': metricsRoute(metrics.registry),
+      '/healthz': () => text(200, 'ok\n'),
+      '/readyz': () => (ready ? text(200, 'ok\n') : text(503, 'not ready: caches-synced\n')),
+    },
+  });
+  root.info({ address: flags.httpAddress, port: endpoints.port, paths: ['/metrics', '/healthz', '/readyz'] }, 'HTTP endpoints listening');
   const app = await ControllerApp.start({
+    metrics,
     client,
     log: root,
     launcherImage: flags.launcherImage ?? defaultLauncherImage(),
@@ -41,6 +57,7 @@ async function main(): Promise<number> {
     instance: identity,
     leaderElection: flags.leaderElect ? { namespace: flags.leaseNamespace, name: flags.leaseName, identity } : undefined,
   });
+  ready = true;
   root.info({ workers: flags.workers, leaderElect: flags.leaderElect, hostDisk: flags.hostDisk }, 'controller started');
   const stop = (signal: NodeJS.Signals): void => {
     root.info({ signal }, 'stopping');
@@ -53,6 +70,7 @@ async function main(): Promise<number> {
   const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLOSE_TIMEOUT_MS).unref());
   if (!(await Promise.race([closed, timeout]))) root.warn({ timeoutMs: CLOSE_TIMEOUT_MS }, 'close timed out');
   await client.close();
+  await endpoints.close();
   // A replica that lost the Lease exits non-zero so that its Deployment restarts it clean.
   return end === 'lost' ? 1 : 0;
 }

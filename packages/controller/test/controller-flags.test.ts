@@ -14,6 +14,8 @@ describe('parseControllerFlags', () => {
       leaseNamespace: 'kube-system',
       leaseName: 'podvirt-controller',
       logLevel: 'info',
+      httpAddress: '127.0.0.1',
+      metricsPort: 8443,
       hostDisk: { enabled: false, allowedDirs: [] },
     });
   });
@@ -22,11 +24,13 @@ describe('parseControllerFlags', () => {
     const flags = parseControllerFlags([
       '--kubeconfig', '/k', '--launcher-image=img:1', '--allow-emulation', '--namespace', 'vms',
       '--workers', '8', '--leader-elect', '--lease-namespace', 'podvirt', '--lease-name', 'ctl', '--log-level', 'debug',
+      '--http-address', '10.0.0.5', '--metrics-port', '0',
       '--feature-gates=HostDisk', '--host-disk-allowed-dir', '/var/data', '--host-disk-allowed-dir=/srv/vm-disks',
     ]);
     assert.deepEqual(flags, {
       kubeconfig: '/k', launcherImage: 'img:1', allowEmulation: true, namespace: 'vms', workers: 8,
       leaderElect: true, leaseNamespace: 'podvirt', leaseName: 'ctl', logLevel: 'debug',
+      httpAddress: '10.0.0.5', metricsPort: 0,
       hostDisk: { enabled: true, allowedDirs: ['/var/data', '/srv/vm-disks'] },
     });
   });
@@ -56,7 +60,7 @@ describe('parseControllerFlags', () => {
     });
   }
 
-  for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--workers', '65'], ['--workers', '1e1'], ['--bogus'], ['positional']]) {
+  for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--workers', '65'], ['--workers', '1e1'], ['--metrics-port', '70000'], ['--metrics-port', 'x'], ['--bogus'], ['positional']]) {
     test(`refuses ${argv.join(' ')}`, () => {
       assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_ERR_BAD_FLAG' });
     });

@@ -6,7 +6,7 @@
 // closed — the VMs keep running.
 
 import { join } from 'node:path';
-import type { EventSink } from '@podvirt/kube-runtime';
+import { HttpEndpoints, metricsRoute, type EndpointRoute, type EventSink } from '@podvirt/kube-runtime';
 import { KUBELET_SOCKET_NAME } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { HandlerArgs } from './handler-args.js';
@@ -15,11 +15,11 @@ import { DevicePlugins } from './device-plugins/device-plugins.js';
 import { kubeletRegistrar, type KubeletRegistrar } from './device-plugins/kubelet-registration.js';
 import { GhostRecordStore } from './ghost-records/ghost-record-store.js';
 import { healthRoutes } from './health/health-routes.js';
-import { HttpEndpoints, type EndpointRoute } from './health/http-endpoints.js';
 import { Readiness } from './health/readiness.js';
 import { Heartbeat } from './heartbeat/heartbeat.js';
 import type { NodePatcher } from './heartbeat/node-patcher.js';
 import type { VmiApi } from './kube/vmi-api.js';
+import type { DomainStatsTarget } from './metrics/domain-stats-collector.js';
 import { HandlerMetrics } from './metrics/handler-metrics.js';
 import { GuestStreams } from './guest-stream/guest-streams.js';
 import { NodeApiServer } from './node-api/node-api-server.js';
@@ -86,6 +86,7 @@ export class HandlerRuntime {
       vmis: () => this.controller.informer.list(),
       queueDepth: () => this.controller.queue.length,
       processMetrics: options.processMetrics ?? false,
+      domainStats: () => this.#domainStatsTargets(),
     });
     this.readiness.add('informer-synced', () => this.controller.informer.synced);
     this.readiness.add('node-api-listening', () => this.#nodeApi !== undefined);
@@ -99,6 +100,21 @@ export class HandlerRuntime {
     });
     const plugins = this.devicePlugins;
     if (plugins !== undefined) this.readiness.add('device-plugins-registered', () => plugins.registered);
+  }
+
+  /** The node's running VMIs, each with its launcher connection when the handler holds one. */
+  #domainStatsTargets(): DomainStatsTarget[] {
+    const registry = this.controller.registry;
+    return this.controller.informer.list().filter((vmi) => vmi.status?.phase === 'Running').map((vmi) => {
+      const uid = vmi.metadata.uid ?? '';
+      const client = registry.connection(uid)?.client;
+      return {
+        namespace: vmi.metadata.namespace ?? '',
+        name: vmi.metadata.name ?? '',
+        migration: registry.cache.get(uid)?.domain?.migration,
+        ...(client === undefined ? {} : { read: (signal: AbortSignal) => client.domainStats(signal) }),
+      };
+    });
   }
 
   /** The HTTP ports actually bound: metrics first, then health when it is separate. */
@@ -156,7 +172,7 @@ export class HandlerRuntime {
   async #listenHttp(): Promise<void> {
     const { args, log } = this.#o;
     const metrics: Record<string, EndpointRoute> = {
-      '/metrics': async () => ({ status: 200, contentType: this.metrics.contentType, body: await this.metrics.text() }),
+      '/metrics': metricsRoute(this.metrics.registry),
     };
     const health = healthRoutes(this.readiness);
     const groups = args.metricsPort === args.healthPort && args.metricsPort !== 0

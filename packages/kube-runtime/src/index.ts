@@ -6,6 +6,10 @@ export {
   Informer,
   type InformerEventType, type InformerLog, type InformerOptions, type ListWatchSource, type ObjectList,
 } from './informer.js';
+export {
+  HttpEndpoints, HttpEndpointsError, metricsRoute,
+  type EndpointResponse, type EndpointRoute, type HttpEndpointsOptions, type MetricsSource,
+} from './http-endpoints.js';
 export { objectKey, splitObjectKey, type KubeObject } from './object-key.js';
 export { ItemBackoff, type ItemBackoffOptions } from './item-backoff.js';
 export { isKubeApiError, KubeApiError, type KubeApiErrorCode, type KubeStatusDetails } from './kube-api-error.js';

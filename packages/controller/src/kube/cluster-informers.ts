@@ -7,7 +7,7 @@
 
 import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { EVENTS, Informer, PERSISTENT_VOLUME_CLAIMS, PODS, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
+import { EVENTS, Informer, PERSISTENT_VOLUME_CLAIMS, PODS, ResourceClient, type InformerEventType, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { ClaimStore } from '../decide/claim-check.js';
 import type { MigrationStore, MountEventStore, PodStore, VmiStore } from './cluster-roles.js';
@@ -19,7 +19,7 @@ export interface ClusterInformersOptions {
   readonly log: Logger;
   /** Watch one namespace only; all namespaces when unset. */
   readonly namespace?: string | undefined;
-  readonly onVmi: (vmi: VirtualMachineInstance) => void;
+  readonly onVmi: (vmi: VirtualMachineInstance, type: InformerEventType) => void;
   readonly onPod: (pod: V1Pod, change: PodChange) => void;
   /** A VirtualMachineInstanceMigration appeared, changed or went away. */
   readonly onMigration?: (vmim: VirtualMachineInstanceMigration) => void;
@@ -54,7 +54,7 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
     this.#vmis = new Informer<VirtualMachineInstance>({
       source: new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE).listWatch(namespace),
       // Deletions too: the sync of a VMI that is gone forgets its expectations.
-      onEvent: (_type, vmi) => options.onVmi(vmi),
+      onEvent: (type, vmi) => options.onVmi(vmi, type),
       log: log.child({ informer: 'vmis' }),
       resyncPeriodMs,
       retryMs,

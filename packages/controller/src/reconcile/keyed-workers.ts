@@ -11,6 +11,12 @@ export interface KeyedSyncResult {
   readonly requeueAfterMs?: number;
 }
 
+/** Sees the queue at work (metrics): adds, and each sync's duration and outcome. */
+export interface QueueObserver {
+  added(): void;
+  synced(seconds: number, ok: boolean): void;
+}
+
 export interface KeyedWorkersOptions {
   readonly workers: number;
   readonly queue?: ItemBackoffOptions;
@@ -21,6 +27,7 @@ export interface KeyedWorkersOptions {
   readonly log: (key: string) => Logger;
   /** What the warning of a failed sync says. */
   readonly failure: string;
+  readonly observer?: QueueObserver;
 }
 
 export class KeyedWorkers {
@@ -33,7 +40,14 @@ export class KeyedWorkers {
 
   /** Queues `key` while a run is on. */
   add(key: string): void {
-    this.#queue?.add(key);
+    if (this.#queue === undefined) return;
+    this.#queue.add(key);
+    this.#o.observer?.added();
+  }
+
+  /** Keys waiting for a worker (0 outside a run). */
+  get depth(): number {
+    return this.#queue?.length ?? 0;
   }
 
   get running(): boolean {
@@ -59,12 +73,16 @@ export class KeyedWorkers {
       const key = await queue.get(signal);
       if (key === undefined) return;
       const log = this.#o.log(key);
+      const started = performance.now();
+      const observe = (ok: boolean): void => this.#o.observer?.synced((performance.now() - started) / 1000, ok);
       try {
         const result = await this.#o.sync(key, log, signal);
+        observe(true);
         queue.forget(key);
         if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
         if (signal.aborted) return;
+        observe(false);
         log.warn({ err, retries: queue.numRequeues(key) }, this.#o.failure);
         queue.addRateLimited(key);
       } finally {

@@ -8,7 +8,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { isFinalMigrationPhase, MIGRATION_JOB_LABEL, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { splitObjectKey, type ItemBackoffOptions } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { KeyedWorkers } from './keyed-workers.js';
+import { KeyedWorkers, type QueueObserver } from './keyed-workers.js';
 import { migrationKey, syncMigration, type MigrationSyncDeps } from './sync-migration.js';
 import { ownerKey } from './vmi-controller.js';
 
@@ -17,6 +17,8 @@ export interface MigrationControllerOptions {
   readonly workers: number;
   readonly log: Logger;
   readonly queue?: ItemBackoffOptions;
+  /** Sees the work queue at work (metrics). */
+  readonly queueObserver?: QueueObserver;
 }
 
 export class MigrationController {
@@ -32,7 +34,13 @@ export class MigrationController {
       sync: (key, log, signal) => syncMigration({ ...options.deps, log }, key, signal),
       log: (key) => options.log.child({ migration: key }),
       failure: 'migration reconcile failed, requeueing',
+      ...(options.queueObserver === undefined ? {} : { observer: options.queueObserver }),
     });
+  }
+
+  /** Keys waiting for a worker (metrics). */
+  get queueDepth(): number {
+    return this.#workers.depth;
   }
 
   migrationChanged(vmim: VirtualMachineInstanceMigration): void {

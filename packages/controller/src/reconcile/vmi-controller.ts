@@ -6,7 +6,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { VMI_KIND, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { claimNames } from '../decide/claim-check.js';
-import { KeyedWorkers } from './keyed-workers.js';
+import { KeyedWorkers, type QueueObserver } from './keyed-workers.js';
 import type { PodChange } from '../kube/cluster-informers.js';
 import { syncVmi, type SyncDeps } from './sync-vmi.js';
 import { objectKey, splitObjectKey, type ItemBackoffOptions } from '@podvirt/kube-runtime';
@@ -16,6 +16,8 @@ export interface VmiControllerOptions {
   readonly workers: number;
   readonly log: Logger;
   readonly queue?: ItemBackoffOptions;
+  /** Sees the work queue at work (metrics). */
+  readonly queueObserver?: QueueObserver;
 }
 
 /** The key of the VMI controlling `pod`, if any. */
@@ -37,7 +39,13 @@ export class VmiController {
       sync: (key, log, signal) => syncVmi({ ...options.deps, log }, key, signal),
       log: (key) => options.log.child(vmiLogBindings(splitObjectKey(key))),
       failure: 'reconcile failed, requeueing',
+      ...(options.queueObserver === undefined ? {} : { observer: options.queueObserver }),
     });
+  }
+
+  /** Keys waiting for a worker (metrics). */
+  get queueDepth(): number {
+    return this.#workers.depth;
   }
 
   vmiChanged(vmi: VirtualMachineInstance): void {

@@ -3,7 +3,7 @@
 // says the handler is doing its job — informers synced, node API listening — and names what
 // is missing when it is not.
 
-import type { EndpointRoute } from './http-endpoints.js';
+import type { EndpointRoute } from '@podvirt/kube-runtime';
 import type { Readiness } from './readiness.js';
 
 export function healthRoutes(readiness: Readiness): Record<string, EndpointRoute> {

@@ -85,6 +85,11 @@ export class LauncherClient {
     return res.domain;
   }
 
+  /** libvirt's stats of the domain as flat typed parameters (metrics read them on scrape). */
+  domainStats(signal?: AbortSignal): Promise<cmd.DomainStats> {
+    return this.#calls.getDomainStats({}, { signal });
+  }
+
   /** Returns the domain as the launcher left it after the sync. */
   async sync(vmiJson: Buffer, signal?: AbortSignal): Promise<cmd.Domain | undefined> {
     const res = await this.#calls.sync({ vmiJson }, { signal });

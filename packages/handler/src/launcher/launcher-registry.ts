@@ -92,6 +92,11 @@ export class LauncherRegistry {
     return { state, connection, domain: this.cache.get(target.uid)?.domain, ...(gone === undefined ? {} : { gone }) };
   }
 
+  /** The open connection to a VMI's launcher, if any; never dials (metrics read through it). */
+  connection(uid: string): LauncherConnection | undefined {
+    return this.#connections.get(uid);
+  }
+
   /** Re-reads every connected launcher's domain; a failure is left to the liveness probe. */
   async refresh(): Promise<void> {
     await Promise.allSettled(

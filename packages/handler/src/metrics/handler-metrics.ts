@@ -1,10 +1,11 @@
 // The handler's Prometheus metrics, in a Registry of its own (never prom-client's global one, so
 // two handlers in one test process cannot collide). Names follow KubeVirt where it has one:
-// kubevirt_vmi_phase_count and client-go's workqueue metrics as virt-handler exports them;
-// the rest carry podvirt's prefix. Gauges are computed at scrape time from live state.
+// kubevirt_vmi_phase_count, the kubevirt_vmi_* domain stats (domain-stats-collector.ts) and
+// client-go's workqueue metrics as virt-handler exports them; the rest carry podvirt's prefix. Gauges are computed at scrape time from live state.
 
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DEFAULT_DOMAIN_STATS_TIMEOUT_MS, DomainStatsCollector, type DomainStatsTarget } from './domain-stats-collector.js';
 import { PHASE_COUNT_LABELS, phaseCountLabels } from './vmi-phase-labels.js';
 
 // virt-handler's VMI queue is named so in client-go's workqueue metrics.
@@ -15,6 +16,10 @@ export interface HandlerMetricsOptions {
   /** The VMIs the handler holds for this node (the informer's cache). */
   readonly vmis: () => Iterable<VirtualMachineInstance>;
   readonly queueDepth: () => number;
+  /** The running VMIs whose launchers /metrics reads kubevirt_vmi_* domain stats from. */
+  readonly domainStats?: () => readonly DomainStatsTarget[];
+  /** The bound on those reads in one scrape. */
+  readonly domainStatsTimeoutMs?: number;
   /** process_* and nodejs_* metrics; off in unit tests, whose text must be exact. */
   readonly processMetrics?: boolean;
 }
@@ -74,6 +79,10 @@ export class HandlerMetrics {
       labelNames: ['method', 'code'],
       registers,
     });
+    const targets = options.domainStats;
+    if (targets !== undefined) {
+      new DomainStatsCollector({ nodeName: options.nodeName, targets, timeoutMs: options.domainStatsTimeoutMs ?? DEFAULT_DOMAIN_STATS_TIMEOUT_MS, registry: this.registry });
+    }
     if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry });
   }
 

@@ -3,6 +3,7 @@ import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { GraceState } from '../grace-clock.js';
 import type { DomainConnection, DomainConnectionEvent, DomainStatus } from './domain-connection.js';
+import { deviceAliases } from './device-aliases.js';
 import { parseInterfaces, parseOsInfo } from './guest-info.js';
 import { isDown, toKubevirtState } from './state-map.js';
 import type { WatchHub } from './watch-hub.js';
@@ -25,6 +26,8 @@ export interface DomainMeta {
   fsFreezeStatus: string;
   machine: string;
   uuid: string;
+  /** Target device (vda, tap0) → the VMI's disk or interface name, from the live XML. */
+  deviceAliases: Record<string, string>;
   /** The last outgoing live migration (migration/migration-source.ts). */
   migration?: cmd.MigrationProgress;
 }
@@ -51,7 +54,7 @@ export interface DomainTrackerOptions {
 const INTERFACE_POLL_MS = 10_000;
 
 export class DomainTracker {
-  readonly meta: DomainMeta = { pausedByUser: false, agentConnected: false, osInfo: undefined, interfaces: [], domainInterfaces: [], fsFreezeStatus: '', machine: '', uuid: '' };
+  readonly meta: DomainMeta = { pausedByUser: false, agentConnected: false, osInfo: undefined, interfaces: [], domainInterfaces: [], fsFreezeStatus: '', machine: '', uuid: '', deviceAliases: {} };
   readonly #o: DomainTrackerOptions;
   #status: DomainStatus | undefined;
   #everDefined = false;
@@ -136,6 +139,7 @@ export class DomainTracker {
     this.meta.uuid = /<uuid>([^<]+)<\/uuid>/.exec(xml)?.[1] ?? '';
     this.meta.machine = /<type [^>]*machine=['"]([^'"]+)['"]/.exec(xml)?.[1] ?? '';
     this.meta.agentConnected = /name=['"]org\.qemu\.guest_agent\.0['"][^>]*state=['"]connected['"]/.test(xml);
+    this.meta.deviceAliases = deviceAliases(xml);
     this.#needXml = false;
     if (this.meta.agentConnected && this.meta.osInfo === undefined) void this.#fetchGuestInfo();
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { LauncherError } from '../errors.js';
 import type { CallOptions, DomainConnection } from './domain-connection.js';
 import type { DomainTracker } from './domain-tracker.js';
+import { withDeviceAliases } from './device-aliases.js';
 import { buildGuestInfo, parseAgentInfo, parseFilesystems, parseUsers } from './guest-info.js';
 
 export interface GuestAgentOpsOptions {
@@ -111,7 +112,7 @@ export class GuestAgentOps {
       if (typeof v === 'string') labels[k] = v;
       else values[k] = Number(v);
     }
-    return { values, labels };
+    return { values, labels: withDeviceAliases(labels, this.#o.tracker.meta.deviceAliases) };
   }
 
   close(): void {

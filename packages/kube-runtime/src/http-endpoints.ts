@@ -1,10 +1,9 @@
-// A small HTTP server for the handler's plain endpoints (/metrics, /healthz, /readyz): GET and
-// HEAD only, a route table, and a bounded close(). Binds 127.0.0.1 unless told otherwise, since
-// these endpoints carry no authentication.
+// A small HTTP server for a component's plain endpoints (/metrics, /healthz, /readyz) — the
+// handler's and the controller's: GET and HEAD only, a route table, and a bounded close(). The
+// caller picks the address; these endpoints carry no authentication.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HandlerError } from '../handler-error.js';
 
 export interface EndpointResponse {
   readonly status: number;
@@ -22,6 +21,28 @@ export interface HttpEndpointsOptions {
   readonly closeTimeoutMs?: number;
 }
 
+/** The address cannot be listened on (in use, not local, not permitted). */
+export class HttpEndpointsError extends Error {
+  readonly code: 'KUBE_ERR_LISTEN';
+
+  constructor(code: 'KUBE_ERR_LISTEN', message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HttpEndpointsError';
+    this.code = code;
+  }
+}
+
+/** What /metrics serves: a prom-client Registry, or anything that renders one. */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
+
+/** The /metrics route of a registry: rendered at each scrape. */
+export function metricsRoute(source: MetricsSource): EndpointRoute {
+  return async () => ({ status: 200, contentType: source.contentType, body: await source.metrics() });
+}
+
 export class HttpEndpoints {
   readonly #server: Server;
   readonly #o: HttpEndpointsOptions;
@@ -37,7 +58,7 @@ export class HttpEndpoints {
     // Scrapes and probes are short; an idle keep-alive socket must not hold close() open.
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => reject(new HandlerError('HANDLER_ERR_LISTEN', `cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
+      server.once('error', (err) => reject(new HttpEndpointsError('KUBE_ERR_LISTEN', `cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
       server.listen(options.port, options.host, () => resolve());
     });
     return new HttpEndpoints(server, options);
