@@ -88,6 +88,8 @@ export async function syncVm(deps: VmSyncDeps, key: string, signal?: AbortSignal
   }
 
   const acted = await act(deps, vm, decision, signal);
+  // The spec just changed: the VM's update event brings the next sync, which writes the status.
+  if (decision.action.kind === 'start-halted') return {};
   const status = nextVmStatus(vm, vmi, {
     strategy,
     failure: acted.failure ?? failure,
