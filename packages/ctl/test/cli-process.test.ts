@@ -117,9 +117,9 @@ describe('podvirtctl against a fake node API', () => {
 
   test('a bad flag or value exits 2 with the usage, before connecting anywhere', async () => {
     const calls = fake.calls.length;
-    const flag = await runCtl(['pause', 'default/testvmi', '--force', ...socket()]);
+    const flag = await runCtl(['pause', 'default/testvmi', '--forcefully', ...socket()]);
     assert.equal(flag.code, 2);
-    assert.equal(flag.stderr, 'error: unknown flag: --force\nUsage: podvirtctl pause (NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE]) [flags]\n' +
+    assert.equal(flag.stderr, 'error: unknown flag: --forcefully\nUsage: podvirtctl pause (NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE]) [flags]\n' +
       'Run "podvirtctl pause --help" for more.\n');
     const duration = await runCtl(['freeze', 'prod/db', '--unfreeze-timeout', 'soon', ...socket()]);
     assert.equal(duration.code, 2);
