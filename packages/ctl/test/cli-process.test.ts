@@ -124,8 +124,8 @@ describe('podvirtctl against a fake node API', () => {
     const duration = await runCtl(['freeze', 'prod/db', '--unfreeze-timeout', 'soon', ...socket()]);
     assert.equal(duration.code, 2);
     assert.match(duration.stderr, /^error: invalid --unfreeze-timeout "soon": want whole seconds such as 5m, 300s or 300/);
-    const command = await runCtl(['stop', 'default/testvmi']);
-    assert.deepEqual([command.code, command.stderr.split('\n')[0]], [2, 'error: unknown command "stop"']);
+    const command = await runCtl(['shutdown', 'default/testvmi']);
+    assert.deepEqual([command.code, command.stderr.split('\n')[0]], [2, 'error: unknown command "shutdown"']);
     assert.equal(fake.calls.length, calls);
   });
 
