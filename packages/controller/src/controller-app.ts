@@ -3,7 +3,7 @@
 // start it through here.
 
 import { migrationReference, vmiReference, vmReference, type VirtualMachine, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
+import { EventRecorder, KubeEventSink, type KubeClient, type ObjectReference } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './kube/cluster-informers.js';
 import { KubeLeaseClient } from './leader/kube-lease-client.js';
@@ -78,22 +78,12 @@ export class ControllerApp {
     const lifetime = new AbortController();
     const instance = options.instance ?? options.leaderElection?.identity ?? 'podvirt-controller';
     const expectations = new PodExpectations();
-    const events = new EventRecorder<VirtualMachineInstance>({
-      sink: new KubeEventSink(client),
-      reference: vmiReference,
-      component: EVENT_SOURCE_COMPONENT,
-      instance,
-      log: log.child({ subcomponent: 'events' }),
-      now: Date.now,
-    });
-    const migrationEvents = new EventRecorder<VirtualMachineInstanceMigration>({
-      sink: new KubeEventSink(client),
-      reference: migrationReference,
-      component: EVENT_SOURCE_COMPONENT,
-      instance,
-      log: log.child({ subcomponent: 'events' }),
-      now: Date.now,
-    });
+    // One recorder per kind an Event names, all writing as this replica.
+    const recorder = <T>(reference: (obj: T) => ObjectReference): EventRecorder<T> =>
+      new EventRecorder<T>({ sink: new KubeEventSink(client), reference, component: EVENT_SOURCE_COMPONENT, instance, log: log.child({ subcomponent: 'events' }), now: Date.now });
+    const events = recorder<VirtualMachineInstance>(vmiReference);
+    const migrationEvents = recorder<VirtualMachineInstanceMigration>(migrationReference);
+    const vmEvents = recorder<VirtualMachine>(vmReference);
     const informers = new ClusterInformers({
       client,
       log,
@@ -156,14 +146,6 @@ export class ControllerApp {
         log,
         ...(options.unschedulableTimeoutMs === undefined ? {} : { unschedulableTimeoutMs: options.unschedulableTimeoutMs }),
       },
-    });
-    const vmEvents = new EventRecorder<VirtualMachine>({
-      sink: new KubeEventSink(client),
-      reference: vmReference,
-      component: EVENT_SOURCE_COMPONENT,
-      instance,
-      log: log.child({ subcomponent: 'events' }),
-      now: Date.now,
     });
     const vmInformer = new VmInformer({
       client,
