@@ -73,7 +73,12 @@ export function decideVm(vm: VirtualMachine, vmi: VirtualMachineInstance | undef
       return createAfterBackoff(vm, nowMs);
     case 'RerunOnFailure':
       if (vmi !== undefined) {
-        if (vmi.metadata.deletionTimestamp !== undefined) return NONE;
+        if (vmi.metadata.deletionTimestamp !== undefined) {
+          // The start request queued with the delete may have been lost (a status write that
+          // met a conflict): queue it again, unless the user asked this VMI to stop.
+          const lost = vmi.status?.phase === 'Failed' && !hasStopRequestFor(vm, vmi) && !(vm.status?.stateChangeRequests ?? []).some((r) => r.action === 'Start');
+          return lost ? { action: { kind: 'none' }, addStartRequest: true } : NONE;
+        }
         if (hasStopRequestFor(vm, vmi)) return remove(vmi, 'stop requested');
         if (vmi.status?.phase === 'Failed') return { ...remove(vmi, 'VMI Failed, runStrategy RerunOnFailure restarts it'), addStartRequest: true };
         if (vmi.status?.phase === 'Succeeded') return remove(vmi, 'guest shut down, runStrategy RerunOnFailure leaves it stopped');
