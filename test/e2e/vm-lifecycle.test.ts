@@ -137,7 +137,7 @@ describe('VirtualMachines on the testbed', () => {
     await suite.waitForPodsGone(third);
   });
 
-  test('RerunOnFailure: qemu killed → a new VMI; Manual keeps a stopped guest stopped; kubectl patch stops and starts', async (t) => {
+  test('RerunOnFailure: qemu killed → a new VMI at once (it had run); kubectl patch of a Stop request stops it, of runStrategy starts it', async (t) => {
     const name = 'vm-rerun';
     await suite.apply(vmManifest(name, 'RerunOnFailure'));
     const first = await runningVmi(name);
