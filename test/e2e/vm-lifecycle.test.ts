@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance, VmPrintableStatus } from '@podvirt/api';
+import { spawn as spawnPty } from 'node-pty';
 import { stackLeftovers } from '../testbed/index.js';
+import { nodeApiSocket } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
@@ -162,6 +164,55 @@ describe('VirtualMachines on the testbed', () => {
     const always = await suite.kubectl(['patch', 'vm', name, '--type=merge', '-p', '{"spec":{"runStrategy":"Always"}}']);
     assert.equal(always.code, 0, always.stderr);
     const third = await runningVmi(name, second.metadata.uid);
+    assert.equal((await suite.kubectl(['delete', 'vm', name, '--wait=false'])).code, 0);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(third);
+  });
+
+  /** Powers the guest off from inside: `poweroff -f` typed on its serial console through podvirtctl. */
+  const powerOff = async (name: string): Promise<void> => {
+    const pty = spawnPty(process.execPath, [CTL, 'console', 'vmi', name, '-n', NS, '--socket', nodeApiSocket(suite.stack)], { name: 'xterm', cols: 100, rows: 30 });
+    let output = '';
+    pty.onData((d) => (output += d));
+    let ended = false;
+    pty.onExit(() => (ended = true));
+    try {
+      await suite.eventually(`console of ${name} attached`, () => Promise.resolve(/Press Ctrl\+\] to detach/.test(output) ? true : undefined), 30_000);
+      const mark = output.length;
+      pty.write('\r');
+      await suite.eventually(`shell prompt of ${name}`, () => Promise.resolve(output.slice(mark).includes('# ') ? true : undefined), 30_000);
+      pty.write('poweroff -f\r');
+      // The console ends when the guest is gone.
+      await suite.eventually(`console of ${name} ended`, () => Promise.resolve(ended ? true : undefined), 60_000);
+    } finally {
+      try {
+        pty.kill();
+      } catch {
+        // Exited already.
+      }
+    }
+  };
+
+  test('the guest powers off: Stopped under RerunOnFailure, a new VMI under Always', async () => {
+    const name = 'vm-off';
+    await suite.apply(vmManifest(name, 'RerunOnFailure'));
+    const first = await runningVmi(name);
+    await suite.waitForGuestReady(first);
+    await powerOff(name);
+    await suite.waitForGone(name);
+    const stopped = await printable(name, 'Stopped', 60_000);
+    assert.equal(stopped.status?.created, false);
+    assert.equal(await suite.vmi(name), undefined, 'a clean shutdown is not restarted under RerunOnFailure');
+    const events = await vmEvents(name);
+    assert.equal(events.filter((e) => e === 'Normal SuccessfulCreate').length, 1, events.join(', '));
+
+    const always = await suite.kubectl(['patch', 'vm', name, '--type=merge', '-p', '{"spec":{"runStrategy":"Always"}}']);
+    assert.equal(always.code, 0, always.stderr);
+    const second = await runningVmi(name, first.metadata.uid);
+    await suite.waitForGuestReady(second);
+    await powerOff(name);
+    const third = await runningVmi(name, second.metadata.uid);
+    assert.notEqual(third.metadata.uid, second.metadata.uid, 'Always brings it back');
     assert.equal((await suite.kubectl(['delete', 'vm', name, '--wait=false'])).code, 0);
     await suite.waitForGone(name);
     await suite.waitForPodsGone(third);
