@@ -1,15 +1,19 @@
 // Why the compute container has each capability: the launcher image (monitor as PID 1, as in
 // its pod) boots the test guest from a STANDALONE_VMI under podman + runc, first with the nine
 // capabilities the controller used to add, then with each one of them taken away in turn, then
-// with exactly what the controller renders now. The launcher's own start-up check is off
+// with exactly what the controller renders now; then what the controller renders under the
+// runtime's default seccomp profile (the pod's seccompProfile RuntimeDefault: podman's default
+// filter instead of Unconfined), and as a non-root user (uid 107, KubeVirt's qemu user, as its
+// non-root launcher runs) with those capabilities and with none. The launcher's own start-up check is off
 // (PODVIRT_CAPABILITY_CHECK=off) so that what really fails shows. Each row: did the guest boot
 // (its ready marker on the serial console), the launcher's exit code after SIGTERM, and the
 // first error the launcher or libvirt logged. NET_BIND_SERVICE matters only with a pod NIC,
 // which needs the handler: for it, the launcher's DHCP port is bound in the same container.
 //
 // Run under the machine's VM lock, after scripts/images:
-//   flock /tmp/podvirt-vm.lock node test/dist/bench/compute-capabilities.js
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+//   flock /tmp/podvirt-vm.lock node test/dist/bench/compute-capabilities.js [--run-as-only]
+// (--run-as-only: the seccomp and non-root rows alone)
+import { chmod, chown, copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -25,6 +29,18 @@ const BOOT_DEADLINE_MS = 90_000;
 const NOISE = /system bus|dmi|dmidecode|\/dev\/kvm|dnsmasq|End of file|cgroup controller|DBus|Failed to terminate process/;
 
 interface Row { readonly caps: string; readonly booted: boolean; readonly exit: string; readonly error: string }
+
+/** How the container runs besides its capabilities. */
+interface RunAs {
+  /** `unconfined` (the kubelet's default without a seccompProfile) or the runtime's `default` filter. */
+  readonly seccomp: 'unconfined' | 'default';
+  /** `uid:gid` for a non-root run; the directories the pod would give it are made its own. */
+  readonly user?: string;
+}
+
+const UNCONFINED: RunAs = { seccomp: 'unconfined' };
+/** KubeVirt's non-root launcher runs as the qemu user, 107. */
+const NON_ROOT_USER = '107:107';
 
 async function containerDisks(guest: GuestImage, dir: string): Promise<string> {
   const cdisks = join(dir, 'container-disks');
@@ -46,14 +62,21 @@ function firstError(logs: string): string {
   return '';
 }
 
-async function bootWith(caps: readonly string[], guest: GuestImage, cdisks: string, dir: string, label: string): Promise<Row> {
+async function bootWith(caps: readonly string[], guest: GuestImage, cdisks: string, dir: string, label: string, how: RunAs = UNCONFINED): Promise<Row> {
   const run = await mkdtemp(join(dir, 'run-'));
   const mounts = { share: '/var/run/kubevirt', private: '/var/run/kubevirt-private', ephemeral: '/var/run/kubevirt-ephemeral-disks', libvirt: '/var/run/libvirt' };
   for (const name of Object.keys(mounts)) await mkdir(join(run, name));
+  if (how.user !== undefined) {
+    // The emptyDirs a pod's fsGroup would give the user; the run dir itself must be passable.
+    const [uid = 0, gid = 0] = how.user.split(':').map(Number);
+    await chmod(run, 0o755);
+    for (const name of Object.keys(mounts)) await chown(join(run, name), uid, gid);
+  }
   const vmi = guestVmi(guest);
   const id = (await podman([
     'run', '--detach', '--network', 'none', '--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', c]),
-    '--security-opt', 'seccomp=unconfined',
+    ...(how.seccomp === 'unconfined' ? ['--security-opt', 'seccomp=unconfined'] : []),
+    ...(how.user === undefined ? [] : ['--user', how.user]),
     ...Object.entries(mounts).flatMap(([name, path]) => ['--volume', `${join(run, name)}:${path}`]),
     '--volume', `${cdisks}:${mounts.share}/container-disks:ro`,
     '--env', `STANDALONE_VMI=${JSON.stringify(vmi)}`, '--env', 'PODVIRT_CAPABILITY_CHECK=off',
@@ -87,19 +110,27 @@ async function bindPort67(caps: readonly string[], label: string): Promise<Row> 
   return { caps: label, booted: out === 'bound', exit: out === 'bound' ? '0' : '1', error: out === 'bound' ? '' : `bind UDP 67: ${out}` };
 }
 
-async function main(): Promise<void> {
+async function main(runAsOnly: boolean): Promise<void> {
   const guest = guestImage();
   const dir = await mkdtemp(join(tmpdir(), 'podvirt-caps-bench-'));
   try {
     const cdisks = await containerDisks(guest, dir);
-    const rows: Row[] = [await bootWith(BEFORE, guest, cdisks, dir, 'all nine')];
-    for (const cap of BEFORE) {
-      rows.push(await bootWith(BEFORE.filter((c) => c !== cap), guest, cdisks, dir, `without ${cap}`));
-      process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
+    const rows: Row[] = [];
+    if (!runAsOnly) {
+      rows.push(await bootWith(BEFORE, guest, cdisks, dir, 'all nine'));
+      for (const cap of BEFORE) {
+        rows.push(await bootWith(BEFORE.filter((c) => c !== cap), guest, cdisks, dir, `without ${cap}`));
+        process.stderr.write(`${JSON.stringify(rows.at(-1))}\n`);
+      }
     }
     rows.push(await bootWith(COMPUTE_CAPABILITIES, guest, cdisks, dir, `rendered (${COMPUTE_CAPABILITIES.join(' ')})`));
-    rows.push(await bindPort67(COMPUTE_CAPABILITIES, 'rendered: DHCP port'));
-    rows.push(await bindPort67(COMPUTE_CAPABILITIES.filter((c) => c !== 'NET_BIND_SERVICE'), 'without NET_BIND_SERVICE: DHCP port'));
+    rows.push(await bootWith(COMPUTE_CAPABILITIES, guest, cdisks, dir, 'rendered, seccomp RuntimeDefault', { seccomp: 'default' }));
+    rows.push(await bootWith(COMPUTE_CAPABILITIES, guest, cdisks, dir, `rendered, non-root ${NON_ROOT_USER}, RuntimeDefault`, { seccomp: 'default', user: NON_ROOT_USER }));
+    rows.push(await bootWith([], guest, cdisks, dir, `none, non-root ${NON_ROOT_USER}, RuntimeDefault`, { seccomp: 'default', user: NON_ROOT_USER }));
+    if (!runAsOnly) {
+      rows.push(await bindPort67(COMPUTE_CAPABILITIES, 'rendered: DHCP port'));
+      rows.push(await bindPort67(COMPUTE_CAPABILITIES.filter((c) => c !== 'NET_BIND_SERVICE'), 'without NET_BIND_SERVICE: DHCP port'));
+    }
     console.log('| capabilities | guest booted (port bound) | exit | first error |');
     console.log('|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.caps} | ${r.booted ? 'yes' : 'no'} | ${r.exit} | ${r.error.replace(/\|/g, '\\|')} |`);
@@ -108,4 +139,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await main(process.argv.includes('--run-as-only'));

@@ -1,5 +1,6 @@
 // hostDisk with the real launcher, libvirt and qemu, laid out as the launcher pod mounts it (the
-// path's directory at <private>/vmi-disks/<volume>/): the guest's data disk as a host disk boots
+// allowed directory holding the path at <private>/vmi-disks/<volume><that directory>, so the
+// file is at <private>/vmi-disks/<volume><path>): the guest's data disk as a host disk boots
 // and mounts (qemu opened the checked file through the launcher's descriptor); a DiskOrCreate
 // disk is made sparse at its capacity in the mount; a symlink in the mount, to a file outside or
 // inside, and a missing Disk are refused by Sync as LAUNCHER_ERR_VOLUME naming the field, and
@@ -33,8 +34,8 @@ test('a host disk in the pod mount boots through the confined descriptor', { tim
   const run = await startLauncher(t, {
     editVmi: withHostDisk({ path: '/var/lib/images/data.img', type: 'Disk' }),
     setUpPrivateDir: async (p) => {
-      await mkdir(join(p, 'vmi-disks', 'data'), { recursive: true });
-      await copyFile(guestImage().dataDisk, join(p, 'vmi-disks', 'data', 'data.img'));
+      await mkdir(join(p, 'vmi-disks', 'data', 'var/lib/images'), { recursive: true });
+      await copyFile(guestImage().dataDisk, join(p, 'vmi-disks', 'data', 'var/lib/images/data.img'));
     },
   });
   await waitForReady(run);
@@ -49,7 +50,7 @@ test('Sync makes a DiskOrCreate disk in the mount; refuses symlinks and a missin
   const run = await startLauncher(t, {
     standalone: false,
     setUpPrivateDir: async (p) => {
-      mount = join(p, 'vmi-disks', 'data');
+      mount = join(p, 'vmi-disks', 'data', 'h');
       await mkdir(mount, { recursive: true });
       await symlink(join(outside, 'secret.img'), join(mount, 'out.img'));
       await writeFile(join(mount, 'real.img'), Buffer.alloc(4096));

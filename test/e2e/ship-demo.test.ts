@@ -4,11 +4,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { eventually } from '@podvirt/test-support';
 import { ROOT } from './ship-manifests-helpers.js';
 
 const run = promisify(execFile);
@@ -58,7 +59,7 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
     }
   });
 
-  test('testbed-up prints settings that reach the stack; testbed-down stops it and removes its state', async (t) => {
+  test('testbed-up prints settings that reach the stack, passes flags after -- to the controller; testbed-down stops it and removes its state', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'podvirt-testbed-up-'));
     const env = { ...process.env, PODVIRT_TESTBED_DIR: dir };
     let stopped = false;
@@ -67,7 +68,10 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
       if (!stopped) await run(process.execPath, [MAIN, 'down'], { env, timeout: 180_000 }).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     });
-    const up = await run(process.execPath, [MAIN, 'up'], { env, timeout: 120_000 });
+    const up = await run(process.execPath, [MAIN, 'up', '--', '--feature-gates=HostDisk', `--host-disk-allowed-dir=${dir}`], { env, timeout: 120_000 });
+    assert.match(up.stdout, new RegExp(`podvirt-controller runs with the manifest's flags plus: --feature-gates=HostDisk --host-disk-allowed-dir=${dir}\n`));
+    const started = await eventually(async () => (await readFile(join(dir, 'controller.log'), 'utf8').catch(() => '')).split('\n').find((l) => l.includes('"controller started"')), { what: 'the controller\'s start line in its log' });
+    assert.deepEqual((JSON.parse(started) as { hostDisk?: unknown }).hostDisk, { enabled: true, allowedDirs: [dir] }, 'the flags reached the controller');
     const kubeconfig = /export KUBECONFIG=(\S+)/.exec(up.stdout)?.[1] ?? '';
     const socket = /export PODVIRT_NODE_SOCKET=(\S+)/.exec(up.stdout)?.[1] ?? '';
     const second = await run(process.execPath, [MAIN, 'up'], { env, timeout: 60_000 }).then(() => 'started', (err: { stderr?: string }) => err.stderr ?? '');

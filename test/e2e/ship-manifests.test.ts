@@ -144,6 +144,30 @@ describe('install manifests', () => {
     assert.match(vmiPolicy, /variables\.oldTarget == variables\.nodeName/);
   });
 
+  test('hostDisk: the gate is off in the manifests, and a policy asks the authorizer for the verb use on virtualmachineinstances/hostdisk', () => {
+    // The testbed API server evaluates no CEL: the policy's shape is checked here, its
+    // expressions run only on a real control plane.
+    const args = (at(container(find(manifests, 'Deployment', 'podvirt-controller')), 'args') as string[]).join(' ');
+    assert.doesNotMatch(args, /feature-gates|host-disk/, 'the install leaves hostDisk off');
+    const role = find(manifests, 'ClusterRole', 'podvirt-host-disk');
+    assert.deepEqual(at(role, 'rules'), [{ apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances/hostdisk'], verbs: ['use'] }]);
+    assert.equal(manifests.filter((m) => String(at(m.doc, 'roleRef', 'name')) === 'podvirt-host-disk').length, 0, 'bound by the admin, never by the install');
+    const policy = find(manifests, 'ValidatingAdmissionPolicy', 'podvirt-host-disk');
+    assert.equal(at(policy, 'spec', 'failurePolicy'), 'Fail');
+    assert.deepEqual(at(policy, 'spec', 'matchConstraints', 'resourceRules'), [
+      { apiGroups: ['kubevirt.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['virtualmachineinstances'] },
+    ]);
+    const match = String(at(policy, 'spec', 'matchConditions', 0, 'expression'));
+    assert.match(match, /object\.spec\.volumes\.exists\(v, has\(v\.hostDisk\)\)/);
+    assert.match(match, /object\.spec\.volumes != oldObject\.spec\.volumes/, 'a finalizer or label write is not matched');
+    const check = String(at(policy, 'spec', 'validations', 0, 'expression')).replace(/\s+/g, '');
+    assert.equal(check, "authorizer.group('kubevirt.io').resource('virtualmachineinstances').subresource('hostdisk').namespace(request.namespace).check('use').allowed()");
+    assert.match(String(at(policy, 'spec', 'validations', 0, 'messageExpression')), /ClusterRole podvirt-host-disk/);
+    const binding = find(manifests, 'ValidatingAdmissionPolicyBinding', 'podvirt-host-disk');
+    assert.equal(at(binding, 'spec', 'policyName'), 'podvirt-host-disk');
+    assert.deepEqual(at(binding, 'spec', 'validationActions'), ['Deny']);
+  });
+
   test('examples: the test guest, the cloud-init and the masquerade VMI are valid for podvirt; the GPU one is refused naming the field', () => {
     const examples = manifests.filter((m) => m.file.startsWith('manifests/examples/'));
     const byName = new Map(examples.map((m) => [String(at(m.doc, 'metadata', 'name')), m.doc]));

@@ -1,7 +1,8 @@
 // The testbed API server refuses what kube-apiserver refuses, with the same status and
 // message shapes (Status kind, reason Invalid, details.causes with field paths; 413 for bodies
 // and objects too large), and real kubectl reports them as it does against a cluster: label
-// keys and values, annotation size, name rules per kind, generated names within limits, and
+// keys and values, annotation size, name rules per kind, generated names within limits, the
+// nesting depth of a body (400, as kube-apiserver's decoder, at a lower limit), and
 // an unknown kind ("no matches for kind", which needs /openapi/v2).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -72,6 +73,36 @@ describe('testbed API server validation', () => {
     assert.equal(big.body['kind'], 'Status');
     assert.match(String(big.body['message']), /^Request entity too large: the object is \d+ bytes, the limit is 1572864$/);
     assert.equal((await http(base, 'GET', '/api/v1/namespaces/default/pods/big')).status, 404);
+  });
+
+  test('nesting depth: a 3,000- or 9,000-deep object is 400 BadRequest naming the depth (JSON and YAML), never a 500; 510 levels are stored and read back', async () => {
+    const vmis = '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances';
+    const nested = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const vmi = (name: string, depth: number): string => `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"${name}"},"spec":{"domain":{"devices":{}},"x":${nested(depth)}}}`;
+    for (const depth of [3_000, 9_000]) {
+      for (const [contentType, body] of [['application/json', vmi(`deep-${depth}`, depth)], ['application/yaml', vmi(`deep-yaml-${depth}`, depth)]] as const) {
+        const res = await http(base, 'POST', vmis, body, contentType);
+        assert.equal(res.status, 400, `${depth} ${contentType}: ${JSON.stringify(res.body).slice(0, 300)}`);
+        assert.equal(res.body['reason'], 'BadRequest');
+        const where = contentType === 'application/json' ? / at spec\.x\.a\.a\.a\.a…/ : / \(the YAML nests deeper than this server reads\)/;
+        assert.match(String(res.body['message']), /^the request body could not be decoded: exceeded max depth of 512/);
+        assert.match(String(res.body['message']), where);
+      }
+      const patch = await http(base, 'PATCH', `${vmis}/none`, `{"spec":{"x":${nested(depth)}}}`, 'application/merge-patch+json');
+      assert.equal(patch.status, 400, 'a patch body is decoded the same way');
+    }
+    // Within the limit, every path that copies or walks the object copes with it.
+    const ok = await http(base, 'POST', vmis, vmi('deep-510', 510));
+    assert.equal(ok.status, 201, JSON.stringify(ok.body).slice(0, 300));
+    const merged = await http(base, 'PATCH', `${vmis}/deep-510`, `{"spec":{"x":${nested(510).replace('1', '2')}}}`, 'application/merge-patch+json');
+    assert.equal(merged.status, 200);
+    const got = await http(base, 'GET', `${vmis}/deep-510`);
+    assert.equal(got.status, 200);
+    assert.ok(JSON.stringify(got.body).includes(`${'{"a":'.repeat(10)}`));
+    // The server's Table for kubectl get (printer columns evaluated on the deep object).
+    const kubectlGet = await run(['get', 'vmi', 'deep-510']);
+    assert.equal(kubectlGet.code, 0, kubectlGet.stderr);
+    assert.match(kubectlGet.stdout, /^deep-510 /m);
   });
 
   test('names per kind: a namespace is a DNS label, a pod a DNS subdomain; generated names stay within limits', async () => {

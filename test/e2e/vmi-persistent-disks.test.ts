@@ -59,7 +59,8 @@ describe('disks that outlive the VM', () => {
   let hostDir: string;
   before(async () => {
     hostDir = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-'));
-    suite = await VmiSuite.start();
+    // KubeVirt's HostDisk gate on and the test's own directory allowed, as an admin would.
+    suite = await VmiSuite.start({ controllerArgs: ['--feature-gates=HostDisk', `--host-disk-allowed-dir=${hostDir}`] });
   });
   after(async () => {
     await suite.close();

@@ -5,6 +5,7 @@
 import { applyDefaults } from './defaults.js';
 import type { DefaultsOptions } from './defaults-options.js';
 import type { FieldError } from './field-error.js';
+import { jsonDepthExcess } from './json-depth.js';
 import type { FieldTree } from './supported-fields.js';
 import type { DefaultedVmi } from './types/defaulted.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
@@ -18,8 +19,21 @@ export interface DecodeOptions extends ValidateOptions, DefaultsOptions {
   readonly supportedFields?: FieldTree;
 }
 
-/** Unsupported fields first: "remove X" is the first thing to fix, and may explain the rest. */
+/**
+ * No VirtualMachineInstance field nests more than about 15 levels (managedFields included);
+ * deeper input is refused before any recursive walk could overflow the stack on it.
+ */
+export const MAX_VMI_DEPTH = 100;
+
+/**
+ * Too deep, alone (nothing else walks such a value); else unsupported fields first: "remove X"
+ * is the first thing to fix, and may explain the rest.
+ */
 export function checkVmi(raw: unknown, options: DecodeOptions = {}): FieldError[] {
+  const deep = jsonDepthExcess(raw, MAX_VMI_DEPTH);
+  if (deep !== undefined) {
+    return [{ field: deep.path, type: 'Invalid', message: `nests more than ${MAX_VMI_DEPTH} levels deep; no VirtualMachineInstance field comes near that` }];
+  }
   return [...findUnsupportedFields(raw, options.supportedFields), ...validateVmi(raw, options)];
 }
 

@@ -3,6 +3,9 @@ import { describe, it } from 'node:test';
 import {
   checkVmi,
   decodeVmi,
+  decodeVmiJson,
+  jsonDepthExcess,
+  MAX_VMI_DEPTH,
   EventReason,
   formatFieldError,
   formatFieldErrors,
@@ -66,6 +69,40 @@ describe('decodeVmi', () => {
     const raw = setPath(ephemeralVmi(), 'spec.domain.resources.requests.memory', '64Mi');
     assert.equal(checkVmi(raw).length, 1);
     assert.deepEqual(checkVmi(raw, { minGuestMemoryBytes: 1n }), []);
+  });
+});
+
+describe('nesting depth', () => {
+  const withX = (x: unknown): Record<string, unknown> => {
+    const vmi = ephemeralVmi() as Record<string, Record<string, unknown>>;
+    return { ...vmi, spec: { ...vmi['spec'], x } };
+  };
+  const nested = (depth: number, kind: 'array' | 'object'): string =>
+    kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+  it('jsonDepthExcess measures without recursion and names where the excess begins', () => {
+    assert.equal(jsonDepthExcess({ a: [{ b: 1 }] }, 3), undefined);
+    assert.deepEqual(jsonDepthExcess({ a: [{ b: {} }] }, 3), { path: 'a[0].b', limit: 3 });
+    assert.equal(jsonDepthExcess('text', 0), undefined);
+    assert.deepEqual(jsonDepthExcess(JSON.parse(nested(200_000, 'array')), 10), { path: '[0][0][0][0][0][0]…', limit: 10 });
+  });
+
+  for (const [depth, kind, field] of [[200_000, 'array', '[0][0][0][0][0][0]…'], [9_000, 'object', 'spec.x.a.a.a.a…'], [3_000, 'object', 'spec.x.a.a.a.a…']] as const) {
+    it(`a ${depth}-deep ${kind} is refused by field, by object and by text (no stack overflow)`, () => {
+      const text = kind === 'array' ? nested(depth, kind) : JSON.stringify(withX('<x>')).replace('"<x>"', nested(depth, kind));
+      for (const decode of [() => decodeVmi(JSON.parse(text)), () => decodeVmiJson(text)]) {
+        assert.throws(decode, (err: unknown) => {
+          assert.ok(err instanceof VmiInvalidError, String(err));
+          assert.deepEqual(err.fieldErrors, [{ field, type: 'Invalid', message: `nests more than ${MAX_VMI_DEPTH} levels deep; no VirtualMachineInstance field comes near that` }]);
+          return true;
+        });
+      }
+    });
+  }
+
+  it(`${MAX_VMI_DEPTH} levels are read as usual (an unsupported field, named)`, () => {
+    const raw = withX(JSON.parse(nested(MAX_VMI_DEPTH - 2, 'object')));
+    assert.deepEqual(checkVmi(raw).map((e) => `${e.field} ${e.type}`), ['spec.x NotSupported']);
   });
 });
 

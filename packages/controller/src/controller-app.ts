@@ -6,6 +6,7 @@ import { migrationReference, vmiReference, vmReference, type VirtualMachine, typ
 import { EventRecorder, KubeEventSink, type KubeClient, type ObjectReference } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './kube/cluster-informers.js';
+import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js';
 import { KubeLeaseClient } from './leader/kube-lease-client.js';
 import { kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
 import { LeaderElector, type LeadershipEnd } from './leader/leader-elector.js';
@@ -27,6 +28,8 @@ export interface ControllerAppOptions {
   readonly log: Logger;
   readonly launcherImage: string;
   readonly allowEmulation: boolean;
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
   readonly workers: number;
   /** Watch one namespace only. */
   readonly namespace?: string | undefined;
@@ -106,6 +109,7 @@ export class ControllerApp {
       },
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
+    const podConfig = { image: options.launcherImage, allowEmulation: options.allowEmulation, hostDisk: options.hostDisk ?? HOST_DISK_OFF, random: Math.random };
     const controller: VmiController = new VmiController({
       log,
       workers: options.workers,
@@ -118,7 +122,7 @@ export class ControllerApp {
         podClient: kubePodClient(client),
         events,
         expectations,
-        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        podConfig,
         now: () => new Date(),
         log,
         ...(options.podDownGraceMs === undefined ? {} : { podDownGraceMs: options.podDownGraceMs }),
@@ -139,7 +143,7 @@ export class ControllerApp {
         events,
         migrationEvents: { recordMigration: (vmim, type, reason, message) => migrationEvents.record(vmim, type, reason, message) },
         expectations: new PodExpectations(),
-        podConfig: { image: options.launcherImage, allowEmulation: options.allowEmulation, random: Math.random },
+        podConfig,
         claims: informers,
         mountEvents: informers,
         now: () => new Date(),

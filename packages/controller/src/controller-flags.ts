@@ -3,6 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { ControllerError } from './controller-error.js';
+import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -14,6 +15,31 @@ export interface ControllerFlags {
   readonly leaseNamespace: string;
   readonly leaseName: string;
   readonly logLevel: string;
+  /** `--feature-gates` (HostDisk) and `--host-disk-allowed-dir`. */
+  readonly hostDisk: HostDiskPolicy;
+}
+
+/** The gates `--feature-gates` knows, by KubeVirt's names. */
+const FEATURE_GATES: readonly string[] = [HOST_DISK_GATE];
+
+/**
+ * `--feature-gates=HostDisk` (KubeVirt's list of names) or `HostDisk=true` (a Kubernetes
+ * component's map): both spellings, comma-separated; an unknown gate is an error.
+ */
+function parseFeatureGates(values: readonly string[]): ReadonlySet<string> {
+  const on = new Set<string>();
+  for (const item of values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '')) {
+    const [name = '', value = 'true', ...rest] = item.split('=');
+    if (!FEATURE_GATES.includes(name)) {
+      throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--feature-gates: unknown feature gate ${JSON.stringify(name)}; known: ${FEATURE_GATES.join(', ')}`);
+    }
+    if (rest.length > 0 || (value !== 'true' && value !== 'false')) {
+      throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--feature-gates: ${JSON.stringify(item)} must be ${name} or ${name}=true|false`);
+    }
+    if (value === 'true') on.add(name);
+    else on.delete(name);
+  }
+  return on;
 }
 
 /** KubeVirt's virt-controller runs 3 VMI workers by default. */
@@ -36,6 +62,8 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
         'lease-namespace': { type: 'string', default: 'kube-system' },
         'lease-name': { type: 'string', default: 'podvirt-controller' },
         'log-level': { type: 'string', default: 'info' },
+        'feature-gates': { type: 'string', multiple: true, default: [] },
+        'host-disk-allowed-dir': { type: 'string', multiple: true, default: [] },
       },
     });
   } catch (err) {
@@ -56,5 +84,9 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
     leaseNamespace: v['lease-namespace'],
     leaseName: v['lease-name'],
     logLevel: v['log-level'],
+    hostDisk: {
+      enabled: parseFeatureGates(v['feature-gates']).has(HOST_DISK_GATE),
+      allowedDirs: [...new Set(v['host-disk-allowed-dir'].map(checkAllowedDir))],
+    },
   };
 }

@@ -35,12 +35,13 @@ async function main(): Promise<number> {
     log: root,
     launcherImage: flags.launcherImage ?? defaultLauncherImage(),
     allowEmulation: flags.allowEmulation,
+    hostDisk: flags.hostDisk,
     workers: flags.workers,
     namespace: flags.namespace,
     instance: identity,
     leaderElection: flags.leaderElect ? { namespace: flags.leaseNamespace, name: flags.leaseName, identity } : undefined,
   });
-  root.info({ workers: flags.workers, leaderElect: flags.leaderElect }, 'controller started');
+  root.info({ workers: flags.workers, leaderElect: flags.leaderElect, hostDisk: flags.hostDisk }, 'controller started');
   const stop = (signal: NodeJS.Signals): void => {
     root.info({ signal }, 'stopping');
     void app.close();

@@ -89,15 +89,17 @@ describe('the launcher pod mounts the volumes at KubeVirt\'s paths', () => {
     assert.deepEqual(block.spec?.containers[0]?.volumeDevices, [{ name: 'data', devicePath: '/dev/data' }]);
     assert.equal(block.spec?.containers[0]?.volumeMounts?.find((m) => m.name === 'data'), undefined);
   });
-  test('hostDisk directory and cloud-init Secrets with their keys', () => {
+  test('hostDisk: the allowed directory at a mirrored path, and cloud-init Secrets with their keys', () => {
     const vmi = vmiFixture();
     vmi.spec.domain.devices.disks = [{ name: 'containerdisk' }, { name: 'host' }, { name: 'ci' }];
     vmi.spec.volumes = [...(vmi.spec.volumes ?? []),
       { name: 'host', hostDisk: { path: '/var/disks/vm/a.img', type: 'DiskOrCreate', capacity: '1Gi' } },
       { name: 'ci', cloudInitNoCloud: { secretRef: { name: 'ud' }, networkDataSecretRef: { name: 'nd' } } }];
-    const pod = renderLauncherPod(vmi, config);
+    assert.throws(() => renderLauncherPod(vmi, config), { code: 'CONTROLLER_ERR_INVALID_VMI', message: /^spec\.volumes\[1\]\.hostDisk: Forbidden: HostDisk feature gate is not enabled/ });
+    const pod = renderLauncherPod(vmi, { ...config, hostDisk: { enabled: true, allowedDirs: ['/var', '/var/disks'] } });
     const volumes = pod.spec?.volumes ?? [];
-    assert.deepEqual(volumes.find((v) => v.name === 'host'), { name: 'host', hostPath: { path: '/var/disks/vm', type: 'DirectoryOrCreate' } });
+    // The deepest listed directory, never the file's own (user-chosen) directory, never created.
+    assert.deepEqual(volumes.find((v) => v.name === 'host'), { name: 'host', hostPath: { path: '/var/disks', type: 'Directory' } });
     assert.deepEqual(volumes.find((v) => v.name === 'ci-udata'), { name: 'ci-udata', secret: { secretName: 'ud' } });
     assert.deepEqual(volumes.find((v) => v.name === 'ci-ndata'), { name: 'ci-ndata', secret: { secretName: 'nd' } });
     const mounts = pod.spec?.containers[0]?.volumeMounts ?? [];
@@ -107,6 +109,6 @@ describe('the launcher pod mounts the volumes at KubeVirt\'s paths', () => {
       { name: 'ci-ndata', mountPath: '/var/run/kubevirt-private/secret/ci/networkdata', subPath: 'networkdata', readOnly: true },
       { name: 'ci-ndata', mountPath: '/var/run/kubevirt-private/secret/ci/networkData', subPath: 'networkData', readOnly: true },
     ]);
-    assert.deepEqual(mounts.find((m) => m.name === 'host'), { name: 'host', mountPath: '/var/run/kubevirt-private/vmi-disks/host' });
+    assert.deepEqual(mounts.find((m) => m.name === 'host'), { name: 'host', mountPath: '/var/run/kubevirt-private/vmi-disks/host/var/disks' });
   });
 });

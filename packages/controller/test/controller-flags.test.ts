@@ -14,6 +14,7 @@ describe('parseControllerFlags', () => {
       leaseNamespace: 'kube-system',
       leaseName: 'podvirt-controller',
       logLevel: 'info',
+      hostDisk: { enabled: false, allowedDirs: [] },
     });
   });
 
@@ -21,12 +22,39 @@ describe('parseControllerFlags', () => {
     const flags = parseControllerFlags([
       '--kubeconfig', '/k', '--launcher-image=img:1', '--allow-emulation', '--namespace', 'vms',
       '--workers', '8', '--leader-elect', '--lease-namespace', 'podvirt', '--lease-name', 'ctl', '--log-level', 'debug',
+      '--feature-gates=HostDisk', '--host-disk-allowed-dir', '/var/data', '--host-disk-allowed-dir=/srv/vm-disks',
     ]);
     assert.deepEqual(flags, {
       kubeconfig: '/k', launcherImage: 'img:1', allowEmulation: true, namespace: 'vms', workers: 8,
       leaderElect: true, leaseNamespace: 'podvirt', leaseName: 'ctl', logLevel: 'debug',
+      hostDisk: { enabled: true, allowedDirs: ['/var/data', '/srv/vm-disks'] },
     });
   });
+
+  test('--feature-gates takes KubeVirt\'s names and a Kubernetes component\'s Name=bool, the last word winning', () => {
+    const gate = (...argv: string[]): boolean => parseControllerFlags(argv).hostDisk.enabled;
+    assert.equal(gate('--feature-gates=HostDisk'), true);
+    assert.equal(gate('--feature-gates', 'HostDisk=true'), true);
+    assert.equal(gate('--feature-gates=HostDisk=false'), false);
+    assert.equal(gate('--feature-gates=HostDisk', '--feature-gates=HostDisk=false'), false);
+    assert.equal(gate('--feature-gates=HostDisk=false,HostDisk'), true);
+    assert.equal(gate('--feature-gates='), false);
+  });
+
+  const refusals: Array<[string[], RegExp]> = [
+    [['--feature-gates=HostDisks'], /unknown feature gate "HostDisks"; known: HostDisk/],
+    [['--feature-gates=HostDisk=yes'], /"HostDisk=yes" must be HostDisk or HostDisk=true\|false/],
+    [['--host-disk-allowed-dir=var/data'], /--host-disk-allowed-dir=var\/data: must be an absolute path/],
+    [['--host-disk-allowed-dir=/var/data/../etc'], /must not contain "\.\."/],
+    [['--host-disk-allowed-dir=/var//data'], /write it as \/var\/data$/],
+    [['--host-disk-allowed-dir=/var/data/'], /write it as \/var\/data$/],
+    [['--host-disk-allowed-dir=/'], /would allow every file of the node/],
+  ];
+  for (const [argv, message] of refusals) {
+    test(`refuses ${argv.join(' ')} naming the flag`, () => {
+      assert.throws(() => parseControllerFlags(argv), (err: unknown) => (err as { code?: string }).code === 'CONTROLLER_ERR_BAD_FLAG' && message.test((err as Error).message));
+    });
+  }
 
   for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--bogus'], ['positional']]) {
     test(`refuses ${argv.join(' ')}`, () => {

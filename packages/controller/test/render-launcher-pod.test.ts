@@ -144,6 +144,10 @@ describe('renderLauncherPod', () => {
     assert.deepEqual(pod.spec?.containers[0]?.resources, { requests: { memory: `${expected / 1024n}Ki`, cpu: '100m', ...kvm }, limits: kvm });
   });
 
+  test('the pod runs under the runtime\'s default seccomp profile', () => {
+    assert.deepEqual(renderLauncherPod(vmiFixture(), config).spec?.securityContext, { seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
   test('the compute container is never privileged: it drops every capability but the ones it uses, with or without a NIC', () => {
     const nic = withSpec((v) => {
       v.spec.networks = [{ name: 'default', pod: {} }];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
+import { ControllerError } from '../src/controller-error.js';
 import { PodExpectations } from '../src/reconcile/pod-expectations.js';
 import { syncVmi, type SyncDeps } from '../src/reconcile/sync-vmi.js';
 import { FakeCluster } from './fake-cluster.js';
@@ -100,6 +101,21 @@ describe('syncVmi', () => {
     assert.equal(cluster.calls.at(-1), 'patch {"finalizers":[]}');
     assert.equal(cluster.get('default', 'testvmi'), undefined, 'the VMI is gone once its finalizer is');
     assert.deepEqual(cluster.events.map((e) => e.reason), ['SuccessfulDelete']);
+  });
+
+  test('a VMI deleted on the server while the cache still shows it: one debug line, no error, no requeue', async () => {
+    const { cluster, deps } = setup();
+    const stale = cluster.addVmi(vmiFixture({ status: { phase: 'Scheduled', nodeName: 'node01' } }));
+    cluster.vmis.clear();
+    const lines: Array<{ level: number; msg: string }> = [];
+    const capture = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const staleStore = { get: () => structuredClone(stale), list: () => [structuredClone(stale)] };
+    assert.deepEqual(await syncVmi({ ...deps, vmis: staleStore, log: capture }, 'default/testvmi'), {});
+    assert.deepEqual(lines.map((l) => `${l.level} ${l.msg}`), ['20 VMI deleted mid-reconcile']);
+    // A 404 while the VMI still exists (as this UID) is not about it, and still fails the pass.
+    const notFound = async (): Promise<never> => Promise.reject(new ControllerError('CONTROLLER_ERR_NOT_FOUND', 'something not found'));
+    const stillThere = { read: async () => Promise.resolve(structuredClone(stale)), replaceStatus: notFound, patchMetadata: notFound };
+    await assert.rejects(syncVmi({ ...deps, vmis: staleStore, vmiClient: stillThere, log: capture }, 'default/testvmi'), { code: 'CONTROLLER_ERR_NOT_FOUND' });
   });
 
   test('a VMI gone from the cache is a no-op', async () => {

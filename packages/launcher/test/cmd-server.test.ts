@@ -54,6 +54,9 @@ test('status codes: invalid VMI names the field, wrong state, missing domain, no
   const bad = { ...h.vmi, spec: { ...h.vmi.spec, domain: { ...h.vmi.spec.domain, devices: { gpus: [{ name: 'g' }] } } } };
   await assert.rejects(h.cmd.sync(vmiRequest(bad)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /spec\.domain\.devices\.gpus\[0\]/.test((e as grpc.ServiceError).details));
   await assert.rejects(h.cmd.sync({ vmiJson: Buffer.from('{') }), (e) => code(e) === grpc.status.INVALID_ARGUMENT);
+  // 200,000 levels: refused by name before anything recursive walks it (was INTERNAL, a stack overflow).
+  const deep = Buffer.from(`${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+  await assert.rejects(h.cmd.sync({ vmiJson: deep }), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /^invalid VirtualMachineInstance: \[0\]\[0\]\[0\]\[0\]\[0\]\[0\]…: Invalid value: nests more than 100 levels deep/.test((e as grpc.ServiceError).details));
   const other = { ...h.vmi, metadata: { ...h.vmi.metadata, uid: 'someone-else' } };
   await assert.rejects(h.cmd.pause(vmiRequest(other)), (e) => code(e) === grpc.status.INVALID_ARGUMENT && /metadata\.uid/.test((e as grpc.ServiceError).details));
   await assert.rejects(h.cmd.pause(vmiRequest(h.vmi)), (e) => code(e) === grpc.status.NOT_FOUND);

@@ -58,9 +58,11 @@ test('DiskOrCreate through a symlinked parent creates nothing outside', async (t
   assert.deepEqual(await readdir(outside), ['secret']);
 });
 
-test('DiskOrCreate makes a sparse owner-only file and its missing directories', async (t) => {
+test('DiskOrCreate makes a sparse owner-only file, never a missing directory', async (t) => {
   const { root } = await tree(t);
-  const path = join(root, 'a', 'b', 'new.img');
+  await refused(openConfined(root, join(root, 'a', 'b', 'new.img'), { create: { sizeBytes: 4096n } }), 'DIR_NOT_FOUND');
+  await assert.rejects(stat(join(root, 'a')), { code: 'ENOENT' });
+  const path = join(root, 'new.img');
   const f = await openConfined(root, path, { create: { sizeBytes: 1024n * 1024n } });
   t.after(() => f.close());
   const st = await stat(path);

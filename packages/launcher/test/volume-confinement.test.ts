@@ -1,6 +1,9 @@
 // The disks that outlive a VM are found only in the pod's mounts and opened confined to them
 // (openConfined): a symlink out of the mount, a symlink at all, a mount the pod lacks and a
-// claim given in the wrong mode are refused naming the field; a hostDisk DiskOrCreate and a
+// claim given in the wrong mode are refused naming the field; a hostDisk is found at its own
+// path below its volume's mount (the pod mounts the allowed directory there, at a path that
+// mirrors the host's) and every component on the way must be a real directory (a symlinked
+// parent is refused, a missing one is never created); a hostDisk DiskOrCreate and a
 // filesystem claim's disk.img are created sparse at their size (up to 10 % smaller when the
 // volume has less), an image larger than its claim is refused; libvirt gets
 // /proc/<pid>/fd/<n>. Real files in a temp dir; nothing outside it is touched.
@@ -47,6 +50,8 @@ test('symlinks in the mount are refused, whether they lead out or stay inside; t
   const { dir, root, outside, disks } = await pod(t);
   await symlink(outside, join(root, 'disk.img'));
   await assert.rejects(disks.resolve(vmi(claim(), claimStatus('1Mi'))), volumeError('spec.volumes[0].persistentVolumeClaim', /symbolic link/));
+  await mkdir(join(root, 'somewhere'));
+  await symlink(outside, join(root, 'somewhere', 'disk.img'));
   await assert.rejects(disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/somewhere/disk.img', type: 'DiskOrCreate', capacity: '1Mi' } }])),
     volumeError('spec.volumes[0].hostDisk', /symbolic link/));
   await rm(join(root, 'disk.img'));
@@ -57,10 +62,11 @@ test('symlinks in the mount are refused, whether they lead out or stay inside; t
   assert.deepEqual((await readdir(dir)).sort(), ['dev', 'host-secret.img', 'vmi-disks']);
 });
 
-test('a .. in a hostDisk path never reaches the disk: decodeVmi refuses it, and only the basename is looked up in the mount', async (t) => {
+test('a .. in a hostDisk path never reaches the disk: decodeVmi refuses it; the path is looked up below the volume\'s mount', async (t) => {
   const { root, disks } = await pod(t);
   assert.throws(() => vmi([{ name: 'data', hostDisk: { path: '/var/disks/../../etc/shadow', type: 'Disk' } }]), (e: unknown) => e instanceof VmiInvalidError);
-  await writeFile(join(root, 'a.img'), Buffer.alloc(4096));
+  await mkdir(join(root, 'var/lib/images'), { recursive: true });
+  await writeFile(join(root, 'var/lib/images/a.img'), Buffer.alloc(4096));
   const map = await disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/var/lib/images/a.img', type: 'Disk' } }]));
   assert.match(map.get('data')?.path ?? '', /^\/proc\/4242\/fd\/\d+$/);
   assert.equal(map.get('data')?.block, false);
@@ -68,15 +74,32 @@ test('a .. in a hostDisk path never reaches the disk: decodeVmi refuses it, and 
 
 test('hostDisk: Disk must exist; DiskOrCreate is made sparse at its capacity, once; a re-sync reuses the open file', async (t) => {
   const { root, disks } = await pod(t);
+  await mkdir(join(root, 'h'));
   await assert.rejects(disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/h/missing.img', type: 'Disk' } }])), volumeError('spec.volumes[0].hostDisk', /missing\.img" does not exist/));
   const v = vmi([{ name: 'data', hostDisk: { path: '/h/new.img', type: 'DiskOrCreate', capacity: '8Mi' } }]);
   const first = await disks.resolve(v);
-  const st = await stat(join(root, 'new.img'));
+  const st = await stat(join(root, 'h', 'new.img'));
   assert.equal(st.size, 8 * MIB);
   assert.ok(st.blocks * 512 < MIB, 'sparse');
   assert.equal((await disks.resolve(v)).get('data')?.path, first.get('data')?.path);
   assert.equal(typeof first.get('data')?.io.directIo, 'boolean');
   assert.equal(first.get('data')?.io.preallocated, false);
+});
+
+test('hostDisk: a symlinked directory under the allowed one is refused, and DiskOrCreate never makes a directory', async (t) => {
+  const { dir, root, disks } = await pod(t);
+  await mkdir(join(root, 'var/data'), { recursive: true });
+  const elsewhere = join(dir, 'elsewhere');
+  await mkdir(elsewhere);
+  await symlink(elsewhere, join(root, 'var/data/link'));
+  for (const type of ['Disk', 'DiskOrCreate']) {
+    await assert.rejects(disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/var/data/link/disk.img', type, capacity: '1Mi' } }])),
+      volumeError('spec.volumes[0].hostDisk', /goes through a symbolic link/), type);
+  }
+  assert.deepEqual(await readdir(elsewhere), [], 'nothing made through the link');
+  await assert.rejects(disks.resolve(vmi([{ name: 'data', hostDisk: { path: '/var/data/a/b/disk.img', type: 'DiskOrCreate', capacity: '1Mi' } }])),
+    volumeError('spec.volumes[0].hostDisk', /a directory on the way to .*\/var\/data\/a\/b\/disk\.img" does not exist \(only the file itself is ever created\)/));
+  assert.deepEqual((await readdir(join(root, 'var/data'))).sort(), ['link'], 'no directory chain was made');
 });
 
 test('a mount the pod lacks is refused by field', async (t) => {

@@ -4,14 +4,16 @@
 //   main.js --network        guest networking: masquerade and bridge VMIs reached from the host and each other
 //   main.js --libvirt-only   the guest booted through podvirt's libvirt client alone (no Kubernetes)
 //   main.js --migrate        live migration on two nodes: A → B with podvirtctl migrate, the guest unchanged
-//   main.js up [--nodes N] | down   scripts/testbed-up / scripts/testbed-down: keep the stack running
+//   main.js up [--nodes N] [-- CONTROLLER-FLAGS…] | down
+//                            scripts/testbed-up / scripts/testbed-down: keep the stack running; flags
+//                            after -- are added to podvirt-controller's (e.g. --feature-gates=HostDisk)
 //   main.js serve            the background process `up` starts
 // Ctrl-C stops any of them cleanly.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../guest/repo-root.js';
 import { bootGuestDemo, type DemoOutput } from './boot-guest-demo.js';
-import { serveStack, stackDown, stackUp, StackServiceError } from './stack-service.js';
+import { serveStack, stackDown, stackUp, StackServiceError, type StackShape } from './stack-service.js';
 import { migrateDemo } from './migrate-demo.js';
 import { networkDemo } from './network-demo.js';
 import { vmiDemo } from './vmi-demo.js';
@@ -39,13 +41,16 @@ const alive = (pid: number): boolean => {
 };
 
 const command = process.argv[2];
-/** `--nodes N` after the command (up, serve): 1 unless given. */
-function nodeCount(): number {
-  const at = process.argv.indexOf('--nodes');
-  if (at < 0) return 1;
-  const n = Number(process.argv[at + 1]);
-  if (!Number.isInteger(n) || n < 1) throw new StackServiceError('STACK_START_FAILED', `--nodes wants a whole number of nodes, not "${process.argv[at + 1] ?? ''}"`);
-  return n;
+/** `--nodes N` after the command (up, serve), 1 unless given; everything after `--` goes to the controller. */
+function stackShape(): StackShape {
+  const dashes = process.argv.indexOf('--');
+  const own = dashes < 0 ? process.argv : process.argv.slice(0, dashes);
+  const controllerArgs = dashes < 0 ? [] : process.argv.slice(dashes + 1);
+  const at = own.indexOf('--nodes');
+  if (at < 0) return { nodes: 1, controllerArgs };
+  const n = Number(own[at + 1]);
+  if (!Number.isInteger(n) || n < 1) throw new StackServiceError('STACK_START_FAILED', `--nodes wants a whole number of nodes, not "${own[at + 1] ?? ''}"`);
+  return { nodes: n, controllerArgs };
 }
 try {
   if (command === undefined) {
@@ -59,12 +64,14 @@ try {
   } else if (command === '--libvirt-only') {
     await bootGuestDemo(out, controller.signal);
   } else if (command === 'up') {
-    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, nodeCount());
+    const shape = stackShape();
+    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, shape);
     const nodes = info.nodes ?? [{ nodeName: info.nodeName, nodeApiSocket: info.nodeApiSocket }];
     const several = nodes.length > 1;
     process.stdout.write(
       [
         `podvirt stack up: testbed node${several ? 's' : ''} ${nodes.map((n) => n.nodeName).join(', ')}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
+        ...(shape.controllerArgs.length > 0 ? [`podvirt-controller runs with the manifest's flags plus: ${shape.controllerArgs.join(' ')}`] : []),
         'Point kubectl and podvirtctl at it:',
         `  export KUBECONFIG=${info.kubeconfig}`,
         `  export PODVIRT_NODE_SOCKET=${info.nodeApiSocket}`,
@@ -88,9 +95,9 @@ try {
     process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');
   } else if (command === 'serve') {
     // A host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
-    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], nodeCount());
+    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], stackShape());
   } else {
-    process.stderr.write('usage: main.js [--images | --network | --migrate | --libvirt-only | up [--nodes N] | down]\n');
+    process.stderr.write('usage: main.js [--images | --network | --migrate | --libvirt-only | up [--nodes N] [-- CONTROLLER-FLAGS…] | down]\n');
     process.exitCode = 2;
   }
 } catch (err) {

@@ -29,6 +29,19 @@ export class StackServiceError extends Error {
   }
 }
 
+/** What `up` asks for: how many nodes, and flags added to podvirt-controller's (`-- FLAGS…`). */
+export interface StackShape {
+  readonly nodes: number;
+  readonly controllerArgs: readonly string[];
+}
+
+export const ONE_NODE: StackShape = { nodes: 1, controllerArgs: [] };
+
+/** The `serve` arguments that give the background process the same shape. */
+function shapeArgs(shape: StackShape): string[] {
+  return [...(shape.nodes === 1 ? [] : ['--nodes', String(shape.nodes)]), ...(shape.controllerArgs.length === 0 ? [] : ['--', ...shape.controllerArgs])];
+}
+
 export interface StackServicePaths {
   /** `<repo>/.testbed`. */
   readonly dir: string;
@@ -41,12 +54,12 @@ const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 120_000;
 
 /** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
-export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, nodes = 1): Promise<void> {
+export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, shape = ONE_NODE): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
   const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
   try {
     const stack = await startPodvirtStack({
-      node, nodes, onLogLine: (component, line) => logs[component].write(`${line}\n`),
+      node, nodes: shape.nodes, controllerArgs: shape.controllerArgs, onLogLine: (component, line) => logs[component].write(`${line}\n`),
       ...(deviceRoot === undefined || deviceRoot === '' ? {} : { deviceRoot }),
     });
     try {
@@ -71,7 +84,7 @@ export async function serveStack(paths: StackServicePaths, pid: number, node: st
 }
 
 /** Starts the background process (`node <main> serve`) and resolves once the stack is up. */
-export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean, nodes = 1): Promise<StackInfo> {
+export async function stackUp(paths: StackServicePaths, node: string, mainScript: string, alive: (pid: number) => boolean, shape = ONE_NODE): Promise<StackInfo> {
   const existing = await readInfo(paths);
   if (existing !== undefined && alive(existing.pid)) throw new StackServiceError('STACK_ALREADY_UP', `the stack is already up (pid ${existing.pid}); scripts/testbed-down stops it`);
   await mkdir(paths.dir, { recursive: true });
@@ -80,7 +93,7 @@ export async function stackUp(paths: StackServicePaths, node: string, mainScript
   let exited = false;
   let child;
   try {
-    child = spawn(node, [mainScript, 'serve', ...(nodes === 1 ? [] : ['--nodes', String(nodes)])], { detached: true, stdio: ['ignore', logFd, logFd] });
+    child = spawn(node, [mainScript, 'serve', ...shapeArgs(shape)], { detached: true, stdio: ['ignore', logFd, logFd] });
     child.once('exit', () => (exited = true));
     child.unref();
   } finally {

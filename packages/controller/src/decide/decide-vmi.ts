@@ -30,6 +30,7 @@ import {
   type VmiStatus,
 } from '@podvirt/api';
 import { ClaimReason, type ClaimCheck } from './claim-check.js';
+import { checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from './host-disk-policy.js';
 import { computeImage, computeTermination, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
 import { FAILED_MOUNT_REASON, imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
 import { withReadyCondition } from './ready-condition.js';
@@ -53,6 +54,8 @@ export interface DecideInput {
   readonly claims?: ClaimCheck;
   /** The kubelet's FailedMount Events about the VMI's pods. */
   readonly mountEvents?: readonly CoreV1Event[];
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
 }
 
 /** A VMI waiting for a claim that is in use by another VMI looks again this often. */
@@ -220,8 +223,8 @@ function podsReleased(pods: readonly V1Pod[]): boolean {
   return pods.every((pod) => isPodDown(pod) || !podNodeName(pod));
 }
 
-function invalidSpec(vmi: VirtualMachineInstance): string | undefined {
-  const errors = checkVmi(vmi);
+function invalidSpec(vmi: VirtualMachineInstance, hostDisk: HostDiskPolicy): string | undefined {
+  const errors = [...checkVmi(vmi), ...checkHostDisks(vmi, hostDisk)];
   return errors.length > 0 ? `invalid VirtualMachineInstance: ${formatFieldErrors(errors)}` : undefined;
 }
 
@@ -249,7 +252,7 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const currentPhase = vmi.status?.phase ?? VmiPhase.Unset;
   const step = nextPhase(input, currentPhase, pod, deleting);
   const wantsPod = !deleting && !pod && (step.phase === VmiPhase.Pending || step.phase === VmiPhase.Unset);
-  const invalid = wantsPod ? invalidSpec(vmi) : undefined;
+  const invalid = wantsPod ? invalidSpec(vmi, input.hostDisk ?? HOST_DISK_OFF) : undefined;
   const waiting = wantsPod && invalid === undefined ? input.claims?.blocked : undefined;
   const createError = invalid ?? (wantsPod ? input.createError : undefined);
   // A pod-create API error (not an invalid spec) names a generated pod, new on each attempt.

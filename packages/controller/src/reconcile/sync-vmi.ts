@@ -9,7 +9,7 @@ import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
 import { checkClaims, type ClaimCheck, type ClaimStore } from '../decide/claim-check.js';
-import { isConflict } from '../controller-error.js';
+import { isConflict, isNotFound } from '../controller-error.js';
 import { decideVmi } from '../decide/decide-vmi.js';
 import type { PodExpectations } from './pod-expectations.js';
 import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
@@ -79,6 +79,7 @@ class Attempt {
       vmi: this.vmi,
       pods: this.pods,
       now: this.deps.now(),
+      ...(this.deps.podConfig.hostDisk === undefined ? {} : { hostDisk: this.deps.podConfig.hostDisk }),
       ...(createError === undefined ? {} : { createError }),
       ...(claims === undefined ? {} : { claims }),
       ...(this.deps.mountEvents === undefined ? {} : { mountEvents: this.pods.flatMap((p) => this.deps.mountEvents?.mountEvents(this.namespace, p.metadata?.uid ?? '') ?? []) }),
@@ -145,6 +146,12 @@ class Attempt {
   }
 }
 
+/** Whether the VMI no longer exists as this UID: a 404 from a write is about it, not about a pod. */
+async function gone(deps: SyncDeps, vmi: VirtualMachineInstance, signal: AbortSignal | undefined): Promise<boolean> {
+  const fresh = await deps.vmiClient.read(vmi.metadata.namespace ?? '', vmi.metadata.name ?? '', signal);
+  return fresh === undefined || fresh.metadata.uid !== vmi.metadata.uid;
+}
+
 /** Reconciles the VMI `namespace/name`. Throws to have the key retried with backoff. */
 export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal): Promise<SyncResult> {
   const { namespace, name } = splitObjectKey(key);
@@ -163,6 +170,12 @@ export async function syncVmi(deps: SyncDeps, key: string, signal?: AbortSignal)
     try {
       return await run.apply(run.decide());
     } catch (err) {
+      if (isNotFound(err) && (await gone(deps, vmi, signal))) {
+        // Deleted while this pass wrote to it (its last finalizer came off): nothing is left
+        // to do, and the informer's delete ends the key. Not a failure to retry.
+        deps.log.debug({ err: (err as Error).message }, 'VMI deleted mid-reconcile');
+        return {};
+      }
       if (!isConflict(err) || attempt >= MAX_CONFLICT_RETRIES) throw err;
       const fresh = await deps.vmiClient.read(namespace, name, signal);
       if (!fresh) return {};

@@ -36,6 +36,7 @@ import {
   QEMU_TIMEOUT_JITTER_SECONDS,
 } from './launcher-layout.js';
 import { deviceResources } from './device-resources.js';
+import type { HostDiskPolicy } from '../decide/host-disk-policy.js';
 import { memoryOverheadBytes } from './memory-overhead.js';
 import { renderConsoleLogContainer } from './render-console-log-container.js';
 import { renderImageInitContainers } from './render-image-containers.js';
@@ -48,6 +49,8 @@ export interface LauncherPodConfig {
   readonly allowEmulation: boolean;
   /** CPU request of a VMI that names none; KubeVirt's cluster default is `100m`. */
   readonly defaultCpuRequest?: string;
+  /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
+  readonly hostDisk?: HostDiskPolicy;
   /** A number in [0, 1) choosing the qemu-timeout jitter; Math.random in production. */
   readonly random: () => number;
 }
@@ -66,6 +69,13 @@ export const DEFAULT_CPU_REQUEST = '100m';
  */
 export const COMPUTE_CAPABILITIES: readonly string[] = ['NET_BIND_SERVICE', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'];
 const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPUTE_CAPABILITIES] } };
+/**
+ * Every container of the pod runs under the container runtime's default seccomp profile
+ * (Kubernetes' RuntimeDefault; without it the kubelet runs a pod Unconfined unless the node
+ * enables SeccompDefault). The launcher's daemon uses no namespaces and relabels nothing, and
+ * the guest boots under it (test/bench/compute-capabilities.ts, packages/launcher/README.md).
+ */
+const POD_SECURITY_CONTEXT = { seccompProfile: { type: 'RuntimeDefault' } };
 /** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
 export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
 
@@ -186,7 +196,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
   // Render from the decoded VMI (what virt-api would have defaulted), so grace and CPU counts
   // are explicit; decideVmi has refused an invalid one before a pod is wanted.
   const vmi = decodeVmi(raw);
-  const storage = renderVolumes(vmi, claims);
+  const storage = renderVolumes(vmi, claims, config.hostDisk);
   const grace = vmi.spec.terminationGracePeriodSeconds ?? 0;
   return {
     apiVersion: 'v1',
@@ -204,6 +214,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: grace + POD_GRACE_EXTRA_SECONDS,
       automountServiceAccountToken: false,
+      securityContext: POD_SECURITY_CONTEXT,
       nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
       ...initContainers(vmi, config.image, id.uid),
       containers: [computeContainer(vmi, id, config, grace, storage)],

@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, normalize, relative, sep } from 'node:path';
 
 /** What the caller accepts at the end of the path. */
@@ -11,6 +11,7 @@ export type ConfinementReason =
   | 'IS_ROOT'
   | 'SYMLINK'
   | 'NOT_FOUND'
+  | 'DIR_NOT_FOUND'
   | 'NOT_A_DIRECTORY'
   | 'WRONG_TYPE'
   | 'ACCESS';
@@ -28,7 +29,7 @@ export class ConfinementError extends Error {
 }
 
 export interface OpenConfinedOptions {
-  /** Create the file (sparse, this size) when it is missing, and any missing directory on the way. */
+  /** Create the file (sparse, this size) when it is missing; never a directory on the way. */
   readonly create?: { readonly sizeBytes: bigint };
   /** Default `file`. */
   readonly accept?: ConfinedKind;
@@ -84,7 +85,6 @@ export async function openConfined(root: string, path: string, o: OpenConfinedOp
   });
   try {
     for (const part of parts) {
-      if (o.create) await mkdir(viaFd(dir, part), { mode: 0o750 }).catch(ignoreExists);
       const next = await openDir(dir, part, path);
       await dir.close();
       dir = next;
@@ -167,16 +167,13 @@ function describe(st: Stats): string {
   return 'not a file';
 }
 
-function ignoreExists(err: unknown): void {
-  if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-}
-
 function fsError(err: unknown, path: string, what: 'dir' | 'file'): ConfinementError {
   const code = (err as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ELOOP':
       return new ConfinementError('SYMLINK', `${shown(path)} goes through a symbolic link, which is not allowed here`, { cause: err });
     case 'ENOENT':
+      if (what === 'dir') return new ConfinementError('DIR_NOT_FOUND', `a directory on the way to ${shown(path)} does not exist (only the file itself is ever created)`, { cause: err });
       return new ConfinementError('NOT_FOUND', `${shown(path)} does not exist`, { cause: err });
     case 'ENOTDIR':
       return new ConfinementError('NOT_A_DIRECTORY', `a component of ${shown(path)} is not a directory`, { cause: err });

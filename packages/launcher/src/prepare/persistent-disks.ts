@@ -1,6 +1,7 @@
 // The disks that outlive the VM — hostDisk and persistentVolumeClaim volumes — found where the
 // pod mounts them (KubeVirt's paths) and opened confined to that mount, never at a host path:
-//   hostDisk               <vmi-disks>/<volume>/<basename of path>  (the pod mounts its directory)
+//   hostDisk               <vmi-disks>/<volume><path>               (the pod mounts the allowed
+//                                                                    directory holding it there)
 //   PVC, filesystem claim  <vmi-disks>/<volume>/disk.img            (created sparse at the claim's size)
 //   PVC, block claim       <dev>/<volume>                           (the pod's volumeDevice)
 // Each is opened once with openConfined; libvirt gets `/proc/<launcher pid>/fd/<n>`, so qemu opens
@@ -9,7 +10,7 @@
 
 import { constants } from 'node:fs';
 import { lstat, open, stat, statfs } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { toBytes, type DefaultedVmi, type Volume } from '@podvirt/api';
 import type { DiskIoSupport } from '../convert/context.js';
@@ -88,7 +89,9 @@ function planHostDisk(volume: Volume, index: number, o: PersistentDisksOptions):
   const hd = volume.hostDisk!;
   const root = join(o.vmiDisksDir, volume.name);
   const create = hd.type === 'DiskOrCreate' && hd.capacity !== undefined ? { createBytes: toBytes(hd.capacity) } : {};
-  return { field: `spec.volumes[${index}].hostDisk`, root, path: join(root, basename(hd.path)), block: false, ...create };
+  // Every component below the volume's root is walked without following a link: the mount
+  // point's parents (made in the pod), the allowed directory, and the VMI's own components.
+  return { field: `spec.volumes[${index}].hostDisk`, root, path: join(root, hd.path), block: false, ...create };
 }
 
 /** Whether the open file takes O_DIRECT (reopened through its descriptor, so the same file). */
@@ -162,8 +165,8 @@ export class PersistentDisks {
 
   /** KubeVirt's rule: the requested size, or what the volume has free when it is short by at most 10 %. */
   async #fitted(plan: DiskPlan, requested: bigint): Promise<bigint> {
-    const fs = await statfs(plan.root).catch((cause: unknown) => {
-      throw volumeError(plan.field, `${plan.root} is not mounted in this pod`, cause);
+    const fs = await statfs(dirname(plan.path)).catch((cause: unknown) => {
+      throw volumeError(plan.field, `${dirname(plan.path)} is not mounted in this pod`, cause);
     });
     const free = BigInt(fs.bavail) * BigInt(fs.bsize) - MINIMUM_RESERVE_BYTES;
     const size = fittedSize(requested, free < 0n ? 0n : free, plan.field);

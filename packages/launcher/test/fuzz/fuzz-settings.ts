@@ -25,6 +25,11 @@ export interface CorpusEntry {
   /** For `cmd`: the method and the vmi_json text sent. */
   readonly method?: string;
   readonly vmiJson?: string;
+  /**
+   * For `cmd`: the string `"<nested>"` in vmiJson stands for an array (`[[[…]]]`) or object
+   * (`{"a":{"a":…}}`) nested this deep, too large to keep written out.
+   */
+  readonly nested?: { readonly depth: number; readonly kind: 'array' | 'object' };
   /** For `vmi`: the fields decoding must name; absent means the VMI must be accepted. */
   readonly refusedFields?: readonly string[];
 }
@@ -37,5 +42,10 @@ export function corpus(target: CorpusEntry['target']): CorpusEntry[] {
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => ({ file, ...(JSON.parse(readFileSync(`${CORPUS}${file}`, 'utf8')) as Omit<CorpusEntry, 'file'>) }))
-    .filter((entry) => entry.target === target);
+    .filter((entry) => entry.target === target)
+    .map((entry) => (entry.nested === undefined || entry.vmiJson === undefined ? entry : { ...entry, vmiJson: entry.vmiJson.replace('"<nested>"', nestedText(entry.nested)) }));
+}
+
+function nestedText({ depth, kind }: NonNullable<CorpusEntry['nested']>): string {
+  return kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
