@@ -12,6 +12,10 @@ export {
   type UnaryMethod,
 } from './promise-client.js';
 export { ERROR_CODE_TRAILER } from './error-code-trailer.js';
-export { lenientService, malformedReason, refuseMalformedUnary } from './malformed-request.js';
+export { CALL_DEADLINES, cmdDeadlineMs, type CallDeadlines, type CmdUnaryMethod } from './call-deadlines.js';
+export { unaryHandler, type SettledCall, type UnaryContext, type UnaryHandlerOptions, type UnaryMethodBody, type WireStatus } from './unary-handler.js';
+export { shutdownGrpcServer } from './grpc-server-shutdown.js';
+export { CallEndedError, type CallEndedCode } from './call-ended-error.js';
+export { lenientService, malformedReason } from './malformed-request.js';
 export * as deviceplugin from './gen/deviceplugin/v1beta1/api.js';
 export { DEVICE_PLUGIN_API_VERSION, DEVICE_PLUGINS_DIR, KUBELET_SOCKET_NAME, DEVICE_HEALTHY, DEVICE_UNHEALTHY } from './device-plugin-api.js';

@@ -40,9 +40,12 @@ export type PromiseMethods<S> = {
 /** Told each call's method name (as in the path, e.g. `Sync`), status name and duration. */
 export type CallObserver = (method: string, code: string, seconds: number) => void;
 
-export interface PromiseClientOptions<E extends Error = ServiceError> {
-  /** Deadline of a call that names none. */
-  readonly timeoutMs: number;
+export interface PromiseClientOptions<E extends Error = ServiceError, M extends string = string> {
+  /**
+   * Deadline of a call that names none: one for every method, or one per method (by its key in
+   * the service definition, e.g. `sync`; `cmdDeadlineMs` is the Cmd contract's).
+   */
+  readonly timeoutMs: number | ((method: M) => number);
   /** The caller's one mapping from a failed status to its error; the ServiceError itself when unset. */
   readonly toError?: (err: ServiceError, method: string) => E;
   readonly observe?: CallObserver;
@@ -60,19 +63,22 @@ function cancelledBeforeStart(reason: unknown): ServiceError {
   return Object.assign(err, { code: status.CANCELLED, details: 'cancelled before the call started', metadata: new Metadata() });
 }
 
-function unaryMethod<Req, Res, E extends Error>(
+function unaryMethod<Req, Res, E extends Error, M extends string>(
   client: Client,
+  key: M,
   def: UnaryDefinition<Req, Res>,
-  options: PromiseClientOptions<E>,
+  options: PromiseClientOptions<E, M>,
 ): UnaryMethod<Req, Res> {
   const name = def.path.slice(def.path.lastIndexOf('/') + 1);
+  const { timeoutMs } = options;
+  const defaultMs = typeof timeoutMs === 'number' ? timeoutMs : timeoutMs(key);
   const fail = (err: ServiceError): Error => options.toError?.(err, name) ?? err;
   return (request, call = {}) => {
     const { signal } = call;
     if (signal?.aborted === true) return Promise.reject(fail(cancelledBeforeStart(signal.reason)));
     return new Promise<Res>((resolve, reject) => {
       const started = performance.now();
-      const deadline = Date.now() + (call.timeoutMs ?? options.timeoutMs);
+      const deadline = Date.now() + (call.timeoutMs ?? defaultMs);
       const onAbort = (): void => pending.cancel();
       const pending = client.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, request, call.metadata ?? new Metadata(), { deadline }, (err, res) => {
         signal?.removeEventListener('abort', onAbort);
@@ -93,11 +99,13 @@ function unaryMethod<Req, Res, E extends Error>(
 export function promiseClient<S extends object, E extends Error = ServiceError>(
   service: S,
   client: Client,
-  options: PromiseClientOptions<E>,
+  options: PromiseClientOptions<E, keyof PromiseMethods<S> & string>,
 ): PromiseMethods<S> {
+  type Key = keyof PromiseMethods<S> & string;
   const methods: Record<string, UnaryMethod<unknown, unknown>> = {};
   for (const [key, def] of Object.entries(service)) {
-    if (isUnary(def)) methods[key] = unaryMethod(client, def, options);
+    // A unary method's key is a key of PromiseMethods<S> by that type's definition.
+    if (isUnary(def)) methods[key] = unaryMethod(client, key as Key, def, options);
   }
   // Built key by key from the same definition the type is derived from.
   return methods as PromiseMethods<S>;

@@ -131,9 +131,13 @@ async function main(): Promise<number> {
             await podvirtctl(nodeApiSocket(suite.stack), 'unpause', `${NS}/${victim}`);
           }
           break;
-        case 'drop-watches':
-          suite.stack.testbed.apiServer.dropWatches({ abrupt: next() < 0.5 });
+        case 'drop-watches': {
+          // The soak runs on the in-repo API server, the one that can drop its watches on demand.
+          const api = suite.stack.testbed.apiServer;
+          if (api === undefined) throw new Error('the soak\'s drop-watches fault needs the in-repo API server');
+          api.dropWatches({ abrupt: next() < 0.5 });
           break;
+        }
         case 'libvirt-kill': {
           const launcher = victim === undefined ? undefined : await launcherPid(wanted.get(victim)?.uid ?? '');
           const daemon = launcher === undefined ? undefined : await libvirtPid(launcher);

@@ -42,10 +42,13 @@ export interface KubectlResult {
   stderr: string;
 }
 
-/** Runs the real kubectl against `kubeconfig`; never throws on a non-zero exit. */
-export function kubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
+/**
+ * Runs the real kubectl against `kubeconfig`; never throws on a non-zero exit. `binary`: another
+ * kubectl (the real control plane's own release, within the supported version skew).
+ */
+export function kubectl(kubeconfig: string, args: string[], input?: string, binary = 'kubectl'): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+    const child = execFile(binary, ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
       resolve({ code, stdout, stderr });
     });

@@ -65,6 +65,17 @@ interface SeenVmi {
   readonly first: Map<string, { readonly vmi: VirtualMachineInstance; readonly at: number; readonly version: number }>;
 }
 
+/**
+ * PODVIRT_TESTBED_CONTROL_PLANE=real runs a suite on the real control plane (scripts/test's
+ * second lane); unset or `testbed`, on the in-repo API server. Any other value is refused.
+ */
+export function controlPlaneFromEnv(): { controlPlane?: 'real' } {
+  const value = process.env['PODVIRT_TESTBED_CONTROL_PLANE'];
+  if (value === undefined || value === '' || value === 'testbed') return {};
+  if (value === 'real') return { controlPlane: 'real' };
+  throw new Error(`PODVIRT_TESTBED_CONTROL_PLANE is testbed or real, not "${value}"`);
+}
+
 export class VmiSuite {
   readonly guest = guestImage();
   readonly core: CoreV1Api;
@@ -111,7 +122,7 @@ export class VmiSuite {
    */
   static async start(options: PodvirtStackOptions = {}): Promise<VmiSuite> {
     const runtime = process.env['PODVIRT_TESTBED_RUNTIME'];
-    const suite = new VmiSuite(await startPodvirtStack({ ...(runtime === undefined || runtime === '' ? {} : { runtime }), ...options }));
+    const suite = new VmiSuite(await startPodvirtStack({ ...(runtime === undefined || runtime === '' ? {} : { runtime }), ...controlPlaneFromEnv(), ...options }));
     await suite.#watch.start();
     return suite;
   }
@@ -132,7 +143,7 @@ export class VmiSuite {
   }
 
   kubectl(args: string[], input?: string): Promise<KubectlResult> {
-    return kubectl(this.stack.kubeconfigPath, args, input);
+    return kubectl(this.stack.kubeconfigPath, args, input, this.stack.testbed.controlPlane?.binaries.kubectl);
   }
 
   /** `kubectl apply -f -` of the manifests, as a user would. */

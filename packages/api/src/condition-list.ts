@@ -10,7 +10,7 @@
 // condition whose status, reason and message are unchanged is kept as it was, object and all.
 
 import type { ConditionStatus } from './conditions.js';
-import type { VmiCondition } from './types/status.js';
+import type { VmiCondition } from './types/condition.js';
 
 export interface ConditionUpdate {
   readonly type: string;

@@ -8,6 +8,9 @@ export class DurationError extends Error {
   override readonly name = 'DurationError';
 }
 
+/** The longest wait a Node.js timer takes (setTimeout fires a longer one at once); every duration flag ends up in a timer. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 // One `<number><unit>` part; a source string, because a sticky RegExp keeps lastIndex between calls.
 const PART = String.raw`(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)`;

@@ -5,15 +5,23 @@
 // the controller and podvirtctl use) cannot take this: it reads `-name` as four short flags and
 // refuses `--flag=false`. Durations use the one duration grammar. Imports only that grammar, so
 // the monitor loads it without the VMI API (`@podvirt/api/go-flags`).
-import { DurationError, parseDuration } from './duration.js';
+import { DurationError, MAX_TIMER_MS, parseDuration } from './duration.js';
 
-export type GoFlagType = 'string' | 'boolean' | 'duration';
+export type GoFlagType = 'string' | 'boolean' | 'duration' | 'integer';
 
-export interface GoFlagOptions {
-  readonly [flag: string]: { readonly type: GoFlagType };
+/** The bounds of an integer flag, both inclusive; 0 to Number.MAX_SAFE_INTEGER when unset. */
+export interface IntegerBounds {
+  readonly min?: number;
+  readonly max?: number;
 }
 
-type ValueOf<T extends GoFlagType> = T extends 'boolean' ? boolean : T extends 'duration' ? number : string;
+export type GoFlagSpec = { readonly type: 'string' | 'boolean' | 'duration' } | ({ readonly type: 'integer' } & IntegerBounds);
+
+export interface GoFlagOptions {
+  readonly [flag: string]: GoFlagSpec;
+}
+
+type ValueOf<T extends GoFlagType> = T extends 'boolean' ? boolean : T extends 'duration' | 'integer' ? number : string;
 
 export type GoFlagValues<O extends GoFlagOptions> = { -readonly [K in keyof O]?: ValueOf<O[K]['type']> };
 
@@ -47,8 +55,6 @@ export class GoFlagError extends Error {
   }
 }
 
-// Node.js fires a longer timer at once, and every duration flag here ends up in a timer.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const FLAG = /^--?([A-Za-z0-9][A-Za-z0-9_.-]*)(?:=(.*))?$/s;
 
 /** Pure: argv after the program name. Throws GoFlagError naming the flag at fault. */
@@ -78,16 +84,32 @@ export function parseGoFlags<O extends GoFlagOptions>(argv: readonly string[], c
       text = argv[++i];
       if (text === undefined) throw new GoFlagError(flag, 'needs a value');
     }
-    values[flag] = typedValue(flag, spec.type, text);
+    values[flag] = typedValue(flag, spec, text);
     if (!given.includes(flag)) given.push(flag);
   }
   return { values: values as GoFlagValues<O>, given: given as (keyof O & string)[], rest };
 }
 
-function typedValue(flag: string, type: GoFlagType, text: string | undefined): string | boolean | number {
-  if (type === 'boolean') return parseGoBool(flag, text ?? 'true');
-  if (type === 'duration') return parseDurationFlag(flag, text ?? '');
+function typedValue(flag: string, spec: GoFlagSpec, text: string | undefined): string | boolean | number {
+  if (spec.type === 'boolean') return parseGoBool(flag, text ?? 'true');
+  if (spec.type === 'duration') return parseDurationFlag(flag, text ?? '');
+  if (spec.type === 'integer') return parseIntegerFlag(flag, text ?? '', spec);
   return text ?? '';
+}
+
+/**
+ * An integer flag's value: decimal digits only (no sign, exponent or fraction: a typo is
+ * refused, not rounded), within `bounds`. Throws GoFlagError naming the flag.
+ */
+export function parseIntegerFlag(flag: string, text: string, bounds: IntegerBounds = {}): number {
+  const min = bounds.min ?? 0;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? (min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`) : `an integer from ${min} to ${max}`;
+    throw new GoFlagError(flag, `${JSON.stringify(text)} is not ${range}`);
+  }
+  return n;
 }
 
 /** Go's strconv.ParseBool, as a boolean flag's `=value` or an environment variable standing in for one. */

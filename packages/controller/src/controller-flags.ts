@@ -2,6 +2,7 @@
 // supplies argv and the environment.
 
 import { parseArgs } from 'node:util';
+import { GoFlagError, parseIntegerFlag } from '@podvirt/api/go-flags';
 import { ControllerError } from './controller-error.js';
 import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
 
@@ -70,9 +71,12 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
     throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err instanceof Error ? err.message : String(err), { cause: err });
   }
   const v = parsed.values;
-  const workers = Number(v.workers);
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
-    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--workers must be an integer from 1 to 64, got ${String(v.workers)}`);
+  let workers: number;
+  try {
+    workers = parseIntegerFlag('workers', v.workers, { min: 1, max: 64 });
+  } catch (err) {
+    if (err instanceof GoFlagError) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err.message, { cause: err });
+    throw err;
   }
   return {
     kubeconfig: v.kubeconfig,

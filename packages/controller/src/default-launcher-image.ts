@@ -1,7 +1,7 @@
 // The launcher image that matches this controller: same repository release, same version.
 
 import { readFileSync } from 'node:fs';
-import { LAUNCHER_IMAGE_REPOSITORY } from './render/launcher-layout.js';
+import { LAUNCHER_IMAGE_REPOSITORY } from './launcher-layout.js';
 
 /** This package's version; compiled code sits in dist/src, two levels below package.json. */
 export function controllerVersion(): string {

@@ -25,7 +25,7 @@ export {
   QEMU_TIMEOUT_JITTER_SECONDS,
   SOCKETS_DIR,
   type LauncherVolume,
-} from './render/launcher-layout.js';
+} from './launcher-layout.js';
 export { LeaderElector, type LeaderElectorOptions, type LeadershipEnd } from './leader/leader-elector.js';
 export type { LeaseClient, LeaseRecord } from './leader/lease-client.js';
 export { FIXED_OVERHEAD_BYTES, memoryOverheadBytes, OVERHEAD_MI, type OverheadInput } from './render/memory-overhead.js';

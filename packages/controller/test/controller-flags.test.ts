@@ -56,7 +56,7 @@ describe('parseControllerFlags', () => {
     });
   }
 
-  for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--bogus'], ['positional']]) {
+  for (const argv of [['--workers', '0'], ['--workers', 'many'], ['--workers', '65'], ['--workers', '1e1'], ['--bogus'], ['positional']]) {
     test(`refuses ${argv.join(' ')}`, () => {
       assert.throws(() => parseControllerFlags(argv), { code: 'CONTROLLER_ERR_BAD_FLAG' });
     });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/render/launcher-layout.js';
+import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/launcher-layout.js';
 import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/render/memory-overhead.js';
 import { renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render/render-launcher-pod.js';
 import { vmiFixture } from './fixtures.js';

@@ -2,9 +2,7 @@ export { runCli, type CliContext, type TextSink } from './cli.js';
 export { ConnectError, type ConnectFailure } from './connect-error.js';
 export {
   DEFAULT_NAMESPACE,
-  DEFAULT_TIMEOUT_MS,
   DEFAULT_UNFREEZE_TIMEOUT_SECONDS,
-  FREEZE_TIMEOUT_MS,
   NODE_API_SOCKET_ENV,
 } from './defaults.js';
 export { NodeApiError, type StatusName } from './node-api-error.js';

@@ -2,9 +2,8 @@
 // call.cancel()); a failed status becomes a typed error in exactly one place (#toError).
 import * as grpc from '@grpc/grpc-js';
 import type { cmd } from '@podvirt/proto';
-import { node, promiseClient, type PromiseMethods } from '@podvirt/proto';
+import { CALL_DEADLINES, node, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { ConnectError } from './connect-error.js';
-import { DEFAULT_TIMEOUT_MS } from './defaults.js';
 import { NodeApiError, statusName } from './node-api-error.js';
 import { openGuestStream, type GuestStreamClient, type GuestStreamKind, type OpenStreamOptions } from './stream/guest-stream-client.js';
 
@@ -35,7 +34,7 @@ export class NodeApiClient implements NodeApi {
 
   constructor(address: string, credentials: grpc.ChannelCredentials, target: string) {
     this.#client = new node.NodeClient(address, credentials);
-    this.#calls = promiseClient(node.NodeService, this.#client, { timeoutMs: DEFAULT_TIMEOUT_MS, toError: (err) => this.#toError(err) });
+    this.#calls = promiseClient(node.NodeService, this.#client, { timeoutMs: CALL_DEADLINES.longMs, toError: (err) => this.#toError(err) });
     this.#target = target;
   }
 

@@ -13,12 +13,8 @@ import {
   type OperationCommand,
   type VmStateCommandName,
 } from './command-table.js';
-import {
-  DEFAULT_NAMESPACE,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_UNFREEZE_TIMEOUT_SECONDS,
-  FREEZE_TIMEOUT_MS,
-} from './defaults.js';
+import { CALL_DEADLINES } from '@podvirt/proto';
+import { DEFAULT_NAMESPACE, DEFAULT_UNFREEZE_TIMEOUT_SECONDS } from './defaults.js';
 import { DurationError, parseDuration } from '@podvirt/api/duration';
 import { UsageError } from './usage-error.js';
 
@@ -210,7 +206,8 @@ function durationOrUndefined(text: string): number | undefined {
 
 function callTimeout(command: CommandName, flags: Flags): number {
   const text = flags.get('timeout');
-  if (text === undefined) return command === 'freeze' ? FREEZE_TIMEOUT_MS : DEFAULT_TIMEOUT_MS;
+  // Unless --timeout says otherwise, the deadline of the Cmd call the node API call ends in.
+  if (text === undefined) return command === 'freeze' ? CALL_DEADLINES.freezeMs : CALL_DEADLINES.longMs;
   const ms = durationOrUndefined(text);
   if (ms === undefined || ms <= 0) {
     throw new UsageError(`invalid --timeout "${text}": want a positive duration such as 20s, 2m or 90 (seconds)`, command);

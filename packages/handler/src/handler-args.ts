@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { DEVICE_PLUGINS_DIR, NODE_API_SOCKET } from '@podvirt/proto';
 import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
-import { durationFlagMs, invalidArgs as invalid } from './flag-values.js';
+import { durationFlagMs, integerFlag, invalidArgs as invalid } from './flag-values.js';
 import { HandlerError } from './handler-error.js';
 import { MIGRATION_OPTIONS, MIGRATION_USAGE, parseMigrationSettings, type MigrationSettings } from './live-migration/migration-settings.js';
 
@@ -127,8 +127,7 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
   }
   const nodeName = values['node-name'] ?? env['NODE_NAME'];
   if (nodeName === undefined || nodeName === '') throw invalid('--node-name or NODE_NAME is required');
-  const workers = Number(values.workers);
-  if (!Number.isInteger(workers) || workers < 1) throw invalid(`--workers must be a positive integer, got ${values.workers}`);
+  const workers = integerFlag('--workers', values.workers, { min: 1 });
   return {
     kubeconfig: values.kubeconfig,
     nodeName,
@@ -166,9 +165,7 @@ function migrationProxyArgs(tlsDir: string, address: string | undefined, tlsDirG
 // A device ID list is sent whole on every health change; the kubelet has no stated limit, but a
 // count beyond 100,000 is a typo, not a node.
 function parseMaxDevices(text: string): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n < 1 || n > 100_000) throw invalid(`--max-devices must be an integer from 1 to 100000, got ${text}`);
-  return n;
+  return integerFlag('--max-devices', text, { min: 1, max: 100_000 });
 }
 
 type Values = Partial<Record<'node-api-tls-port' | 'node-api-tls-address' | 'tls-cert' | 'tls-key' | 'tls-client-ca', string>> & {
@@ -201,9 +198,7 @@ function tlsArgs(values: Values): NodeApiTlsArgs | undefined {
 }
 
 function parsePort(flag: string, text: string): number {
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65_535) throw invalid(`${flag}: not a port number: ${text}`);
-  return port;
+  return integerFlag(flag, text, { max: 65_535 });
 }
 
 /** A duration flag in the one grammar; every one of the handler's is a period or a bound, so 0 is refused. */

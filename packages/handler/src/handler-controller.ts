@@ -8,11 +8,10 @@ import type { Logger } from 'pino';
 import type { GhostRecord, LauncherRecords } from './ghost-records/ghost-record.js';
 import type { VmiApi } from './kube/vmi-api.js';
 import { VmiInformer } from './kube/vmi-informer.js';
-import type { LauncherTimeouts } from './launcher/launcher-client.js';
-import type { CallObserver } from '@podvirt/proto';
+import type { CallDeadlines, CallObserver } from '@podvirt/proto';
 import { LauncherRegistry } from './launcher/launcher-registry.js';
 import { EventRecorder, WorkQueue, type EventSink, type ItemBackoffOptions } from '@podvirt/kube-runtime';
-import type { PodNetworkPhase } from './reconcile/execute-action.js';
+import type { PodNetworkPhase } from './network/pod-network-phase.js';
 import { VmiReconciler } from './reconcile/vmi-reconciler.js';
 import { BackoffHold } from './reconcile/backoff-hold.js';
 import type { IoErrorRetryOptions } from './reconcile/io-error-retry.js';
@@ -36,7 +35,7 @@ export interface HandlerControllerOptions {
   readonly resyncPeriodMs: number;
   readonly now?: () => number;
   readonly initTimeoutMs?: number;
-  readonly launcherTimeouts?: LauncherTimeouts;
+  readonly launcherTimeouts?: Partial<CallDeadlines>;
   readonly backoff?: ItemBackoffOptions;
   readonly reconnectBaseMs?: number;
   /** Ghost records, already loaded: their VMIs are reconciled after the first list. */

@@ -25,7 +25,7 @@ import { GuestStreams } from './guest-stream/guest-streams.js';
 import { NodeApiServer } from './node-api/node-api-server.js';
 import { nodeApiService } from './node-api/node-api-service.js';
 import { NodeOperations } from './node-api/node-operations.js';
-import type { PodNetworkPhase } from './reconcile/execute-action.js';
+import type { PodNetworkPhase } from './network/pod-network-phase.js';
 import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
 import { VmiResolver } from './node-api/vmi-resolver.js';
 

@@ -1,7 +1,8 @@
 export { type Action } from './reconcile/action.js';
 export { computePhase } from './reconcile/compute-phase.js';
 export { computeStatus, type StatusInput, type SyncFailure } from './reconcile/compute-status.js';
-export { decide, LAUNCHER_WAIT_MS, SHUTDOWN_RESEND_MS } from './reconcile/decide.js';
+export { decide, SHUTDOWN_RESEND_MS } from './reconcile/decide.js';
+export { LAUNCHER_WAIT_MS } from './launcher/launcher-waits.js';
 export { EVENT_SOURCE_COMPONENT, HandlerController, type HandlerControllerOptions } from './handler-controller.js';
 export { HANDLER_USAGE, parseDuration, parseHandlerArgs, type HandlerArgs, type NodeApiTlsArgs } from './handler-args.js';
 export { HandlerRuntime, type HandlerRuntimeOptions, type RuntimeArgs } from './handler-runtime.js';
@@ -22,16 +23,16 @@ export { KubeVmiApi } from './kube/kube-vmi-api.js';
 export type { VmiApi, VmiList, VmiWatchEvent, WatchEventType } from './kube/vmi-api.js';
 export { VmiInformer, type InformerEventType, type VmiInformerOptions } from './kube/vmi-informer.js';
 export { DomainCache } from './launcher/domain-cache.js';
-export { DEFAULT_LAUNCHER_TIMEOUTS, LauncherClient, type LauncherTimeouts } from './launcher/launcher-client.js';
+export { LauncherClient } from './launcher/launcher-client.js';
 export { LauncherConnection } from './launcher/launcher-connection.js';
 export { DEFAULT_INIT_TIMEOUT_MS, LauncherRegistry, type LauncherObservation } from './launcher/launcher-registry.js';
 export { LauncherState } from './launcher/launcher-state.js';
 export { discoverLauncherSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './launcher/socket-discovery.js';
 export { PodNetworkWiring, type PodNetworkWiringOptions } from './network/pod-network-wiring.js';
-export type { PodNetworkPhase } from './reconcile/execute-action.js';
-export { listenSource, listenTarget, type SourceProxy, type SourceProxyOptions, type TargetProxy, type TargetProxyOptions } from './migration/migration-proxy.js';
-export { loadMigrationTls, MIGRATION_TLS_FILES, type MigrationTls } from './migration/migration-tls.js';
+export type { PodNetworkPhase } from './network/pod-network-phase.js';
+export { listenSource, listenTarget, type SourceProxy, type SourceProxyOptions, type TargetProxy, type TargetProxyOptions } from './migration-proxy/migration-proxy.js';
+export { loadMigrationTls, MIGRATION_TLS_FILES, type MigrationTls } from './migration-proxy/migration-tls.js';
 export {
   hostMigrationSocket, MIGRATION_STREAMS, migrationSocketName, migrationUris, podMigrationSocket, POD_MIGRATION_PROXY_DIR,
   type MigrationStream, type MigrationUris,
-} from './migration/migration-sockets.js';
+} from './migration-proxy/migration-sockets.js';

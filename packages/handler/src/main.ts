@@ -13,7 +13,7 @@ import { KubeNodePatcher } from './heartbeat/kube-node-patcher.js';
 import { KubeVmiApi } from './kube/kube-vmi-api.js';
 import { PodNetworkWiring } from './network/pod-network-wiring.js';
 import { ProxyEndpoints } from './live-migration/proxy-endpoints.js';
-import { loadMigrationTlsIfPresent } from './migration/migration-tls.js';
+import { loadMigrationTlsIfPresent } from './migration-proxy/migration-tls.js';
 
 // Synchronous stdout: a SIGKILLed pod must not lose its last lines.
 const log = pino({ base: { component: 'virt-handler' }, timestamp: stdTimeFunctions.isoTime }, destination({ sync: true }));

@@ -6,7 +6,7 @@ import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../src/launcher/launcher-state.js';
 import { computePhase } from '../src/reconcile/compute-phase.js';
 import { computeStatus } from '../src/reconcile/compute-status.js';
-import { graceMark, makeDomain, makeVmi, T0, type VmiShape } from './fixtures.js';
+import { defaultedOf, graceMark, makeDomain, makeVmi, T0, type VmiShape } from './fixtures.js';
 
 interface PhaseRow {
   readonly vmi: VmiShape;
@@ -52,7 +52,7 @@ const phaseRows: Array<[string, PhaseRow]> = [
 
 for (const [name, row] of phaseRows) {
   test(`computePhase: ${name}`, () => {
-    assert.equal(computePhase(makeVmi(row.vmi), row.domain, row.launcher ?? LauncherState.Ready), row.want);
+    assert.equal(computePhase(makeVmi(row.vmi), defaultedOf(makeVmi(row.vmi)), row.domain, row.launcher ?? LauncherState.Ready), row.want);
   });
 }
 
@@ -72,7 +72,7 @@ test('computeStatus: Scheduled → Running with guest OS, interfaces, machine an
       { name: 'eth0', mac: '52:54:00:aa:bb:cc', ipAddresses: ['10.0.2.2', 'fd10::2'] },
     ],
   });
-  const status = computeStatus({ vmi, domain, launcher: ready, nowMs: T0 });
+  const status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain, launcher: ready, nowMs: T0 });
   assert.equal(status.phase, 'Running');
   assert.deepEqual(status.phaseTransitionTimestamps, [{ phase: 'Running', phaseTransitionTimestamp: NOW }]);
   assert.equal(status.guestOSInfo?.prettyName, 'Debian 12');
@@ -93,47 +93,47 @@ test('computeStatus keeps the Ready condition the controller wrote, untouched', 
   const vmi = makeVmi({ phase: 'Running' });
   const controllerReady = { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2024-12-31T00:00:00Z' } as const;
   vmi.status = { ...vmi.status, conditions: [controllerReady] };
-  const status = computeStatus({ vmi, domain: makeDomain('Paused', 'User', { pausedByUser: true }), launcher: ready, nowMs: T0 });
+  const status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Paused', 'User', { pausedByUser: true }), launcher: ready, nowMs: T0 });
   assert.deepEqual(status.conditions?.find((c) => c.type === 'Ready'), controllerReady);
 });
 
 test('computeStatus: unchanged inputs give an identical status (no write)', () => {
   const vmi = makeVmi({ phase: 'Running' });
   const domain = makeDomain('Running', 'Booted', { agentConnected: true });
-  vmi.status = computeStatus({ vmi, domain, launcher: ready, nowMs: T0 });
-  assert.deepEqual(computeStatus({ vmi, domain, launcher: ready, nowMs: T0 + 60_000 }), vmi.status);
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain, launcher: ready, nowMs: T0 });
+  assert.deepEqual(computeStatus({ vmi, defaulted: defaultedOf(vmi), domain, launcher: ready, nowMs: T0 + 60_000 }), vmi.status);
 });
 
 test('computeStatus: Paused by the user, then unpaused; transition times move only on flips', () => {
   const vmi = makeVmi({ phase: 'Running' });
-  vmi.status = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: ready, nowMs: T0 });
-  vmi.status = computeStatus({ vmi, domain: makeDomain('Paused', 'User', { pausedByUser: true }), launcher: ready, nowMs: T0 + 5_000 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: ready, nowMs: T0 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Paused', 'User', { pausedByUser: true }), launcher: ready, nowMs: T0 + 5_000 });
   const paused = vmi.status.conditions?.find((c) => c.type === 'Paused');
   assert.deepEqual(paused, { type: 'Paused', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-01T00:00:05Z', reason: 'PausedByUser' });
-  vmi.status = computeStatus({ vmi, domain: makeDomain('Running', 'Unpaused'), launcher: ready, nowMs: T0 + 9_000 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Unpaused'), launcher: ready, nowMs: T0 + 9_000 });
   assert.equal(vmi.status.conditions?.find((c) => c.type === 'Paused'), undefined);
   assert.equal(vmi.status.phaseTransitionTimestamps, undefined, 'Running was already the phase');
 });
 
 test('computeStatus: Paused on an I/O error says so', () => {
-  const status = computeStatus({ vmi: makeVmi({ phase: 'Running' }), domain: makeDomain('Paused', 'IOError'), launcher: ready, nowMs: T0 });
+  const status = computeStatus({ vmi: makeVmi({ phase: 'Running' }), defaulted: defaultedOf(makeVmi({ phase: 'Running' })), domain: makeDomain('Paused', 'IOError'), launcher: ready, nowMs: T0 });
   assert.equal(status.conditions?.find((c) => c.type === 'Paused')?.reason, 'PausedIOError');
 });
 
 test('computeStatus: a sync failure sets Synchronized=False; success removes it', () => {
   const vmi = makeVmi();
   const message = 'invalid VirtualMachineInstance: spec.domain.devices.gpus[0]: Unsupported value: podvirt does not support this field';
-  vmi.status = computeStatus({ vmi, domain: undefined, launcher: ready, syncFailure: { message }, nowMs: T0 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: undefined, launcher: ready, syncFailure: { message }, nowMs: T0 });
   assert.equal(vmi.status.phase, 'Scheduled');
   assert.deepEqual(vmi.status.conditions?.find((c) => c.type === 'Synchronized'), {
     type: 'Synchronized', status: 'False', lastProbeTime: null, lastTransitionTime: NOW, reason: 'Synchronizing with the Domain failed.', message,
   });
-  vmi.status = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: ready, nowMs: T0 + 1000 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: ready, nowMs: T0 + 1000 });
   assert.equal(vmi.status.conditions?.find((c) => c.type === 'Synchronized'), undefined);
 });
 
 test('computeStatus: a fatal failure goes Failed with a reason', () => {
-  const status = computeStatus({ vmi: makeVmi(), domain: undefined, launcher: ready, syncFailure: { message: 'no common version', fatalReason: 'LauncherIncompatible' }, nowMs: T0 });
+  const status = computeStatus({ vmi: makeVmi(), defaulted: defaultedOf(makeVmi()), domain: undefined, launcher: ready, syncFailure: { message: 'no common version', fatalReason: 'LauncherIncompatible' }, nowMs: T0 });
   assert.equal(status.phase, 'Failed');
   assert.equal(status.reason, 'LauncherIncompatible');
   assert.deepEqual(status.phaseTransitionTimestamps, [{ phase: 'Failed', phaseTransitionTimestamp: NOW }]);
@@ -141,17 +141,17 @@ test('computeStatus: a fatal failure goes Failed with a reason', () => {
 
 test('computeStatus: fsFreezeStatus follows the domain', () => {
   const vmi = makeVmi({ phase: 'Running' });
-  vmi.status = computeStatus({ vmi, domain: makeDomain('Running', 'Booted', { fsFreezeStatus: 'frozen' }), launcher: ready, nowMs: T0 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted', { fsFreezeStatus: 'frozen' }), launcher: ready, nowMs: T0 });
   assert.equal(vmi.status.fsFreezeStatus, 'frozen');
-  vmi.status = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: ready, nowMs: T0 });
+  vmi.status = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: ready, nowMs: T0 });
   assert.equal(vmi.status.fsFreezeStatus, undefined);
 });
 
 test('computeStatus: a Running VMI whose launcher is gone goes Failed; a final VMI is left alone', () => {
   const vmi = makeVmi({ phase: 'Running' });
-  const failed = computeStatus({ vmi, domain: makeDomain('Running', 'Booted', { agentConnected: true }), launcher: LauncherState.Unresponsive, nowMs: T0 });
+  const failed = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted', { agentConnected: true }), launcher: LauncherState.Unresponsive, nowMs: T0 });
   assert.equal(failed.phase, 'Failed');
   assert.equal(failed.conditions?.find((c) => c.type === 'AgentConnected'), undefined);
   const done = makeVmi({ phase: 'Succeeded' });
-  assert.equal(computeStatus({ vmi: done, domain: undefined, launcher: LauncherState.Unresponsive, nowMs: T0 }), done.status);
+  assert.equal(computeStatus({ vmi: done, defaulted: defaultedOf(done), domain: undefined, launcher: LauncherState.Unresponsive, nowMs: T0 }), done.status);
 });

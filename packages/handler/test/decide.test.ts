@@ -6,7 +6,7 @@ import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../src/launcher/launcher-state.js';
 import type { Action } from '../src/reconcile/action.js';
 import { decide } from '../src/reconcile/decide.js';
-import { graceMark, makeDomain, makeVmi, T0 } from './fixtures.js';
+import { defaultedOf, graceMark, makeDomain, makeVmi, T0 } from './fixtures.js';
 
 const R = LauncherState.Ready;
 
@@ -50,7 +50,10 @@ const rows: Row[] = [
   { name: 'deleting, grace expired: kill', vmi: makeVmi({ phase: 'Running', deleting: true, grace: 30 }),
     domain: makeDomain('ShuttingDown', 'User', { gracefulShutdown: graceMark(T0 - 30_000, 30) }),
     want: { type: 'kill', reason: 'grace-expired', requeueAfterMs: 1000 } },
-  { name: 'deleting, no grace on the VMI: the domain mark decides', vmi: makeVmi({ phase: 'Running', deleting: true }),
+  { name: 'deleting, no grace on the VMI: its default (30 s) decides, not a domain mark', vmi: makeVmi({ phase: 'Running', deleting: true }),
+    domain: makeDomain('Running', 'Booted', { gracefulShutdown: graceMark(T0 - 6_000, 5) }),
+    want: { type: 'shutdown', send: true, first: false, requeueAfterMs: 5_000 } },
+  { name: 'deleting, a VMI that no longer decodes: the domain mark decides', vmi: makeVmi({ phase: 'Running', deleting: true, grace: -1 }),
     domain: makeDomain('Running', 'Booted', { gracefulShutdown: graceMark(T0 - 6_000, 5) }),
     want: { type: 'kill', reason: 'grace-expired', requeueAfterMs: 1000 } },
   { name: 'deleting, domain down: undefine, keep state until final', vmi: makeVmi({ phase: 'Running', deleting: true }),
@@ -92,6 +95,6 @@ const rows: Row[] = [
 
 for (const row of rows) {
   test(`decide: ${row.name}`, () => {
-    assert.deepEqual(decide(row.vmi, row.domain, row.launcher ?? R, row.now ?? T0), row.want);
+    assert.deepEqual(decide(row.vmi, defaultedOf(row.vmi), row.domain, row.launcher ?? R, row.now ?? T0), row.want);
   });
 }

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, ERROR_CODE_TRAILER } from '@podvirt/proto';
+import { CMD_VERSIONS, cmd, ERROR_CODE_TRAILER, shutdownGrpcServer } from '@podvirt/proto';
 import { LAUNCHER_SOCKET_SUBPATH } from '../src/launcher/socket-discovery.js';
 
 export interface FakeLauncherOptions {
@@ -106,16 +106,7 @@ export class FakeLauncher {
     this.#held.splice(0);
     for (const s of this.#streams) s.end();
     this.#streams.clear();
-    await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
-        this.#server.forceShutdown();
-        resolve();
-      }, 500);
-      this.#server.tryShutdown(() => {
-        clearTimeout(force);
-        resolve();
-      });
-    });
+    await shutdownGrpcServer(this.#server, 500);
   }
 
   /**

@@ -1,8 +1,9 @@
 // Builders for the table tests: a VMI on node `node01` and domains in KubeVirt's vocabulary.
 
-import { NODE_NAME_LABEL, type VirtualMachineInstance, type VmiPhase } from '@podvirt/api';
+import { NODE_NAME_LABEL, type DefaultedVmi, type VirtualMachineInstance, type VmiPhase } from '@podvirt/api';
 import { cmd } from '@podvirt/proto';
 import { pino, type Logger } from 'pino';
+import { DefaultedVmis } from '../src/reconcile/defaulted-vmis.js';
 
 export const NODE = 'node01';
 export const T0 = Date.parse('2025-01-01T00:00:00Z');
@@ -65,4 +66,9 @@ export function graceMark(startedAtMs: number, gracePeriodSeconds: number): cmd.
 
 export function quietLog(): Logger {
   return pino({ level: 'silent' });
+}
+
+/** The VMI's spec as the reconciler decodes it for decide() and the status (undefined: gone or invalid). */
+export function defaultedOf(vmi: VirtualMachineInstance | undefined): DefaultedVmi | undefined {
+  return new DefaultedVmis().get(vmi);
 }

@@ -10,7 +10,7 @@ import { cmd } from '@podvirt/proto';
 import fc from 'fast-check';
 import { LauncherState } from '../src/launcher/launcher-state.js';
 import { decide } from '../src/reconcile/decide.js';
-import { makeVmi, T0 } from './fixtures.js';
+import { defaultedOf, makeVmi, T0 } from './fixtures.js';
 
 const ACTIONS = new Set(['sync', 'shutdown', 'kill', 'delete', 'updateStatus', 'nothing']);
 // The longest wait decide() chooses is the slow-start window; anything longer is a mistake.
@@ -63,7 +63,7 @@ test('fuzz: decide() always chooses a known action with a bounded delay', () => 
       fc.constantFrom(...Object.values(LauncherState)),
       fc.integer({ min: T0 - 600_000, max: T0 + 3_600_000 }),
       (vmi, domain, launcher, now) => {
-        const action = decide(vmi, domain, launcher, now);
+        const action = decide(vmi, defaultedOf(vmi), domain, launcher, now);
         assert.ok(ACTIONS.has(action.type), JSON.stringify(action));
         if ('requeueAfterMs' in action && action.requeueAfterMs !== undefined) {
           const ms = action.requeueAfterMs;

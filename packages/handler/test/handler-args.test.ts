@@ -67,6 +67,8 @@ test('bad flags are HANDLER_ERR_INVALID_ARGS', () => {
   bad(['--node-api-tls-port', '8186', '--tls-cert', 'c', '--tls-key', 'k', '--tls-client-ca', 'ca']);
   bad(['--node-api-tls-port', '8186', '--tls-cert', 'c', '--tls-key', 'k', '--tls-client-ca', 'ca', '--tls-allowed-client', 'podvirtctl']);
   bad(['--tls-allowed-client', 'CN=x']);
+  bad(['--workers', '0']);
+  bad(['--workers', '2.5']);
   assert.equal(parseDuration('x', '2'), 2_000);
   assert.equal(parseDuration('x', '1.5h'), 5_400_000);
 });
@@ -78,5 +80,15 @@ test('device plugin flags: directory, device root, count, off switch; a bad coun
   for (const bad of ['0', '-1', '1.5', 'many', '100001']) {
     assert.throws(() => parseHandlerArgs(['--max-devices', bad], { NODE_NAME: 'n' }), (err: unknown) =>
       isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS') && err.message.includes('--max-devices'));
+  }
+});
+
+test('every duration flag is bounded by what a timer can wait, and the refusal names the flag', () => {
+  const flags = ['--watchdog-timeout', '--resync-period', '--heartbeat-interval', '--shutdown-grace', '--migration-progress-timeout', '--migration-completion-timeout-per-gib'];
+  for (const flag of flags) {
+    assert.throws(() => parseHandlerArgs([flag, '40000m'], { NODE_NAME: 'n' }), (err: unknown) =>
+      isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS') && err.message === `${flag}: "40000m" is too long`);
+    // 2^31-1 ms is the longest a timer takes: just under 596h31m24s.
+    assert.doesNotThrow(() => parseHandlerArgs([flag, '596h31m23s'], { NODE_NAME: 'n' }));
   }
 });

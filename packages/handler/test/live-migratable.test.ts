@@ -4,7 +4,7 @@ import { decodeVmi, type VirtualMachineInstance } from '@podvirt/api';
 import { ALLOW_POD_BRIDGE_MIGRATION_ANNOTATION, liveMigratability } from '../src/reconcile/live-migratable.js';
 import { computeStatus } from '../src/reconcile/compute-status.js';
 import { LauncherState } from '../src/launcher/launcher-state.js';
-import { makeDomain, makeVmi, T0 } from './fixtures.js';
+import { defaultedOf, makeDomain, makeVmi, T0 } from './fixtures.js';
 
 type Edit = (vmi: VirtualMachineInstance) => void;
 
@@ -104,11 +104,11 @@ for (const [name, row] of rows) {
 
 test('computeStatus writes LiveMigratable only while the domain runs, and moves it when the VMI changes', () => {
   const vmi = makeVmi();
-  const before = computeStatus({ vmi, domain: undefined, launcher: LauncherState.Ready, nowMs: T0 });
+  const before = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: undefined, launcher: LauncherState.Ready, nowMs: T0 });
   assert.equal(before.conditions?.find((c) => c.type === 'LiveMigratable'), undefined);
   assert.equal(before.migrationMethod, undefined);
   podNetwork({ bridge: {} })(vmi);
-  const running = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+  const running = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
   const cond = running.conditions?.find((c) => c.type === 'LiveMigratable');
   assert.equal(cond?.status, 'False');
   assert.equal(cond?.reason, 'InterfaceNotLiveMigratable');
@@ -116,7 +116,7 @@ test('computeStatus writes LiveMigratable only while the domain runs, and moves 
 
 test('computeStatus judges the VMI as stored with its defaults: no interface named means the default pod bridge', () => {
   const vmi = makeVmi();
-  const running = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+  const running = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
   const cond = running.conditions?.find((c) => c.type === 'LiveMigratable');
   assert.equal(cond?.status, 'False');
   assert.equal(cond?.reason, 'InterfaceNotLiveMigratable');
@@ -126,11 +126,11 @@ test('computeStatus judges the VMI as stored with its defaults: no interface nam
 test('computeStatus keeps LiveMigratable as it was for a VMI that no longer decodes', () => {
   const vmi = makeVmi();
   vmi.spec.domain.devices.autoattachPodInterface = false;
-  const first = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+  const first = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
   assert.equal(first.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
   vmi.status = first;
   vmi.spec.domain.devices.disks = [{ name: 'nowhere', disk: {} }];
-  const later = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 + 1000 });
+  const later = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 + 1000 });
   assert.deepEqual(later.conditions?.find((c) => c.type === 'LiveMigratable'), first.conditions?.find((c) => c.type === 'LiveMigratable'));
   assert.equal(later.migrationMethod, first.migrationMethod);
 });
@@ -139,7 +139,7 @@ test('the judgement follows the stored spec and metadata, not the resourceVersio
   const vmi = makeVmi();
   podNetwork({ bridge: {} })(vmi);
   const judge = (): string | undefined => {
-    const s = computeStatus({ vmi, domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
+    const s = computeStatus({ vmi, defaulted: defaultedOf(vmi), domain: makeDomain('Running', 'Booted'), launcher: LauncherState.Ready, nowMs: T0 });
     const c = s.conditions?.find((x) => x.type === 'LiveMigratable');
     return `${c?.status}/${c?.reason ?? ''}`;
   };

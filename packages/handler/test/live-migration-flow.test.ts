@@ -13,7 +13,7 @@ import { eventually } from '@podvirt/test-support';
 import { HandlerController } from '../src/handler-controller.js';
 import type { MigrationEndpoints, SourceEndpoint, TargetEndpoint } from '../src/live-migration/migration-endpoints.js';
 import { DEFAULT_MIGRATION_SETTINGS, type MigrationSettings } from '../src/live-migration/migration-settings.js';
-import type { PodNetworkPhase } from '../src/reconcile/execute-action.js';
+import type { PodNetworkPhase } from '../src/network/pod-network-phase.js';
 import { FakeLauncher } from './fake-launcher.js';
 import { FakeEvents, FakeKube } from './fake-kube.js';
 import { makeVmi, NODE, quietLog } from './fixtures.js';

@@ -15,8 +15,8 @@ import { test, type TestContext } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { eventually, makeMigrationCertificates } from '@podvirt/test-support';
 import { connectGuestSocket } from '../src/guest-stream/guest-socket.js';
-import { listenSource, listenTarget, loadMigrationTls, type MigrationTls } from '../src/migration/migration-proxy.js';
-import { listenUnix } from '../src/migration/unix-listener.js';
+import { listenSource, listenTarget, loadMigrationTls, type MigrationTls } from '../src/migration-proxy/migration-proxy.js';
+import { listenUnix } from '../src/migration-proxy/unix-listener.js';
 
 interface Pki {
   readonly a: MigrationTls;

@@ -2,7 +2,7 @@
 // in both pods, KubeVirt's names, and each pod's own file on the node.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hostMigrationSocket, MIGRATION_STREAMS, migrationUris, podMigrationSocket } from '../src/migration/migration-sockets.js';
+import { hostMigrationSocket, MIGRATION_STREAMS, migrationUris, podMigrationSocket } from '../src/migration-proxy/migration-sockets.js';
 
 const UID = '6a1f0c1e-2b3d-4e5f-8a9b-0c1d2e3f4a5b';
 

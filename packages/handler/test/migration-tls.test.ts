@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { makeMigrationCertificates } from '@podvirt/test-support';
 import { isHandlerError } from '../src/handler-error.js';
-import { loadMigrationTls, loadMigrationTlsIfPresent } from '../src/migration/migration-tls.js';
+import { loadMigrationTls, loadMigrationTlsIfPresent } from '../src/migration-proxy/migration-tls.js';
 
 async function certs(t: TestContext): Promise<{ a: string; b: string; foreign: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'pvh-migtls-'));

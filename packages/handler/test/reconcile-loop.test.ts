@@ -9,7 +9,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { HandlerController } from '../src/handler-controller.js';
 import { HandlerError } from '../src/handler-error.js';
-import type { PodNetworkPhase } from '../src/reconcile/execute-action.js';
+import type { PodNetworkPhase } from '../src/network/pod-network-phase.js';
 import type { IoErrorRetryOptions } from '../src/reconcile/io-error-retry.js';
 import { eventually } from '@podvirt/test-support';
 import { FakeLauncher, type FakeLauncherOptions } from './fake-launcher.js';

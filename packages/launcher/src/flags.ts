@@ -1,4 +1,4 @@
-import { GoFlagError, parseGoBool, parseGoFlags } from '@podvirt/api/go-flags';
+import { parseGoBool, parseGoFlags } from '@podvirt/api/go-flags';
 
 /** The launcher's settings, from the flags KubeVirt's launcher pod passes plus podvirt's own. */
 export interface LauncherFlags {
@@ -33,20 +33,18 @@ const OPTIONS = {
   name: { type: 'string' }, namespace: { type: 'string' }, uid: { type: 'string' }, 'qemu-timeout': { type: 'duration' },
   'kubevirt-share-dir': { type: 'string' }, 'ephemeral-disk-dir': { type: 'string' }, 'container-disk-dir': { type: 'string' },
   'private-dir': { type: 'string' }, 'secrets-dir': { type: 'string' }, 'dev-dir': { type: 'string' },
-  'grace-period-seconds': { type: 'string' }, 'libvirt-caps-cache': { type: 'string' }, 'allow-emulation': { type: 'boolean' },
+  'grace-period-seconds': { type: 'integer' }, 'libvirt-caps-cache': { type: 'string' }, 'allow-emulation': { type: 'boolean' },
   'simulate-crash': { type: 'boolean' },
   ...IGNORED,
 } as const;
 
 const DEFAULT_QEMU_TIMEOUT_MS = 180_000;
+const DEFAULT_GRACE_PERIOD_SECONDS = 30;
 
 /** Pure: argv after the program name, and the environment. Unknown flags are an error, not a guess. */
 export function parseFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): LauncherFlags {
   const { values: v, given } = parseGoFlags(argv, { options: OPTIONS, unknown: 'error' });
   const share = v['kubevirt-share-dir'] ?? '/var/run/kubevirt';
-  const graceText = v['grace-period-seconds'] ?? '30';
-  const grace = /^\d+$/.test(graceText) ? Number(graceText) : Number.NaN;
-  if (!Number.isSafeInteger(grace)) throw new GoFlagError('grace-period-seconds', `${JSON.stringify(graceText)} is not a non-negative integer`);
   const emulationEnv = env['PODVIRT_ALLOW_EMULATION'];
   const privateDir = v['private-dir'] ?? '/var/run/kubevirt-private';
   return {
@@ -60,7 +58,7 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     privateDir,
     secretsDir: v['secrets-dir'] ?? `${privateDir}/secret`,
     devDir: v['dev-dir'] ?? '/dev',
-    gracePeriodSeconds: grace,
+    gracePeriodSeconds: v['grace-period-seconds'] ?? DEFAULT_GRACE_PERIOD_SECONDS,
     allowEmulation: v['allow-emulation'] ?? (emulationEnv === undefined ? false : parseGoBool('allow-emulation', emulationEnv)),
     capsCacheDir: v['libvirt-caps-cache'] ?? env['PODVIRT_LIBVIRT_CAPS_CACHE'],
     simulateCrash: v['simulate-crash'] ?? false,

@@ -16,7 +16,12 @@ export interface GraceClockOptions {
 export interface GraceState {
   readonly started: boolean;
   readonly startedAtMs: number;
+  /**
+   * The VMI's own grace period, as reported to the handler: the launcher's own (its flag, which
+   * the controller pads so that the launcher can still report the end) until a VMI told it.
+   */
   readonly gracePeriodSeconds: number;
+  /** When this clock destroys the domain: the start plus the launcher's own period. */
   readonly deadlineMs: number;
 }
 
@@ -42,6 +47,11 @@ export class GraceClock {
 
   get state(): GraceState {
     return this.#state;
+  }
+
+  /** The VMI's own grace period, reported in the state; the deadline stays the launcher's own. */
+  reportVmiPeriod(seconds: number): void {
+    this.#state = { ...this.#state, gracePeriodSeconds: seconds };
   }
 
   /** Idempotent: a second call keeps the first deadline (KubeVirt stamps the grace start once). */

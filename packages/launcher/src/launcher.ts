@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { domainName } from './convert/domain-name.js';
 import { acpiEnabled } from './convert/features.js';
 import { decideDomainType } from './convert/hypervisor.js';
-import { inspectAndConvert } from './convert/inspect-and-convert.js';
+import { inspectAndConvert } from './inspect-and-convert.js';
 import { DEFAULT_LIBVIRT_DIRS, startDaemon, type LibvirtDirs, type StartedDaemon } from './daemon/start-daemon.js';
 import { DomainManager } from './domain/domain-manager.js';
 import { GuestAgentOps } from './domain/guest-agent-ops.js';

@@ -8,13 +8,16 @@ import { waitForEnd } from '../src/domain/wait-for-end.js';
 import { harness, vmiRequest, watchUntil } from './harness.js';
 
 test('graceful shutdown: marked on the domain, guest powers off, domain is gone', async (t) => {
-  const h = await harness(t);
-  await h.cmd.sync(vmiRequest(h.vmi));
+  // The controller pads the launcher's period (--grace-period-seconds) beyond the VMI's.
+  const h = await harness(t, { gracePeriodMs: 45_000 });
+  await h.cmd.sync(vmiRequest({ ...h.vmi, spec: { ...h.vmi.spec, terminationGracePeriodSeconds: 20 } }));
   h.fake().acpiObeyed = false;
   assert.equal(h.manager.beginGracefulShutdown(), true);
   const marked = (await h.cmd.getDomain({})).domain;
   assert.equal(marked?.gracefulShutdown?.started, true);
-  assert.equal(marked?.gracefulShutdown?.gracePeriodSeconds, 30);
+  // The handler is told the VMI's own period; the launcher destroys at its own, padded one.
+  assert.equal(marked?.gracefulShutdown?.gracePeriodSeconds, 20);
+  assert.equal(marked.gracefulShutdown.deadlineMs - marked.gracefulShutdown.startedAtMs, 45_000);
   await eventually(() => h.fake().calls.filter((c) => c === 'shutdown').length >= 2, { what: 'the request re-sent while the guest is up' });
   h.fake().acpiObeyed = true;
   const gone = await h.manager.tracker.gone;

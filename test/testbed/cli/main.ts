@@ -4,9 +4,18 @@ import { parseArgs } from 'node:util';
 import { repoRoot } from '../guest/repo-root.js';
 import { testbedDown, testbedUp } from './testbed-processes.js';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'state-dir': { type: 'string' } } });
+const usage = 'usage: testbed up|down [--state-dir DIR]\n';
+let parsed;
+try {
+  // strict: an unknown flag is refused, not ignored.
+  parsed = parseArgs({ allowPositionals: true, strict: true, options: { 'state-dir': { type: 'string' } } });
+} catch (err) {
+  process.stderr.write(`testbed: ${(err as Error).message}\n${usage}`);
+  process.exit(2);
+}
+const { values, positionals } = parsed;
 const stateDir = values['state-dir'] ?? join(repoRoot(import.meta.url), '.testbed');
-const command = positionals[0];
+const command = positionals.length === 1 ? positionals[0] : undefined;
 try {
   if (command === 'up') {
     const up = await testbedUp(stateDir);
@@ -14,7 +23,7 @@ try {
   } else if (command === 'down') {
     await testbedDown(stateDir);
   } else {
-    process.stderr.write('usage: testbed up|down [--state-dir DIR]\n');
+    process.stderr.write(usage);
     process.exitCode = 2;
   }
 } catch (err) {

@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -9,6 +9,9 @@ import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { closeOnSignal } from '../close-on-signal.js';
 import { readPodvirtCrds } from './podvirt-crds.js';
+import { RealControlPlane } from '../control-plane/real-control-plane.js';
+import { applyCrds } from '../control-plane/install-podvirt.js';
+import { repoRoot } from '../guest/repo-root.js';
 import { testbedNodes, type TestbedNode } from './testbed-nodes.js';
 import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { ImageMap } from '../kubelet/image-map.js';
@@ -33,12 +36,24 @@ export interface TestbedOptions {
   runtime?: string;
   /** Capabilities the image runtime never grants (see kubelet/image-runtime.ts). */
   withheldCapabilities?: readonly string[];
+  /**
+   * `testbed` (default): the in-repo API server and scheduler in this process. `real`: etcd,
+   * kube-apiserver, kube-controller-manager and kube-scheduler built from their Go modules, the
+   * kubelets joining as system:node:<name> (see control-plane/real-control-plane.ts).
+   */
+  controlPlane?: ControlPlane;
 }
 
+export type ControlPlane = 'testbed' | 'real';
+
 export interface Testbed {
+  /** system:masters on the real control plane. */
   kubeconfigPath: string;
   apiUrl: string;
-  apiServer: ApiServer;
+  /** The in-repo API server; undefined on the real control plane. */
+  apiServer: ApiServer | undefined;
+  /** The real control plane; undefined on the in-repo one. */
+  controlPlane: RealControlPlane | undefined;
   /** The first node's; every node is in `nodes`. */
   nodeName: string;
   kubeletRoot: string;
@@ -46,19 +61,14 @@ export interface Testbed {
   close(): Promise<void>;
 }
 
-/** Starts API server, scheduler and kubelet in this process (what tests use). */
+/** Starts API server, scheduler and kubelet in this process (what tests use); on the real control plane, its processes and the kubelets. */
 export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
   const log = options.logger ?? pino({ level: 'silent' });
   await mkdir(options.stateDir, { recursive: true });
-  const apiServer = await startApiServer({
-    crds: [...(await readPodvirtCrds()), ...(options.crds ?? [])],
-    logger: log,
-    ...(options.historySize === undefined ? {} : { historySize: options.historySize }),
-  });
   const kubeconfigPath = join(options.stateDir, 'kubeconfig');
   const nodes = testbedNodes(options.stateDir, options.nodeName ?? hostname(), options.nodes ?? 1);
   const [{ nodeName, kubeletRoot }] = nodes as [TestbedNode, ...TestbedNode[]];
-  const closers: Array<() => Promise<void>> = [() => apiServer.close()];
+  const closers: Array<() => Promise<void>> = [];
   const close = async (): Promise<void> => {
     for (const c of closers.splice(0).reverse()) await c();
     await rm(options.stateDir, { recursive: true, force: true });
@@ -66,20 +76,50 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
   let closing: Promise<void> | undefined;
   const closeOnce = (): Promise<void> => (closing ??= (forget(), close()));
   const forget = closeOnSignal(closeOnce);
+  let apiServer: ApiServer | undefined;
+  let controlPlane: RealControlPlane | undefined;
+  let apiUrl = '';
   try {
-    await writeKubeconfig(kubeconfigPath, apiServer.url);
     const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(kubeconfigPath);
-    const scheduler = new Scheduler({ kubeConfig, logger: log });
-    closers.push(() => scheduler.close());
-    await scheduler.start();
-    const volumes = new VolumeController({ kubeConfig, logger: log, provisionDir: join(options.stateDir, 'volumes') });
-    closers.push(() => volumes.close());
-    await volumes.start();
+    const nodeKubeConfigs = new Map<string, KubeConfig>();
+    if (options.controlPlane === 'real') {
+      const cp = await RealControlPlane.start({ dir: join(options.stateDir, 'control-plane'), repoRoot: repoRoot(import.meta.url), nodes: nodes.map((n) => n.nodeName), logger: log });
+      controlPlane = cp;
+      closers.push(() => cp.close());
+      apiUrl = cp.url;
+      await copyFile(cp.adminKubeconfig, kubeconfigPath);
+      kubeConfig.loadFromFile(kubeconfigPath);
+      await applyCrds(cp, kubeconfigPath, options.crds ?? [], options.stateDir);
+      for (const n of nodes) {
+        const k = new KubeConfig();
+        k.loadFromFile(await cp.nodeKubeconfig(n.nodeName));
+        nodeKubeConfigs.set(n.nodeName, k);
+      }
+    } else {
+      const server = await startApiServer({
+        crds: [...(await readPodvirtCrds()), ...(options.crds ?? [])],
+        logger: log,
+        ...(options.historySize === undefined ? {} : { historySize: options.historySize }),
+      });
+      apiServer = server;
+      closers.push(() => server.close());
+      apiUrl = server.url;
+      await writeKubeconfig(kubeconfigPath, server.url);
+      kubeConfig.loadFromFile(kubeconfigPath);
+      // kube-scheduler and kube-controller-manager's PV binder do these jobs on the real control plane.
+      const scheduler = new Scheduler({ kubeConfig, logger: log });
+      closers.push(() => scheduler.close());
+      await scheduler.start();
+      const volumes = new VolumeController({ kubeConfig, logger: log, provisionDir: join(options.stateDir, 'volumes') });
+      closers.push(() => volumes.close());
+      await volumes.start();
+    }
     let network: PodNetwork | undefined;
     for (const n of nodes) {
+      const servingCert = controlPlane?.pki.nodeServing.get(n.nodeName);
       const kubelet = new Kubelet({
-        kubeConfig,
+        kubeConfig: nodeKubeConfigs.get(n.nodeName) ?? kubeConfig,
+        ...(servingCert === undefined ? {} : { servingCert }),
         nodeName: n.nodeName,
         rootDir: n.kubeletRoot,
         logger: log,
@@ -96,5 +136,6 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     await closeOnce();
     throw err;
   }
-  return { kubeconfigPath, apiUrl: apiServer.url, apiServer, nodeName, kubeletRoot, nodes, close: closeOnce };
+  return { kubeconfigPath, apiUrl, apiServer, controlPlane, nodeName, kubeletRoot, nodes, close: closeOnce };
 }
+

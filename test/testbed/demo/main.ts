@@ -8,12 +8,16 @@
 //                            scripts/testbed-up / scripts/testbed-down: keep the stack running; flags
 //                            after -- are added to podvirt-controller's (e.g. --feature-gates=HostDisk)
 //   main.js serve            the background process `up` starts
+//   --control-plane real     (demo modes, up) etcd, kube-apiserver, kube-controller-manager and
+//                            kube-scheduler built by tools/build-binaries instead of the in-repo ones
+// Any other flag, or one the mode does not take, is refused (demo-args.ts).
 // Ctrl-C stops any of them cleanly.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../guest/repo-root.js';
 import { bootGuestDemo, type DemoOutput } from './boot-guest-demo.js';
-import { serveStack, stackDown, stackUp, StackServiceError, type StackShape } from './stack-service.js';
+import { DemoUsageError, parseDemoArgs } from './demo-args.js';
+import { serveStack, stackDown, stackUp, StackServiceError } from './stack-service.js';
 import { migrateDemo } from './migrate-demo.js';
 import { networkDemo } from './network-demo.js';
 import { vmiDemo } from './vmi-demo.js';
@@ -40,38 +44,26 @@ const alive = (pid: number): boolean => {
   }
 };
 
-const command = process.argv[2];
-/** `--nodes N` after the command (up, serve), 1 unless given; everything after `--` goes to the controller. */
-function stackShape(): StackShape {
-  const dashes = process.argv.indexOf('--');
-  const own = dashes < 0 ? process.argv : process.argv.slice(0, dashes);
-  const controllerArgs = dashes < 0 ? [] : process.argv.slice(dashes + 1);
-  const at = own.indexOf('--nodes');
-  if (at < 0) return { nodes: 1, controllerArgs };
-  const n = Number(own[at + 1]);
-  if (!Number.isInteger(n) || n < 1) throw new StackServiceError('STACK_START_FAILED', `--nodes wants a whole number of nodes, not "${own[at + 1] ?? ''}"`);
-  return { nodes: n, controllerArgs };
-}
 try {
-  if (command === undefined) {
-    await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
-  } else if (command === '--images') {
-    await vmiDemo({ out, env: process.env, node: process.execPath, signal: controller.signal, runtime: 'image' });
-  } else if (command === '--network') {
-    await networkDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
-  } else if (command === '--migrate') {
-    await migrateDemo({ out, env: process.env, node: process.execPath, signal: controller.signal });
-  } else if (command === '--libvirt-only') {
+  const command = parseDemoArgs(process.argv.slice(2));
+  const controlPlane = 'controlPlane' in command ? command.controlPlane : 'testbed';
+  const demo = { out, env: process.env, node: process.execPath, signal: controller.signal, controlPlane };
+  if (command.mode === 'vmi') {
+    await vmiDemo({ ...demo, runtime: command.runtime });
+  } else if (command.mode === 'network') {
+    await networkDemo(demo);
+  } else if (command.mode === 'migrate') {
+    await migrateDemo(demo);
+  } else if (command.mode === 'libvirt-only') {
     await bootGuestDemo(out, controller.signal);
-  } else if (command === 'up') {
-    const shape = stackShape();
-    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, shape);
+  } else if (command.mode === 'up') {
+    const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, command);
     const nodes = info.nodes ?? [{ nodeName: info.nodeName, nodeApiSocket: info.nodeApiSocket }];
     const several = nodes.length > 1;
     process.stdout.write(
       [
         `podvirt stack up: testbed node${several ? 's' : ''} ${nodes.map((n) => n.nodeName).join(', ')}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
-        ...(shape.controllerArgs.length > 0 ? [`podvirt-controller runs with the manifest's flags plus: ${shape.controllerArgs.join(' ')}`] : []),
+        ...(command.controllerArgs.length > 0 ? [`podvirt-controller runs with the manifest's flags plus: ${command.controllerArgs.join(' ')}`] : []),
         'Point kubectl and podvirtctl at it:',
         `  export KUBECONFIG=${info.kubeconfig}`,
         `  export PODVIRT_NODE_SOCKET=${info.nodeApiSocket}`,
@@ -90,18 +82,15 @@ try {
         '',
       ].join('\n'),
     );
-  } else if (command === 'down') {
+  } else if (command.mode === 'down') {
     const how = await stackDown(paths, (pid, signal) => process.kill(pid, signal), alive);
     process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');
-  } else if (command === 'serve') {
-    // A host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
-    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], stackShape());
   } else {
-    process.stderr.write('usage: main.js [--images | --network | --migrate | --libvirt-only | up [--nodes N] [-- CONTROLLER-FLAGS…] | down]\n');
-    process.exitCode = 2;
+    // serve: a host root whose dev/ holds the device nodes the handler's plugins offer (default: /dev).
+    await serveStack(paths, process.pid, process.execPath, controller.signal, process.env['PODVIRT_TESTBED_DEVICE_ROOT'], command);
   }
 } catch (err) {
-  const known = err instanceof StackServiceError;
+  const known = err instanceof StackServiceError || err instanceof DemoUsageError;
   process.stderr.write(`${known ? '' : 'demo failed: '}${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
+  process.exitCode = err instanceof DemoUsageError ? 2 : 1;
 }

@@ -12,6 +12,7 @@ import { readTcp } from '../sandbox/read-tcp.js';
 import { guestSerialLog } from '../stack/guest-serial-log.js';
 import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
+import { controlPlaneOption, type ControlPlane } from './demo-args.js';
 import { DemoShell } from './demo-shell.js';
 import { onDemoStack } from './demo-stack.js';
 import { until } from './demo-until.js';
@@ -21,6 +22,7 @@ export interface MigrateDemoOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly node: string;
   readonly signal?: AbortSignal;
+  readonly controlPlane?: ControlPlane;
 }
 
 // Masquerade, because a VMI that names no interface gets a bridge on the pod network, which holds
@@ -43,7 +45,7 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
   await onDemoStack(out, {
-    stack: { node: o.node, nodes: 2 },
+    stack: { node: o.node, nodes: 2, ...controlPlaneOption(o.controlPlane) },
     namespace: NS,
     starting: 'starting the two-node testbed (two kubelets, two handlers) and podvirt-controller',
     tearingDown: 'tearing down: handlers, controller, testbed',

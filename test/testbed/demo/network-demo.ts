@@ -22,6 +22,7 @@ import { stackNetwork } from '../sandbox/stack-network.js';
 import { guestSerialLog } from '../stack/guest-serial-log.js';
 import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
+import { controlPlaneOption } from './demo-args.js';
 import { DemoShell } from './demo-shell.js';
 import { onDemoStack } from './demo-stack.js';
 import { until } from './demo-until.js';
@@ -39,7 +40,7 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
   await onDemoStack(out, {
-    stack: { node: o.node },
+    stack: { node: o.node, ...controlPlaneOption(o.controlPlane) },
     namespace: NS,
     starting: 'starting the testbed and podvirt-controller + podvirt-handler (pods get their IPs from real CNI plugins)',
     tearingDown: 'tearing down: handler, controller, testbed (its bridge and CNI state go too)',

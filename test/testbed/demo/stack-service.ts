@@ -9,6 +9,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPodvirtStack } from '../stack/start-podvirt-stack.js';
+import { controlPlaneOption, type ControlPlane } from './demo-args.js';
 
 export interface StackInfo {
   readonly pid: number;
@@ -33,13 +34,19 @@ export class StackServiceError extends Error {
 export interface StackShape {
   readonly nodes: number;
   readonly controllerArgs: readonly string[];
+  /** The in-repo API server when unset. */
+  readonly controlPlane?: ControlPlane;
 }
 
 export const ONE_NODE: StackShape = { nodes: 1, controllerArgs: [] };
 
 /** The `serve` arguments that give the background process the same shape. */
 function shapeArgs(shape: StackShape): string[] {
-  return [...(shape.nodes === 1 ? [] : ['--nodes', String(shape.nodes)]), ...(shape.controllerArgs.length === 0 ? [] : ['--', ...shape.controllerArgs])];
+  return [
+    ...(shape.nodes === 1 ? [] : ['--nodes', String(shape.nodes)]),
+    ...(shape.controlPlane === undefined || shape.controlPlane === 'testbed' ? [] : ['--control-plane', shape.controlPlane]),
+    ...(shape.controllerArgs.length === 0 ? [] : ['--', ...shape.controllerArgs]),
+  ];
 }
 
 export interface StackServicePaths {
@@ -59,7 +66,7 @@ export async function serveStack(paths: StackServicePaths, pid: number, node: st
   const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
   try {
     const stack = await startPodvirtStack({
-      node, nodes: shape.nodes, controllerArgs: shape.controllerArgs, onLogLine: (component, line) => logs[component].write(`${line}\n`),
+      node, nodes: shape.nodes, controllerArgs: shape.controllerArgs, onLogLine: (component, line) => logs[component].write(`${line}\n`), ...controlPlaneOption(shape.controlPlane),
       ...(deviceRoot === undefined || deviceRoot === '' ? {} : { deviceRoot }),
     });
     try {

@@ -12,6 +12,7 @@ import { KUBELET_ROOT_LABEL } from '../container/start-image-container.js';
 import { guestSerialLog } from '../stack/guest-serial-log.js';
 import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
+import { controlPlaneOption, type ControlPlane } from './demo-args.js';
 import { DemoShell } from './demo-shell.js';
 import { onDemoStack } from './demo-stack.js';
 import { followFile } from './follow-file.js';
@@ -24,6 +25,8 @@ export interface VmiDemoOptions {
   readonly signal?: AbortSignal;
   /** The kubelet's runtime: `process` (default) or `image` (the launcher pod from the built images). */
   readonly runtime?: string;
+  /** The API server the stack runs on: the in-repo one (default) or the real one (see stack/real-control-plane.ts). */
+  readonly controlPlane?: ControlPlane;
 }
 
 const EXAMPLE = 'manifests/examples/vmi-test-guest.yaml';
@@ -40,7 +43,7 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
   await onDemoStack(out, {
-    stack: { node: o.node, ...(o.runtime === undefined ? {} : { runtime: o.runtime }) },
+    stack: { node: o.node, ...(o.runtime === undefined ? {} : { runtime: o.runtime }), ...controlPlaneOption(o.controlPlane) },
     namespace: NS,
     starting: 'starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/',
     tearingDown: 'tearing down: handler, controller, testbed (its pods end)',

@@ -35,6 +35,8 @@ export interface KubeletOptions {
   network?: PodNetwork;
   /** Where device plugins' host paths are looked up (default `/`; a test's fake device tree). */
   deviceHostRoot?: string;
+  /** The serving certificate of its log endpoint, which then speaks HTTPS (the real control plane's API server wants that). */
+  servingCert?: { readonly cert: string; readonly key: string };
 }
 
 /**
@@ -68,7 +70,7 @@ export class Kubelet {
     this.#network = options.network ?? new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
     this.#runtime = options.runtime ?? processRuntime();
     this.devicePlugins = new DevicePluginRegistry({ dir: join(options.rootDir, 'device-plugins'), log: this.#log, onChange: () => this.#beatSoon?.() });
-    this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name));
+    this.#logs = new LogServer((ns, name) => [...this.#workers.values()].find((w) => w.pod.metadata?.namespace === ns && w.pod.metadata.name === name), options.servingCert);
     const selector = `spec.nodeName=${options.nodeName}`;
     this.#pods = new ListWatch<V1Pod>('/api/v1/pods', new Watch(options.kubeConfig), () => this.#core.listPodForAllNamespaces({ fieldSelector: selector }), false, undefined, selector);
     this.#pods.on('add', (pod) => this.#onPod(pod));

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readContainerLog } from './container-log.js';
 import type { PodWorker } from './pod-worker.js';
@@ -15,8 +17,9 @@ export class LogServer {
   readonly #server: Server;
   readonly #requests = new Set<AbortController>();
 
-  constructor(lookup: WorkerLookup) {
-    this.#server = createServer((req, res) => {
+  /** With `tls`, it serves HTTPS as a real kubelet does (kube-apiserver only speaks HTTPS to kubelets). */
+  constructor(lookup: WorkerLookup, tls?: { readonly cert: string; readonly key: string }) {
+    const handle: RequestListener = (req, res) => {
       const url = new URL(req.url ?? '/', 'http://kubelet');
       const parts = url.pathname.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
       const fail = (code: number, message: string): void => {
@@ -53,7 +56,8 @@ export class LogServer {
           this.#requests.delete(abort);
           res.end();
         });
-    });
+    };
+    this.#server = tls === undefined ? createServer(handle) : createTlsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, handle);
   }
 
   async listen(host: string): Promise<number> {

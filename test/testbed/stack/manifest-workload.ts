@@ -31,19 +31,31 @@ export class ManifestError extends Error {
 
 type Doc = Record<string, unknown>;
 
-/** Every document of `<root>/manifests/*.yaml`, in file order. */
-export async function loadManifests(root: string): Promise<Doc[]> {
+/** Every file of `<root>/manifests/*.yaml` with its documents, in file order. */
+async function loadManifestFiles(root: string): Promise<Array<{ path: string; docs: Doc[] }>> {
   const dir = join(root, 'manifests');
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
-  const docs: Doc[] = [];
+  const out: Array<{ path: string; docs: Doc[] }> = [];
   for (const file of files) {
+    const docs: Doc[] = [];
     for (const doc of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
       if (doc.errors.length > 0) throw new ManifestError(`${file}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
       const value: unknown = doc.toJS();
       if (isDoc(value)) docs.push(value);
     }
+    out.push({ path: join(dir, file), docs });
   }
-  return docs;
+  return out;
+}
+
+/** Every document of `<root>/manifests/*.yaml`, in file order. */
+export async function loadManifests(root: string): Promise<Doc[]> {
+  return (await loadManifestFiles(root)).flatMap((f) => f.docs);
+}
+
+/** The files of `<root>/manifests/*.yaml` that hold no Deployment or DaemonSet (what the real lane applies). */
+export async function manifestFilesWithoutWorkloads(root: string): Promise<string[]> {
+  return (await loadManifestFiles(root)).filter((f) => !f.docs.some((d) => d['kind'] === 'Deployment' || d['kind'] === 'DaemonSet')).map((f) => f.path);
 }
 
 /** The workload `kind`/`name`; it must have exactly one container. */

@@ -5,7 +5,8 @@ import { KUBELET_ROOT_LABEL } from '../container/start-image-container.js';
 
 /**
  * What a closed stack must not leave behind, as descriptions (empty when clean): a process
- * (qemu, monitor, launcher, daemon …) still holding a mount from the stack's state dir, such
+ * whose command line names the stack's state dir (the real control plane's etcd, API server …),
+ * a process (qemu, monitor, launcher, daemon …) still holding a mount from the state dir, such
  * a mount in this namespace, a container of the image runtime, the state dir itself, or the
  * pods-dir symlink.
  */
@@ -15,6 +16,9 @@ export async function stackLeftovers(stack: { readonly stateDir: string; readonl
   const seen = new Set<string>();
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
+    // The real control plane's processes (etcd, kube-apiserver …) name the state dir in their flags.
+    const cmdline = (await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ');
+    if (Number(name) !== process.pid && mentions(cmdline)) left.push(`process ${name} (${cmdline.slice(0, 80)}) started for ${stack.stateDir}`);
     // One look per mount namespace: every host process shows the host's mounts.
     const ns = await readlink(`/proc/${name}/ns/mnt`).catch(() => undefined);
     if (ns === undefined || seen.has(ns)) continue;

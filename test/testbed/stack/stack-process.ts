@@ -15,6 +15,8 @@ export interface StackProcessOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Every stdout line as it arrives, raw (a long-running stack writes them to a file). */
   readonly onLine?: (line: string) => void;
+  /** Every stderr line as it arrives (upstream binaries log there). */
+  readonly onStderrLine?: (line: string) => void;
 }
 
 export interface ProcessExit {
@@ -23,7 +25,7 @@ export interface ProcessExit {
 }
 
 /**
- * A podvirt binary run as a real process: its JSON stdout lines are kept (a non-JSON line is
+ * A podvirt binary (or an upstream one of the real control plane) run as a real process: its JSON stdout lines are kept (a non-JSON line is
  * kept as `msg`), stderr as text. `stop()` is SIGTERM, then SIGKILL after a bound; idempotent.
  */
 export class StackProcess {
@@ -46,6 +48,7 @@ export class StackProcess {
       this.lines.push(parseLine(line));
       options.onLine?.(line);
     });
+    if (options.onStderrLine !== undefined) createInterface({ input: this.#child.stderr as NodeJS.ReadableStream }).on('line', options.onStderrLine);
     this.#child.stderr?.on('data', (chunk: Buffer) => {
       // Bounded: a crash loop must not grow the test's memory without end.
       this.#stderr = `${this.#stderr}${chunk.toString()}`.slice(-64 * 1024);

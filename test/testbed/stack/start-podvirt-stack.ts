@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Namespace } from '@kubernetes/client-node';
 import { makeMigrationCertificates } from '@podvirt/test-support';
-import type { Logger } from 'pino';
-import { writeKubeconfig } from '../apiserver/kubeconfig.js';
+import { pino, type Logger } from 'pino';
+import { writeKubeconfig, writeTlsKubeconfig } from '../apiserver/kubeconfig.js';
 import type { RequestListener } from '../apiserver/request-record.js';
-import { startTestbed, type Testbed } from '../cli/start-testbed.js';
+import { startTestbed, type ControlPlane, type Testbed } from '../cli/start-testbed.js';
+import { installManifests } from '../control-plane/install-podvirt.js';
+import { ServiceAccountTokens } from '../control-plane/service-account-tokens.js';
 import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
@@ -41,6 +43,12 @@ export interface PodvirtStackOptions {
   readonly runtime?: string;
   /** Capabilities the image runtime never grants, as on a node whose runtime cannot (a launcher that needs one fails). */
   readonly withheldCapabilities?: readonly string[];
+  /**
+   * `real`: the upstream control plane (see cli/start-testbed.ts); podvirt installed with
+   * `kubectl apply` of manifests/ but its Deployment and DaemonSet, controller and handler
+   * authenticating with their ServiceAccounts' tokens (control-plane/service-account-tokens.ts).
+   */
+  readonly controlPlane?: ControlPlane;
 }
 
 /** One node of the stack: its kubelet's pods dir as its handler sees it, and that handler. */
@@ -115,9 +123,16 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     ...(options.deviceRoot === undefined ? {} : { deviceHostRoot: options.deviceRoot }),
     ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
     ...(options.withheldCapabilities === undefined ? {} : { withheldCapabilities: options.withheldCapabilities }),
+    ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
   });
   const closers: Array<() => Promise<unknown>> = [() => testbed.close()];
-  if (options.onRequest !== undefined) testbed.apiServer.onRequest(options.onRequest);
+  if (options.onRequest !== undefined) {
+    if (testbed.apiServer === undefined) {
+      await testbed.close();
+      throw new Error('onRequest needs the in-repo API server; the real one counts requests in its apiserver_request_total metric');
+    }
+    testbed.apiServer.onRequest(options.onRequest);
+  }
   const closeAll = async (): Promise<void> => {
     for (const c of closers.splice(0).reverse()) await c();
   };
@@ -145,11 +160,25 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     // The components run as the install manifests say (manifests/*.yaml), through the mapping
     // in testbed-command.ts; their namespace comes from the manifests too.
     const manifests = await loadManifests(root);
-    await createNamespaces(kubeConfig, manifests);
+    const cp = testbed.controlPlane;
+    let tokens: ServiceAccountTokens | undefined;
+    if (cp === undefined) await createNamespaces(kubeConfig, manifests);
+    else {
+      await installManifests(cp, root, testbed.kubeconfigPath);
+      const t = new ServiceAccountTokens(kubeConfig, options.logger ?? pino({ level: 'silent' }));
+      tokens = t;
+      closers.push(async () => t.close());
+    }
     const handlerDir = join(stateDir, 'handler');
     const mapping = async (workload: ManifestWorkload, extraArgs: readonly string[], at = { nodeName: testbed.nodeName, podsDir, handlerDir, kubeletRoot: testbed.kubeletRoot, index: 0 }): Promise<TestbedMapping> => {
-      const kubeconfig = join(stateDir, `${workload.name}.kubeconfig`);
-      await writeKubeconfig(kubeconfig, testbed.apiUrl, `system:serviceaccount:${workload.namespace}:${workload.serviceAccountName}`);
+      const kubeconfig = join(stateDir, `${workload.name}-${at.index}.kubeconfig`);
+      if (cp === undefined || tokens === undefined) await writeKubeconfig(kubeconfig, testbed.apiUrl, `system:serviceaccount:${workload.namespace}:${workload.serviceAccountName}`);
+      else {
+        // A DaemonSet pod's token names its node; the Deployment's pod runs anywhere.
+        const file = join(stateDir, `${workload.name}-${at.index}.token`);
+        await tokens.keep({ namespace: workload.namespace, serviceAccount: workload.serviceAccountName, file, ...(workload.kind === 'DaemonSet' ? { boundNode: at.nodeName } : {}) });
+        await writeTlsKubeconfig(kubeconfig, cp.url, cp.pki.caCert, { tokenFile: file });
+      }
       return {
         binaries: {
           '/usr/bin/podvirt-controller': [node, join(root, 'packages/controller/bin/podvirt-controller.js')],

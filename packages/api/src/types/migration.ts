@@ -3,7 +3,7 @@
 
 import type { MigrationPhase } from '../migration-phases.js';
 import type { ObjectMeta } from './object-meta.js';
-import type { VmiCondition } from './status.js';
+import type { VmiCondition } from './condition.js';
 
 export interface MigrationSpec {
   /** The VMI to move; it must be in the migration's namespace. */

@@ -1,19 +1,10 @@
 // `status` of a VMI: written by the controller (phase up to Scheduled, nodeName, activePods,
 // qosClass, launcherContainerImageVersion) and by the handler (everything the domain shows).
 
-import type { ConditionStatus } from '../conditions.js';
 import type { VmiPhase } from '../phases.js';
+import type { VmiCondition } from './condition.js';
 import type { QuantityValue } from './domain.js';
 import type { VmiMigrationState } from './migration.js';
-
-export interface VmiCondition {
-  type: string;
-  status: ConditionStatus;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string | null;
-  reason?: string;
-  message?: string;
-}
 
 export interface VmiNetworkInterfaceStatus {
   name?: string;

@@ -2,7 +2,7 @@
 // as Date) and from raw watch events (dates as RFC 3339 strings), so times are read from either.
 
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
-import { COMPUTE_CONTAINER_NAME } from '../render/launcher-layout.js';
+import { COMPUTE_CONTAINER_NAME } from '../launcher-layout.js';
 
 export function timeOf(value: unknown): number | undefined {
   if (value instanceof Date) return value.getTime();

@@ -8,7 +8,7 @@
 
 import type { V1Container } from '@kubernetes/client-node';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { CONSOLE_LOG_CONTAINER_NAME, KUBEVIRT_PRIVATE_DIR, TAIL_COMMAND } from './launcher-layout.js';
+import { CONSOLE_LOG_CONTAINER_NAME, KUBEVIRT_PRIVATE_DIR, TAIL_COMMAND } from '../launcher-layout.js';
 
 // KubeVirt's defaults for this container: requests 5m / 35M, limits 15m / 60M.
 const TAIL_RESOURCES = { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '60M' } };

@@ -12,7 +12,7 @@ import {
   CONTAINER_DISKS_VOLUME,
   KERNEL_BOOT_CONTAINER_NAME,
   KERNEL_BOOT_SLOT,
-} from './launcher-layout.js';
+} from '../launcher-layout.js';
 
 // A copy needs little. Limits equal requests so that a VMI whose compute container is
 // Guaranteed keeps a Guaranteed pod (every container, init ones included, must qualify);

@@ -34,7 +34,7 @@ import {
   POD_GRACE_EXTRA_SECONDS,
   QEMU_TIMEOUT_BASE_SECONDS,
   QEMU_TIMEOUT_JITTER_SECONDS,
-} from './launcher-layout.js';
+} from '../launcher-layout.js';
 import { deviceResources } from './device-resources.js';
 import type { HostDiskPolicy } from '../decide/host-disk-policy.js';
 import { memoryOverheadBytes } from './memory-overhead.js';

@@ -14,7 +14,7 @@ import type { V1PersistentVolumeClaim, V1Volume, V1VolumeDevice, V1VolumeMount }
 import { formatFieldErrors, type VirtualMachineInstance } from '@podvirt/api';
 import { ControllerError } from '../controller-error.js';
 import { allowedDirOf, checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from '../decide/host-disk-policy.js';
-import { KUBEVIRT_PRIVATE_DIR, LAUNCHER_VOLUMES } from './launcher-layout.js';
+import { KUBEVIRT_PRIVATE_DIR, LAUNCHER_VOLUMES } from '../launcher-layout.js';
 
 export const VMI_DISKS_DIR = `${KUBEVIRT_PRIVATE_DIR}/vmi-disks`;
 export const SECRET_SOURCE_DIR = `${KUBEVIRT_PRIVATE_DIR}/secret`;

@@ -4,8 +4,7 @@
 
 import { rm } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
-import { deviceplugin } from '@podvirt/proto';
-import { shutdownGrpcServer } from '../grpc-shutdown.js';
+import { deviceplugin, shutdownGrpcServer } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
 import type { DevicePluginService } from './device-plugin-service.js';
 

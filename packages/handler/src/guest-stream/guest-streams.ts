@@ -7,7 +7,7 @@ import { vmiLogBindings } from '@podvirt/api';
 import type { node } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
-import { toStatusObject } from '../node-api/node-api-status.js';
+import { toStatusObject } from '../handler-error-status.js';
 import { splitObjectKey } from '@podvirt/kube-runtime';
 import { connectGuestSocket, type GuestStreamKind } from './guest-socket.js';
 import { DEFAULT_MAX_PENDING_BYTES, startRelay } from './guest-stream-relay.js';

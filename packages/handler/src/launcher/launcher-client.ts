@@ -2,24 +2,16 @@
 // kept only once Info names a Cmd version both sides speak.
 
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, highestCommonVersion, promiseClient, type CallObserver, type PromiseMethods } from '@podvirt/proto';
+import {
+  CALL_DEADLINES, CMD_VERSIONS, cmd, cmdDeadlineMs, highestCommonVersion, promiseClient,
+  type CallDeadlines, type CallObserver, type PromiseMethods,
+} from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
 import { fromServiceError } from './grpc-error.js';
 
-export interface LauncherTimeouts {
-  /** Ping, Info and GetDomain: KubeVirt's short client timeout is 5 s. */
-  readonly shortMs: number;
-  /** Sync, Shutdown, Kill, Delete: KubeVirt's long client timeout is 20 s. */
-  readonly longMs: number;
-}
-
-export const DEFAULT_LAUNCHER_TIMEOUTS: LauncherTimeouts = { shortMs: 5_000, longMs: 20_000 };
-
-// Freezing waits for the agent to sync and freeze every filesystem; KubeVirt allows a minute.
-const FREEZE_TIMEOUT_MS = 60_000;
-
 export interface ConnectOptions {
-  readonly timeouts?: LauncherTimeouts;
+  /** Each call's deadline is the Cmd contract's (`cmdDeadlineMs`); tests shorten some classes. */
+  readonly timeouts?: Partial<CallDeadlines>;
   readonly signal?: AbortSignal;
   /** Sees every call's method, status and duration. */
   readonly observe?: CallObserver;
@@ -39,16 +31,14 @@ export class LauncherClient {
   readonly info: cmd.InfoResponse;
   readonly #client: cmd.CmdClient;
   readonly #calls: CmdCalls;
-  readonly #timeouts: LauncherTimeouts;
   #closed = false;
 
-  private constructor(socketPath: string, client: cmd.CmdClient, calls: CmdCalls, info: cmd.InfoResponse, version: number, timeouts: LauncherTimeouts) {
+  private constructor(socketPath: string, client: cmd.CmdClient, calls: CmdCalls, info: cmd.InfoResponse, version: number) {
     this.socketPath = socketPath;
     this.#client = client;
     this.#calls = calls;
     this.info = info;
     this.version = version;
-    this.#timeouts = timeouts;
   }
 
   /**
@@ -57,10 +47,10 @@ export class LauncherClient {
    * both). Closes the channel again when either fails or no version is shared.
    */
   static async connect(socketPath: string, options: ConnectOptions = {}): Promise<Connected> {
-    const timeouts = options.timeouts ?? DEFAULT_LAUNCHER_TIMEOUTS;
+    const deadlines: CallDeadlines = { ...CALL_DEADLINES, ...options.timeouts };
     const client = new cmd.CmdClient(`unix:${socketPath}`, grpc.credentials.createInsecure());
     const calls = promiseClient(cmd.CmdService, client, {
-      timeoutMs: timeouts.shortMs,
+      timeoutMs: (method) => cmdDeadlineMs(method, deadlines),
       toError: fromServiceError,
       ...(options.observe ? { observe: options.observe } : {}),
     });
@@ -79,7 +69,7 @@ export class LauncherClient {
       // Judged after the version: a launcher that speaks no common version is named as such, not
       // by whatever its GetDomain answered.
       if (read.status === 'rejected') throw read.reason;
-      return { client: new LauncherClient(socketPath, client, calls, info, version, timeouts), domain: read.value.domain };
+      return { client: new LauncherClient(socketPath, client, calls, info, version), domain: read.value.domain };
     } catch (err) {
       client.close();
       throw err;
@@ -97,59 +87,59 @@ export class LauncherClient {
 
   /** Returns the domain as the launcher left it after the sync. */
   async sync(vmiJson: Buffer, signal?: AbortSignal): Promise<cmd.Domain | undefined> {
-    const res = await this.#calls.sync({ vmiJson }, this.#long(signal));
+    const res = await this.#calls.sync({ vmiJson }, { signal });
     return res.domain;
   }
 
   shutdown(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.shutdown({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.shutdown({ vmiJson }, { signal }).then(() => undefined);
   }
 
   kill(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.kill({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.kill({ vmiJson }, { signal }).then(() => undefined);
   }
 
   delete(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.delete({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.delete({ vmiJson }, { signal }).then(() => undefined);
   }
 
   pause(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.pause({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.pause({ vmiJson }, { signal }).then(() => undefined);
   }
 
   unpause(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.unpause({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.unpause({ vmiJson }, { signal }).then(() => undefined);
   }
 
   async freeze(vmiJson: Buffer, unfreezeTimeoutSeconds: number, signal?: AbortSignal): Promise<void> {
-    await this.#calls.freeze({ vmiJson, unfreezeTimeoutSeconds }, { timeoutMs: FREEZE_TIMEOUT_MS, signal });
+    await this.#calls.freeze({ vmiJson, unfreezeTimeoutSeconds }, { signal });
   }
 
   unfreeze(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.unfreeze({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.unfreeze({ vmiJson }, { signal }).then(() => undefined);
   }
 
   softReboot(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.softReboot({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.softReboot({ vmiJson }, { signal }).then(() => undefined);
   }
 
   reset(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.reset({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.reset({ vmiJson }, { signal }).then(() => undefined);
   }
 
   /** Migration target: files made, no domain; answers the XML the target would run. */
   async prepareMigrationTarget(vmiJson: Buffer, signal?: AbortSignal): Promise<string> {
-    const res = await this.#calls.prepareMigrationTarget({ vmiJson }, this.#long(signal));
+    const res = await this.#calls.prepareMigrationTarget({ vmiJson }, { signal });
     return res.domainXml;
   }
 
   /** Migration source: returns once the migration runs; its progress comes on WatchDomain. */
   migrate(request: cmd.MigrateRequest, signal?: AbortSignal): Promise<void> {
-    return this.#calls.migrate(request, this.#long(signal)).then(() => undefined);
+    return this.#calls.migrate(request, { signal }).then(() => undefined);
   }
 
   cancelMigration(vmiJson: Buffer, signal?: AbortSignal): Promise<void> {
-    return this.#calls.cancelMigration({ vmiJson }, this.#long(signal)).then(() => undefined);
+    return this.#calls.cancelMigration({ vmiJson }, { signal }).then(() => undefined);
   }
 
   getGuestInfo(signal?: AbortSignal): Promise<cmd.GuestInfo> {
@@ -178,9 +168,5 @@ export class LauncherClient {
     if (this.#closed) return;
     this.#closed = true;
     this.#client.close();
-  }
-
-  #long(signal: AbortSignal | undefined) {
-    return { timeoutMs: this.#timeouts.longMs, signal };
   }
 }

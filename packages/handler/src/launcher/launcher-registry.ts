@@ -5,14 +5,14 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
-import type { CallObserver, cmd } from '@podvirt/proto';
+import type { CallDeadlines, CallObserver, cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import type { LauncherRecords } from '../ghost-records/ghost-record.js';
 import { launcherUnresponsiveMark, markLauncherUnresponsive } from '../ghost-records/unresponsive-marker.js';
 import { HandlerError, isHandlerError } from '../handler-error.js';
 import { splitObjectKey } from '@podvirt/kube-runtime';
 import { DomainCache } from './domain-cache.js';
-import { LauncherClient, type ConnectOptions, type Connected, type LauncherTimeouts } from './launcher-client.js';
+import { LauncherClient, type ConnectOptions, type Connected } from './launcher-client.js';
 import { isLauncherGone, LauncherConnection, type LauncherGone } from './launcher-connection.js';
 import { LauncherState } from './launcher-state.js';
 import { discoverLauncherSocket, isSocket, LAUNCHER_SOCKET_SUBPATH, type SocketDiscovery } from './socket-discovery.js';
@@ -31,7 +31,7 @@ export interface LauncherRegistryOptions {
   readonly now: () => number;
   readonly watchdogMs: number;
   readonly initTimeoutMs?: number;
-  readonly timeouts?: LauncherTimeouts;
+  readonly timeouts?: Partial<CallDeadlines>;
   readonly onChange: (key: string) => void;
   readonly onNotice: (key: string, uid: string, notice: cmd.Notice) => void;
   readonly reconnectBaseMs?: number;

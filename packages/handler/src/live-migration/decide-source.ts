@@ -6,7 +6,7 @@
 import { kubeTime, type VmiMigrationState } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
-import { domainAlive } from '../reconcile/domain-facts.js';
+import { domainAlive } from '../launcher/domain-liveness.js';
 import { migrationEnded } from './migration-role.js';
 
 export type SourceAction =

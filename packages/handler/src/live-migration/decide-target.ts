@@ -5,8 +5,8 @@
 import type { VmiMigrationState } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
-import { LAUNCHER_INIT_POLL_MS, LAUNCHER_WAIT_MS } from '../reconcile/decide.js';
-import { domainAlive, domainExists } from '../reconcile/domain-facts.js';
+import { domainAlive, domainExists } from '../launcher/domain-liveness.js';
+import { LAUNCHER_INIT_POLL_MS, LAUNCHER_WAIT_MS } from '../launcher/launcher-waits.js';
 import { migrationEnded } from './migration-role.js';
 
 export type TargetAction =

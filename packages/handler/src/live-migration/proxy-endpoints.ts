@@ -7,8 +7,8 @@
 import { lstat, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { HandlerError } from '../handler-error.js';
-import { listenSource, listenTarget, type MigrationTls } from '../migration/migration-proxy.js';
-import { hostMigrationSocket, MIGRATION_STREAMS, migrationUris, type MigrationStream } from '../migration/migration-sockets.js';
+import { listenSource, listenTarget, type MigrationTls } from '../migration-proxy/migration-proxy.js';
+import { hostMigrationSocket, MIGRATION_STREAMS, migrationUris, type MigrationStream } from '../migration-proxy/migration-sockets.js';
 import type { EndpointTarget, MigrationEndpoints, SourceEndpoint, TargetEndpoint } from './migration-endpoints.js';
 
 // The launcher runs virtqemud where the distribution has it, else libvirtd (one or the other).

@@ -7,8 +7,7 @@
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { lenientService, node, refuseMalformedUnary } from '@podvirt/proto';
-import { shutdownGrpcServer } from '../grpc-shutdown.js';
+import { lenientService, node, shutdownGrpcServer } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
 import { clientRefusal, type AllowedClients } from './client-identity.js';
 
@@ -55,8 +54,9 @@ export class NodeApiServer {
     await rm(socketPath, { force: true });
     const allowed = options.tls?.allowedClients;
     const server = new grpc.Server(allowed === undefined ? {} : { interceptors: [authorize(allowed, options.onRefused)] });
-    // A body that does not decode is INVALID_ARGUMENT naming the method, not grpc-js's INTERNAL.
-    server.addService(lenientService(node.NodeService), refuseMalformedUnary(node.NodeService, options.service));
+    // A body that does not decode is INVALID_ARGUMENT naming the method, not grpc-js's INTERNAL
+    // (the service's unary methods are @podvirt/proto's unaryHandler, which answers so).
+    server.addService(lenientService(node.NodeService), options.service);
     let tlsPort = 0;
     try {
       await bind(server, `unix:${socketPath}`, grpc.ServerCredentials.createInsecure());

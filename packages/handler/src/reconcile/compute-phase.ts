@@ -2,15 +2,16 @@
 // the handler owns Running, Succeeded and Failed, never leaves a final phase, and keeps the
 // current phase whenever the domain does not say otherwise.
 
-import { isFinalPhase, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
+import { isFinalPhase, VmiPhase, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
-import { acpiShutdownInPlay } from './domain-facts.js';
+import { acpiShutdownInPlay } from './grace-period.js';
 
 const RUNNING_STATES = new Set(['Running', 'Blocked', 'PMSuspended']);
 const STOPPED_STATES = new Set(['Shutoff', 'Crashed']);
 
-export function computePhase(vmi: VirtualMachineInstance, domain: cmd.Domain | undefined, launcher: LauncherState): VmiPhase {
+/** `defaulted`: the VMI's spec as decoded (defaulted-vmis.ts), undefined when it does not decode. */
+export function computePhase(vmi: VirtualMachineInstance, defaulted: DefaultedVmi | undefined, domain: cmd.Domain | undefined, launcher: LauncherState): VmiPhase {
   const current = vmi.status?.phase ?? VmiPhase.Unset;
   if (isFinalPhase(current)) return current;
   // A deleted domain still counts when its last state says how it stopped.
@@ -18,7 +19,7 @@ export function computePhase(vmi: VirtualMachineInstance, domain: cmd.Domain | u
   if (known === undefined) return phaseWithoutDomain(current, launcher, vmi.metadata.deletionTimestamp != null);
   if (RUNNING_STATES.has(known.state)) return VmiPhase.Running;
   if (known.state === 'Paused') return known.reason === 'PostcopyFailed' ? VmiPhase.Failed : VmiPhase.Running;
-  if (STOPPED_STATES.has(known.state)) return phaseOfStoppedDomain(vmi, known, current);
+  if (STOPPED_STATES.has(known.state)) return phaseOfStoppedDomain(defaulted, known, current);
   // ShuttingDown, NoState: nothing decided yet.
   return current;
 }
@@ -36,7 +37,7 @@ function phaseWithoutDomain(current: VmiPhase, launcher: LauncherState, deleting
   return VmiPhase.Scheduled;
 }
 
-function phaseOfStoppedDomain(vmi: VirtualMachineInstance, domain: cmd.Domain, current: VmiPhase): VmiPhase {
+function phaseOfStoppedDomain(defaulted: DefaultedVmi | undefined, domain: cmd.Domain, current: VmiPhase): VmiPhase {
   switch (domain.reason) {
     // Failed is libvirt's SHUTOFF_FAILED: qemu died under it (a SIGKILLed qemu reports this or Crashed).
     case 'Crashed':
@@ -45,7 +46,7 @@ function phaseOfStoppedDomain(vmi: VirtualMachineInstance, domain: cmd.Domain, c
       return VmiPhase.Failed;
     case 'Destroyed':
       // Destroyed after an ACPI shutdown was possible means the grace period ran out.
-      return acpiShutdownInPlay(vmi, domain) ? VmiPhase.Failed : VmiPhase.Succeeded;
+      return acpiShutdownInPlay(defaulted, domain) ? VmiPhase.Failed : VmiPhase.Succeeded;
     case 'Shutdown':
     case 'Saved':
     case 'FromSnapshot':

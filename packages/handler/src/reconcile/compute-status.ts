@@ -12,6 +12,7 @@ import {
   VmiConditionReason,
   VmiConditionType,
   VmiPhase,
+  type DefaultedVmi,
   type VirtualMachineInstance,
   type VmiCondition,
   type VmiStatus,
@@ -20,9 +21,9 @@ import type { cmd } from '@podvirt/proto';
 import type { LauncherGone } from '../launcher/launcher-connection.js';
 import type { LauncherState } from '../launcher/launcher-state.js';
 import { computePhase } from './compute-phase.js';
-import { domainAlive, domainExists, effectiveDomain } from './domain-facts.js';
+import { domainAlive, domainExists, effectiveDomain } from '../launcher/domain-liveness.js';
 import { applyDomainFields } from './domain-status-fields.js';
-import { storedVmiMigratability } from './live-migratable.js';
+import { liveMigratability } from './live-migratable.js';
 
 export interface SyncFailure {
   /** The error text, naming the field when the VMI is at fault. */
@@ -33,6 +34,8 @@ export interface SyncFailure {
 
 export interface StatusInput {
   readonly vmi: VirtualMachineInstance;
+  /** Its spec as decoded (defaulted-vmis.ts); undefined when it does not decode. */
+  readonly defaulted: DefaultedVmi | undefined;
   readonly domain: cmd.Domain | undefined;
   readonly launcher: LauncherState;
   readonly syncFailure?: SyncFailure | undefined;
@@ -55,7 +58,7 @@ const PAUSE_REASONS: Readonly<Record<string, string>> = {
 };
 
 export function computeStatus(input: StatusInput): VmiStatus {
-  const { vmi, launcher, syncFailure, nowMs } = input;
+  const { vmi, defaulted, launcher, syncFailure, nowMs } = input;
   const domain = effectiveDomain(input.domain, launcher);
   const old = vmi.status ?? {};
   if (isFinalPhase(old.phase)) return old;
@@ -63,7 +66,7 @@ export function computeStatus(input: StatusInput): VmiStatus {
   const now = kubeTime(nowMs);
   if (domain !== undefined) applyDomainFields(status, vmi, domain);
 
-  const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, domain, launcher) : VmiPhase.Failed;
+  const phase = syncFailure?.fatalReason === undefined ? computePhase(vmi, defaulted, domain, launcher) : VmiPhase.Failed;
   if (syncFailure?.fatalReason !== undefined) status.reason = syncFailure.fatalReason;
   else if (phase === VmiPhase.Failed && input.launcherGone !== undefined && status.reason === undefined) {
     status.reason = input.launcherGone === 'silent' ? LauncherGoneReason.silent : LauncherGoneReason.exited;
@@ -74,12 +77,11 @@ export function computeStatus(input: StatusInput): VmiStatus {
   conditions = domainAlive(domain) && domain.agentConnected
     ? upsertCondition(conditions, { type: VmiConditionType.AgentConnected, status: ConditionStatus.True }, now)
     : removeCondition(conditions, VmiConditionType.AgentConnected);
-  if (domainAlive(domain)) {
-    const migratable = storedVmiMigratability(vmi);
-    if (migratable !== undefined) {
-      conditions = upsertCondition(conditions, migratable.condition, now);
-      status.migrationMethod = migratable.method;
-    }
+  // A VMI that no longer decodes keeps the condition it had.
+  if (domainAlive(domain) && defaulted !== undefined) {
+    const migratable = liveMigratability(defaulted);
+    conditions = upsertCondition(conditions, migratable.condition, now);
+    status.migrationMethod = migratable.method;
   }
   conditions = syncFailure === undefined
     ? removeCondition(conditions, VmiConditionType.Synchronized)

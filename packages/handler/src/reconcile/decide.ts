@@ -1,28 +1,27 @@
 // The pure half of the reconcile loop (the decision table of `sync` in KubeVirt's
 // pkg/virt-handler/vm.go):
-// given the VMI (undefined when gone from the cluster), the launcher's last domain, the
-// launcher's state and the time, choose one Action. No I/O here.
+// given the VMI (undefined when gone from the cluster) and its decoded spec (undefined when it
+// does not decode), the launcher's last domain, the launcher's state and the time, choose one
+// Action. No I/O here.
 
-import { isFinalPhase, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
+import { isFinalPhase, VmiPhase, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
 import type { Action } from './action.js';
 import { computePhase } from './compute-phase.js';
-import { domainAlive, domainExists, effectiveDomain, gracePeriodSeconds } from './domain-facts.js';
+import { domainAlive, domainExists, effectiveDomain } from '../launcher/domain-liveness.js';
+import { LAUNCHER_INIT_POLL_MS, LAUNCHER_WAIT_MS } from '../launcher/launcher-waits.js';
+import { gracePeriodSeconds } from './grace-period.js';
 
 // KubeVirt re-sends the ACPI request every 5 s because a booting guest may miss it.
 export const SHUTDOWN_RESEND_MS = 5_000;
 // A domain Shutoff with no reason right after Scheduled may be qemu still starting.
 export const SLOW_START_WINDOW_MS = 5 * 60_000;
 export const SLOW_START_RECHECK_MS = 5_000;
-// How soon to look again at a launcher that does not answer or is being stopped.
-export const LAUNCHER_WAIT_MS = 1_000;
-// KubeVirt looks again after 1 s while a launcher initialises; the socket's appearance is the
-// moment a new VM can start, and checking it is one stat, so podvirt looks every 200 ms.
-export const LAUNCHER_INIT_POLL_MS = 200;
 
 export function decide(
   vmi: VirtualMachineInstance | undefined,
+  defaulted: DefaultedVmi | undefined,
   cachedDomain: cmd.Domain | undefined,
   launcher: LauncherState,
   nowMs: number,
@@ -34,7 +33,7 @@ export function decide(
   const alive = domainAlive(domain);
   const canAsk = launcher === LauncherState.Ready;
   const final = vmi !== undefined && isFinalPhase(vmi.status?.phase);
-  const stop = () => (alive && canAsk ? shutdown(vmi, domain, nowMs) : remove(exists && canAsk, vmi === undefined || final));
+  const stop = () => (alive && canAsk ? shutdown(defaulted, domain, nowMs) : remove(exists && canAsk, vmi === undefined || final));
 
   // Rows 1-3: the launcher was told to stop, the VMI is gone, or it is being deleted.
   if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined) return stop();
@@ -49,7 +48,7 @@ export function decide(
   // Row 6: keep the domain in sync, but first let the status catch up with the domain.
   if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_INIT_POLL_MS };
   if (launcher === LauncherState.Unresponsive) return { type: 'updateStatus' };
-  if (computePhase(vmi, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
+  if (computePhase(vmi, defaulted, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
   if (!syncActs(domain)) return { type: 'updateStatus' };
   return { type: 'sync' };
 }
@@ -69,8 +68,8 @@ function remove(undefine: boolean, cleanup: boolean): Action {
   return { type: 'delete', undefine, cleanup };
 }
 
-function shutdown(vmi: VirtualMachineInstance | undefined, domain: cmd.Domain, nowMs: number): Action {
-  const grace = gracePeriodSeconds(vmi, domain);
+function shutdown(defaulted: DefaultedVmi | undefined, domain: cmd.Domain, nowMs: number): Action {
+  const grace = gracePeriodSeconds(defaulted, domain);
   if (grace <= 0) return { type: 'kill', reason: 'no-grace', requeueAfterMs: LAUNCHER_WAIT_MS };
   const mark = domain.gracefulShutdown;
   const started = mark?.started === true;

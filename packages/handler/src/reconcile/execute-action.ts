@@ -2,23 +2,17 @@
 // launcher and records the Events KubeVirt records for it. Failures come back as an Outcome so
 // the status (Synchronized=False) is still written before the key is retried.
 
-import { decodeVmi, EventReason, EventType, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
+import { decodeVmi, EventReason, EventType, type VirtualMachineInstance } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { HandlerError, isHandlerError } from '../handler-error.js';
 import type { LauncherObservation, LauncherRegistry } from '../launcher/launcher-registry.js';
+import type { PodNetworkPhase } from '../network/pod-network-phase.js';
 import type { Action } from './action.js';
 import type { SyncFailure } from './compute-status.js';
-import { domainExists } from './domain-facts.js';
+import { domainExists } from '../launcher/domain-liveness.js';
 import { syncFailure } from './sync-failure.js';
 
 export type RecordEvent = (type: string, reason: string, message: string) => Promise<void>;
-
-/** The privileged half of the pod network, done before the launcher's Sync (network/pod-network-wiring.ts). */
-export interface PodNetworkPhase {
-  /** `launcherSocket` names the pod when two pods of one VMI run here (a migration's source and target). */
-  ensure(vmi: DefaultedVmi, signal?: AbortSignal, launcherSocket?: string): Promise<void>;
-  forget(uid: string): void;
-}
 
 export interface ExecuteContext {
   readonly uid: string;

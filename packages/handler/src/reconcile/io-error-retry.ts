@@ -7,7 +7,7 @@
 // afresh. decide() stays pure: this state lives beside it, in the reconciler.
 
 import type { cmd } from '@podvirt/proto';
-import { domainExists } from './domain-facts.js';
+import { domainExists } from '../launcher/domain-liveness.js';
 
 export interface IoErrorRetryOptions {
   /** The first wait between resumes (KubeVirt: 10 s). */

@@ -12,7 +12,7 @@
 //   ISO): it moves with the memory, a block migration. A read-only cdrom needs no copy.
 
 import {
-  ConditionStatus, decodeVmi, VmiConditionReason, VmiConditionType, VmiInvalidError,
+  ConditionStatus, VmiConditionReason, VmiConditionType,
   type ConditionUpdate, type DefaultedVmi, type MigrationMethod, type VirtualMachineInstance,
 } from '@podvirt/api';
 
@@ -24,41 +24,7 @@ export interface LiveMigratability {
   readonly method: MigrationMethod;
 }
 
-/**
- * For the VMI as stored. KubeVirt's API server persists the defaults (the pod interface a VMI that
- * names none gets); podvirt has no admission webhook, so they are applied here through the one
- * decode path before judging. Undefined for a VMI that no longer decodes (its spec was edited
- * into something invalid after it started): the condition then stays as it was.
- */
-export function storedVmiMigratability(vmi: VirtualMachineInstance): LiveMigratability | undefined {
-  // Every status computation of a running VMI asks this, and the answer depends on the spec
-  // and the metadata alone: the decode (defaults and every check, ~0.5 ms) runs once for each
-  // distinct pair, not on every pause, unpause or agent change. resourceVersion moves with
-  // every status write and is left out; the status is not judged.
-  const { resourceVersion: _moves, ...metadata } = vmi.metadata;
-  const key = JSON.stringify([metadata, vmi.spec]);
-  if (judged.has(key)) return judged.get(key);
-  const answer = judgeStored({ ...vmi, status: {} });
-  if (judged.size >= JUDGED_MAX) judged.clear();
-  judged.set(key, answer);
-  return answer;
-}
-
-/** The answers by metadata and spec; a node runs far fewer distinct VMIs than this. */
-const JUDGED_MAX = 256;
-const judged = new Map<string, LiveMigratability | undefined>();
-
-function judgeStored(vmi: VirtualMachineInstance): LiveMigratability | undefined {
-  let decoded: DefaultedVmi;
-  try {
-    decoded = decodeVmi(vmi);
-  } catch (err) {
-    if (err instanceof VmiInvalidError) return undefined;
-    throw err;
-  }
-  return liveMigratability(decoded);
-}
-
+/** For the VMI as decoded (defaulted-vmis.ts): KubeVirt judges the stored VMI, which carries the API's defaults. */
 export function liveMigratability(vmi: DefaultedVmi): LiveMigratability {
   const disks = checkVolumes(vmi);
   const method: MigrationMethod = disks.blockMigration ? 'BlockMigration' : 'LiveMigration';

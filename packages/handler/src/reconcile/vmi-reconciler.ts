@@ -25,10 +25,12 @@ import { objectKey, splitObjectKey } from '@podvirt/kube-runtime';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
-import { effectiveDomain } from './domain-facts.js';
-import { executeAction, type PodNetworkPhase } from './execute-action.js';
+import { DefaultedVmis } from './defaulted-vmis.js';
+import { effectiveDomain } from '../launcher/domain-liveness.js';
+import type { PodNetworkPhase } from '../network/pod-network-phase.js';
+import { executeAction } from './execute-action.js';
 import { IoErrorRetry, pausedByIoError, type IoErrorRetryOptions } from './io-error-retry.js';
-import { writeStatus } from './status-writer.js';
+import { writeStatus } from '../kube/status-writer.js';
 
 export interface VmiReconcilerOptions {
   readonly nodeName: string;
@@ -71,6 +73,8 @@ export class VmiReconciler {
    * write replaced, so it never acts on a phase the VMI has left (a Failed VMI synced again).
    */
   readonly #written = new Map<string, { readonly replaced: string; readonly vmi: VirtualMachineInstance }>();
+  /** Each VMI's spec decoded once (the API's defaults), for decide() and the status. */
+  readonly #defaulted = new DefaultedVmis();
   readonly ioErrorRetry: IoErrorRetry;
 
   constructor(options: VmiReconcilerOptions) {
@@ -190,7 +194,7 @@ export class VmiReconciler {
     const now = this.#o.now();
     let action = step?.hold === true
       ? { type: 'nothing' as const, why: step.why, ...(step.requeueAfterMs === undefined ? {} : { requeueAfterMs: step.requeueAfterMs }) }
-      : decide(vmi, observation.domain, observation.state, now);
+      : decide(vmi, this.#defaulted.get(vmi), observation.domain, observation.state, now);
     let resumeCheckMs: number | undefined;
     if (action.type === 'sync') {
       // Sync resumes a domain paused by an I/O error; a disk still full pauses it again at once.
@@ -256,7 +260,7 @@ export class VmiReconciler {
     const migrationUid = vmi.status?.migrationState?.migrationUid ?? '';
     const compute = (v: VirtualMachineInstance): VmiStatus => {
       // A domain that is migrating or has left keeps its phase: only the migration's fields move.
-      const base = migration?.hold === true ? (v.status ?? {}) : computeStatus({ vmi: v, domain, launcher, syncFailure, launcherGone, nowMs });
+      const base = migration?.hold === true ? (v.status ?? {}) : computeStatus({ vmi: v, defaulted: this.#defaulted.get(v), domain, launcher, syncFailure, launcherGone, nowMs });
       return migration === undefined || this.#o.migrations === undefined ? base : this.#o.migrations.sourceStatus(base, migrationUid, migration.outcome);
     };
     const write = await writeStatus(this.#o.api, vmi, compute, signal);

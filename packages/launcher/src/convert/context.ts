@@ -1,6 +1,5 @@
 import type { NicAttachment } from '@podvirt/api';
 import type { DomainType } from './hypervisor.js';
-import type { PersistentDisk } from '../prepare/persistent-disks.js';
 
 /** A container image file the launcher found for a volume (or the kernel boot container). */
 export interface ImageFile {
@@ -38,4 +37,12 @@ export interface ConverterContext {
 export interface DiskIoSupport {
   readonly directIo: boolean;
   readonly preallocated: boolean;
+}
+
+/** A persistent disk, opened and checked (prepare/persistent-disks.ts). */
+export interface PersistentDisk {
+  /** What libvirt opens: the checked descriptor as `/proc/<launcher pid>/fd/<n>`. */
+  readonly path: string;
+  readonly block: boolean;
+  readonly io: DiskIoSupport;
 }

@@ -6,7 +6,7 @@
 
 import { VmiInvalidError, type DefaultedDisk } from '@podvirt/api';
 import type { DiskIoSupport } from './context.js';
-import type { VolumeSource } from './volumes.js';
+import type { VolumeSource } from './volume-source.js';
 
 export interface DriverModes {
   readonly cache?: string;

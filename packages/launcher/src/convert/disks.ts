@@ -2,7 +2,8 @@ import type { DefaultedDisk, DefaultedVmi } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
 import { driverModes } from './disk-driver.js';
 import type { PrepareStep } from './prepare-step.js';
-import { convertVolume, type VolumeSource } from './volumes.js';
+import type { VolumeSource } from './volume-source.js';
+import { convertVolume } from './volumes.js';
 import { el, type XmlElement } from './xml.js';
 
 export interface ConvertedDisks {

@@ -5,7 +5,7 @@
 
 import { VmiInvalidError, type PersistentVolumeClaimSource } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
-import type { VolumeSource } from './volumes.js';
+import type { VolumeSource } from './volume-source.js';
 
 export function persistentVolumeClaim(name: string, pvc: PersistentVolumeClaimSource, field: string, ctx: ConverterContext): VolumeSource {
   const disk = ctx.persistentDisks.get(name);

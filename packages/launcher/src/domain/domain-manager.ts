@@ -92,8 +92,10 @@ export class DomainManager {
   }
 
   /** Whether a soft reboot may press the ACPI power button when no agent is connected. */
-  #learnAcpi(vmi: DefaultedVmi): void {
+  /** What the launcher keeps of the VMI a Sync (or a migration target's preparation) brings. */
+  #learn(vmi: DefaultedVmi): void {
     this.#acpi = this.#o.acpiEnabled?.(vmi) ?? vmi.spec.domain.features.acpi.enabled;
+    this.grace.reportVmiPeriod(vmi.spec.terminationGracePeriodSeconds);
   }
 
   async #status(o: CallOptions) {
@@ -112,7 +114,7 @@ export class DomainManager {
     const syncStartedAt = Date.now();
     this.#check(vmi);
     return this.#exclusive(async () => {
-      this.#learnAcpi(vmi);
+      this.#learn(vmi);
       let status = await this.#o.conn.getState(this.#name, o);
       if (status === undefined) {
         // Only a domain about to be defined is converted: converting inspects the world (a
@@ -152,7 +154,7 @@ export class DomainManager {
     return this.#exclusive(async () => {
       if ((await this.#o.conn.getState(this.#name, o)) !== undefined) throw new LauncherError('LAUNCHER_ERR_WRONG_STATE', `domain ${this.#name} already exists here; a migration target starts empty`);
       // A migrated-in domain is never synced (the handler syncs only what Sync would change).
-      this.#learnAcpi(vmi);
+      this.#learn(vmi);
       const converted = await this.#o.convert(vmi, o);
       await this.#o.prepare(converted.prepare, o);
       this.#o.log.info({ domain: this.#name }, 'migration target prepared');

@@ -13,19 +13,11 @@ import { lstat, open, stat, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { toBytes, type DefaultedVmi, type Volume } from '@podvirt/api';
-import type { DiskIoSupport } from '../convert/context.js';
+import type { PersistentDisk } from '../convert/context.js';
 import { claimDiskSize } from '../convert/claim-disk-size.js';
 import { LauncherError } from '../errors.js';
 import { ConfinementError, openConfined, type ConfinedFile } from '../host/open-confined.js';
 import { fittedSize, formatBytes, MINIMUM_RESERVE_BYTES } from './disk-image.js';
-
-/** A persistent disk, opened and checked. */
-export interface PersistentDisk {
-  /** What libvirt opens: the checked descriptor as `/proc/<launcher pid>/fd/<n>`. */
-  readonly path: string;
-  readonly block: boolean;
-  readonly io: DiskIoSupport;
-}
 
 export interface PersistentDisksOptions {
   /** `<private dir>/vmi-disks`: the pod mounts each filesystem claim and hostDisk directory at `<dir>/<volume>`. */

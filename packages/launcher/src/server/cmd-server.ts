@@ -1,24 +1,23 @@
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, highestCommonVersion, lenientService, malformedReason } from '@podvirt/proto';
+import {
+  CMD_VERSIONS, cmd, cmdDeadlineMs, highestCommonVersion, lenientService, malformedReason, shutdownGrpcServer, unaryHandler,
+  type CmdUnaryMethod, type UnaryMethodBody,
+} from '@podvirt/proto';
 import type { Logger } from 'pino';
+import { LauncherError } from '../errors.js';
 import type { DomainManager } from '../domain/domain-manager.js';
 import type { GuestAgentOps } from '../domain/guest-agent-ops.js';
 import type { VmiRef } from '../domain/vmi-ref.js';
 import type { WatchHub } from '../domain/watch-hub.js';
 import { migrationPlan } from '../migration/migration-request.js';
 import type { MigrationSource } from '../migration/migration-source.js';
+import { toGrpcStatus } from './grpc-status.js';
 import { decodeVmiRequest, vmiRefOf } from './parse-vmi.js';
-import { unary } from './unary.js';
 
 export const INIT_SOCKET = 'launcher-init-sock';
 export const READY_SOCKET = 'launcher-sock';
-
-// Caps per call, from KubeVirt's client timeouts: 5 s for reads, 20 s for changes, 60 s for freeze.
-const SHORT = 5_000;
-const LONG = 20_000;
-const EXTENDED = 60_000;
 
 export interface CmdServerOptions {
   /** `<kubevirt-share-dir>/sockets`. */
@@ -79,16 +78,7 @@ export class CmdServer {
   close(graceMs = 1_000): Promise<void> {
     this.#closing ??= (async () => {
       this.#o.hub.close();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.#server.forceShutdown();
-          resolve();
-        }, graceMs);
-        this.#server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await shutdownGrpcServer(this.#server, graceMs);
       await rm(this.#path, { force: true });
     })();
     return this.#closing;
@@ -97,14 +87,23 @@ export class CmdServer {
 
 function implementation(o: CmdServerOptions): cmd.CmdServer {
   const { manager, agent, hub, migration, log } = o;
-  const logged = (err: unknown, call: { getPath(): string }): void => log.warn({ err, call: call.getPath() }, 'cmd call failed');
-  const vmiCall = (ms: number, fn: (vmi: VmiRef, signal: AbortSignal) => Promise<void>) =>
-    unary<cmd.VmiRequest, cmd.Empty>(ms, async (req, { signal }) => {
+  // Each call is cut at the contract's bound for its method (or the client's deadline, if sooner).
+  const unary = <Req, Res>(method: CmdUnaryMethod, run: UnaryMethodBody<Req, Res>) => unaryHandler(method, run, {
+    maxMs: cmdDeadlineMs(method),
+    toStatus: toGrpcStatus,
+    expired: (ms) => new LauncherError('LAUNCHER_ERR_TIMEOUT', `deadline of ${ms} ms exceeded`),
+    cancelled: () => new LauncherError('LAUNCHER_ERR_TIMEOUT', 'cancelled by the client'),
+    onSettled: ({ path, err }) => {
+      if (err !== undefined) log.warn({ err, call: path }, 'cmd call failed');
+    },
+  });
+  const vmiCall = (method: CmdUnaryMethod, fn: (vmi: VmiRef, signal: AbortSignal) => Promise<void>) =>
+    unary<cmd.VmiRequest, cmd.Empty>(method, async (req, { signal }) => {
       await fn(vmiRefOf(req.vmiJson), signal);
       return EMPTY;
-    }, logged);
+    });
   return {
-    info: unary(SHORT, async (req: cmd.InfoRequest) => {
+    info: unary('info', async (req: cmd.InfoRequest) => {
       const v = await o.versions();
       return {
         supportedVersions: [...CMD_VERSIONS],
@@ -112,45 +111,45 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
         launcherVersion: v.launcher, libvirtVersion: v.libvirt, qemuVersion: v.qemu,
       };
     }),
-    sync: unary(LONG, async (req: cmd.VmiRequest, { signal }) => ({ domain: await manager.sync(decodeVmiRequest(req.vmiJson), { signal }) }), logged),
-    pause: vmiCall(LONG, (vmi, signal) => manager.pause(vmi, { signal })),
-    unpause: vmiCall(LONG, (vmi, signal) => manager.unpause(vmi, { signal })),
-    freeze: unary(EXTENDED, async (req: cmd.FreezeRequest, { signal }) => {
+    sync: unary('sync', async (req: cmd.VmiRequest, { signal }) => ({ domain: await manager.sync(decodeVmiRequest(req.vmiJson), { signal }) })),
+    pause: vmiCall('pause', (vmi, signal) => manager.pause(vmi, { signal })),
+    unpause: vmiCall('unpause', (vmi, signal) => manager.unpause(vmi, { signal })),
+    freeze: unary('freeze', async (req: cmd.FreezeRequest, { signal }) => {
       manager.checkIdentity(vmiRefOf(req.vmiJson));
       await agent.freeze(req.unfreezeTimeoutSeconds, { signal });
       return EMPTY;
-    }, logged),
-    unfreeze: vmiCall(LONG, (vmi, signal) => {
+    }),
+    unfreeze: vmiCall('unfreeze', (vmi, signal) => {
       manager.checkIdentity(vmi);
       return agent.unfreeze({ signal });
     }),
-    softReboot: vmiCall(LONG, (vmi, signal) => manager.softReboot(vmi, { signal })),
-    reset: vmiCall(LONG, (vmi, signal) => manager.reset(vmi, { signal })),
-    shutdown: vmiCall(LONG, (vmi, signal) => manager.shutdown(vmi, { signal })),
-    kill: vmiCall(LONG, (vmi, signal) => manager.kill(vmi, { signal })),
-    delete: vmiCall(LONG, (vmi, signal) => manager.delete(vmi, { signal })),
-    getDomain: unary(SHORT, () => {
+    softReboot: vmiCall('softReboot', (vmi, signal) => manager.softReboot(vmi, { signal })),
+    reset: vmiCall('reset', (vmi, signal) => manager.reset(vmi, { signal })),
+    shutdown: vmiCall('shutdown', (vmi, signal) => manager.shutdown(vmi, { signal })),
+    kill: vmiCall('kill', (vmi, signal) => manager.kill(vmi, { signal })),
+    delete: vmiCall('delete', (vmi, signal) => manager.delete(vmi, { signal })),
+    getDomain: unary('getDomain', () => {
       const domain = manager.tracker.snapshot();
-      return Promise.resolve(domain === undefined ? {} : { domain });
+      return domain === undefined ? {} : { domain };
     }),
-    getDomainStats: unary(SHORT, (_req: cmd.Empty, { signal }) => agent.stats({ signal }), logged),
-    getGuestInfo: unary(SHORT, (_req: cmd.Empty, { signal }) => agent.guestInfo({ signal }), logged),
-    getUsers: unary(SHORT, async (_req: cmd.Empty, { signal }) => ({ users: await agent.users({ signal }) }), logged),
-    getFilesystems: unary(SHORT, async (_req: cmd.Empty, { signal }) => ({ filesystems: await agent.filesystems({ signal }) }), logged),
-    guestPing: unary(SHORT, async (req: cmd.GuestPingRequest, { signal }) => {
+    getDomainStats: unary('getDomainStats', (_req: cmd.Empty, { signal }) => agent.stats({ signal })),
+    getGuestInfo: unary('getGuestInfo', (_req: cmd.Empty, { signal }) => agent.guestInfo({ signal })),
+    getUsers: unary('getUsers', async (_req: cmd.Empty, { signal }) => ({ users: await agent.users({ signal }) })),
+    getFilesystems: unary('getFilesystems', async (_req: cmd.Empty, { signal }) => ({ filesystems: await agent.filesystems({ signal }) })),
+    guestPing: unary('guestPing', async (req: cmd.GuestPingRequest, { signal }) => {
       await agent.ping(req.timeoutSeconds, { signal });
       return EMPTY;
-    }, logged),
-    ping: unary(SHORT, () => Promise.resolve(EMPTY)),
-    prepareMigrationTarget: unary(LONG, async (req: cmd.VmiRequest, { signal }) =>
-      ({ domainXml: await manager.prepareMigrationTarget(decodeVmiRequest(req.vmiJson), { signal }) }), logged),
-    migrate: unary(LONG, async (req: cmd.MigrateRequest) => {
+    }),
+    ping: unary('ping', () => EMPTY),
+    prepareMigrationTarget: unary('prepareMigrationTarget', async (req: cmd.VmiRequest, { signal }) =>
+      ({ domainXml: await manager.prepareMigrationTarget(decodeVmiRequest(req.vmiJson), { signal }) })),
+    migrate: unary('migrate', async (req: cmd.MigrateRequest) => {
       const vmi = decodeVmiRequest(req.vmiJson);
       manager.checkIdentity(vmi);
       await migration.start(migrationPlan(req, vmi));
       return EMPTY;
-    }, logged),
-    cancelMigration: vmiCall(LONG, (vmi) => {
+    }),
+    cancelMigration: vmiCall('cancelMigration', (vmi) => {
       manager.checkIdentity(vmi);
       return migration.cancel();
     }),

@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { VmiInvalidError } from '@podvirt/api';
+import type { WireStatus } from '@podvirt/proto';
 import { LauncherError, type LauncherErrorCode } from '../errors.js';
 
 /** The one table from our error codes to gRPC status codes (see proto/cmd.proto for the meaning of each). */
@@ -19,16 +20,12 @@ const TABLE: Readonly<Record<LauncherErrorCode, status>> = {
   LAUNCHER_ERR_LIBVIRT: status.INTERNAL,
 };
 
-export interface WireError {
-  readonly code: status;
-  readonly details: string;
-  /** Our own code, sent in the ERROR_CODE_TRAILER so the client can tell failures apart by code. */
-  readonly launcherCode?: LauncherErrorCode;
-}
-
-/** Any error → the status the client sees; unknown errors are INTERNAL with their message. */
-export function toGrpcStatus(err: unknown): WireError {
+/**
+ * Any error → the status the client sees, our own code in the error-code trailer; unknown
+ * errors are INTERNAL with their message.
+ */
+export function toGrpcStatus(err: unknown): WireStatus {
   if (err instanceof VmiInvalidError) return { code: status.INVALID_ARGUMENT, details: err.message };
-  if (err instanceof LauncherError) return { code: TABLE[err.code], details: err.message, launcherCode: err.code };
+  if (err instanceof LauncherError) return { code: TABLE[err.code], details: err.message, errorCode: err.code };
   return { code: status.INTERNAL, details: err instanceof Error ? err.message : String(err) };
 }

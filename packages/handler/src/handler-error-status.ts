@@ -1,9 +1,11 @@
 // The one table from the handler's errors to the node API's gRPC status codes (node.proto's
-// contract). A launcher's own status passes through unchanged, so a guest-agent FAILED_
-// PRECONDITION from the launcher reaches podvirtctl as such.
+// contract), for its unary calls (node-api/) and its guest streams (guest-stream/) alike. A
+// launcher's own status passes through unchanged, so a guest-agent FAILED_PRECONDITION from the
+// launcher reaches podvirtctl as such.
 
 import { Metadata, status, type StatusObject } from '@grpc/grpc-js';
-import { isHandlerError, type HandlerErrorCode } from '../handler-error.js';
+import type { WireStatus } from '@podvirt/proto';
+import { isHandlerError, type HandlerErrorCode } from './handler-error.js';
 
 const TABLE: Readonly<Partial<Record<HandlerErrorCode, status>>> = {
   HANDLER_ERR_VMI_NOT_FOUND: status.NOT_FOUND,
@@ -18,12 +20,18 @@ const TABLE: Readonly<Partial<Record<HandlerErrorCode, status>>> = {
   HANDLER_ERR_KUBE_NOT_FOUND: status.NOT_FOUND,
 };
 
-export function toStatusObject(err: unknown): StatusObject {
+export function toWireStatus(err: unknown): WireStatus {
   const details = err instanceof Error ? err.message : String(err);
   let code: status = status.INTERNAL;
   if (isHandlerError(err)) code = err.grpcCode ?? TABLE[err.code] ?? status.INTERNAL;
   // The launcher's NOT_FOUND means "no domain": the VMI exists, it is just not running one.
   if (isHandlerError(err) && err.grpcCode === status.NOT_FOUND) code = status.FAILED_PRECONDITION;
+  return { code, details };
+}
+
+/** The same, as a stream's error. */
+export function toStatusObject(err: unknown): StatusObject {
+  const { code, details } = toWireStatus(err);
   return { code, details, metadata: new Metadata() };
 }
 

@@ -1,15 +1,15 @@
 import type { DefaultedVmi } from '@podvirt/api';
-import type { LauncherFlags } from '../flags.js';
-import type { KvmProbeResult } from '../host/kvm-probe.js';
-import { fileExists, inspectImages } from '../prepare/container-disk-layout.js';
-import type { PersistentDisks } from '../prepare/persistent-disks.js';
-import type { NetworkedVmi, PodNetworkSetup } from '../network/pod-network-setup.js';
-import { runTool } from '../prepare/run-tool.js';
-import type { ConverterContext } from './context.js';
-import type { NodeFacts } from '../host/node-facts.js';
-import { convertVmi, type ConvertedDomain } from './convert-vmi.js';
-import { decideDomainType, type DomainType } from './hypervisor.js';
-import { checkAgainstNode } from './node-check.js';
+import type { LauncherFlags } from './flags.js';
+import type { KvmProbeResult } from './host/kvm-probe.js';
+import { fileExists, inspectImages } from './prepare/container-disk-layout.js';
+import type { PersistentDisks } from './prepare/persistent-disks.js';
+import type { NetworkedVmi, PodNetworkSetup } from './network/pod-network-setup.js';
+import { runTool } from './prepare/run-tool.js';
+import type { ConverterContext } from './convert/context.js';
+import type { NodeFacts } from './host/node-facts.js';
+import { convertVmi, type ConvertedDomain } from './convert/convert-vmi.js';
+import { decideDomainType, type DomainType } from './convert/hypervisor.js';
+import { checkAgainstNode } from './convert/node-check.js';
 
 async function imageFormat(path: string): Promise<string> {
   const out = await runTool('qemu-img', ['info', '--output=json', path]);

@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { VirtualMachineInstance, VmiStatus } from '@podvirt/api';
 import { isHandlerError } from '../handler-error.js';
-import type { VmiApi } from '../kube/vmi-api.js';
+import type { VmiApi } from './vmi-api.js';
 
 // Three tries: the controller writes the same object now and again; more means something else.
 const MAX_ATTEMPTS = 3;

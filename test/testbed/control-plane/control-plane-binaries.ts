@@ -1,0 +1,48 @@
+// Where the upstream binaries are: tools/build-binaries knows the machine-wide cache directory of
+// each project (keyed by version and by the content of its consumer module) and says so; this
+// asks it rather than computing the key a second time.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export class ControlPlaneError extends Error {
+  constructor(
+    readonly code: 'CONTROL_PLANE_NOT_BUILT' | 'CONTROL_PLANE_START_FAILED' | 'CONTROL_PLANE_TOKEN_FAILED',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ControlPlaneError';
+  }
+}
+
+export interface ControlPlaneBinaries {
+  readonly etcd: string;
+  readonly kubeApiserver: string;
+  readonly kubeControllerManager: string;
+  readonly kubeScheduler: string;
+  readonly kubelet: string;
+  readonly kubectl: string;
+}
+
+export async function controlPlaneBinaries(repoRoot: string): Promise<ControlPlaneBinaries> {
+  const dir = async (project: string): Promise<string> => {
+    try {
+      return (await run(join(repoRoot, 'tools/build-binaries'), ['--dir', project])).stdout.trim();
+    } catch (err) {
+      const stderr = (err as { stderr?: string }).stderr?.trim() ?? (err as Error).message;
+      throw new ControlPlaneError('CONTROL_PLANE_NOT_BUILT', `the real control plane's ${project} binaries are not built: ${stderr}`, { cause: err });
+    }
+  };
+  const [kube, etcd] = await Promise.all([dir('kube'), dir('etcd')]);
+  return {
+    etcd: join(etcd, 'etcd'),
+    kubeApiserver: join(kube, 'kube-apiserver'),
+    kubeControllerManager: join(kube, 'kube-controller-manager'),
+    kubeScheduler: join(kube, 'kube-scheduler'),
+    kubelet: join(kube, 'kubelet'),
+    kubectl: join(kube, 'kubectl'),
+  };
+}
