@@ -2,7 +2,7 @@
 // spells them. The template's spec is a VMI spec and goes through the one decode path.
 
 import type { ObjectMeta } from './object-meta.js';
-import type { VmiCondition } from './status.js';
+import type { VmiCondition } from './condition.js';
 import type { VmiSpec } from './vmi.js';
 
 export type RunStrategy = 'Always' | 'RerunOnFailure' | 'Manual' | 'Halted' | 'Once';
