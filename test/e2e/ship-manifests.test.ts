@@ -69,6 +69,18 @@ describe('install manifests', () => {
     assert.deepEqual(docs(at(v1, 'additionalPrinterColumns')).map((c) => `${String(c['name'])}:${String(c['jsonPath'])}`), ['Phase:.status.phase', 'VMI:.spec.vmiName']);
   });
 
+  test('the VirtualMachine CRD: KubeVirt\'s names, status subresource, columns Age, Status and Ready', () => {
+    const crd = find(manifests, 'CustomResourceDefinition', 'virtualmachines.kubevirt.io');
+    assert.deepEqual(at(crd, 'spec', 'names', 'shortNames'), ['vm', 'vms']);
+    const [v1] = docs(at(crd, 'spec', 'versions'));
+    assert.deepEqual(at(v1, 'subresources'), { status: {} });
+    assert.deepEqual(docs(at(v1, 'additionalPrinterColumns')).map((c) => `${String(c['name'])}:${String(c['jsonPath'])}`), [
+      'Age:.metadata.creationTimestamp',
+      'Status:.status.printableStatus',
+      "Ready:.status.conditions[?(@.type=='Ready')].status",
+    ]);
+  });
+
   test('the handler DaemonSet: privileged, hostPID, pods dir at /pods, host dirs, probes, node name, grace, resources', () => {
     const ds = find(manifests, 'DaemonSet', 'podvirt-handler');
     const pod = at(ds, 'spec', 'template', 'spec');

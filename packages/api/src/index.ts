@@ -44,6 +44,7 @@ export {
   NODE_NAME_LABEL,
   NODE_SCHEDULABLE_LABEL,
   VMI_FINALIZER,
+  VM_LABEL,
 } from './labels.js';
 export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
 export { isFinalMigrationPhase, MigrationPhase } from './migration-phases.js';
@@ -81,3 +82,8 @@ export {
   type NicAttachment,
   type WiredNic,
 } from './pod-network-handoff.js';
+export { VM_API_VERSION, VM_KIND, VM_LIST_KIND, VM_PLURAL, VM_RESOURCE, VM_SHORT_NAMES, VM_SINGULAR } from './vm-kind.js';
+export { RUN_STRATEGIES, runStrategyOf, validateVm } from './validate-vm.js';
+export { templateVmi } from './vm-template-vmi.js';
+export type * from './types/vm.js';
+export { vmReference } from './vm-reference.js';

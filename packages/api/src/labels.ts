@@ -23,3 +23,5 @@ export const MIGRATION_JOB_LABEL = 'kubevirt.io/migrationJobUID';
 export const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
 /** On a migration while it runs: deleting it then cancels it before the object goes. */
 export const MIGRATION_FINALIZER = 'kubevirt.io/migrationJobFinalize';
+/** On a VMI made from a VirtualMachine's template: the VM's name. */
+export const VM_LABEL = 'kubevirt.io/vm';

@@ -2,8 +2,8 @@
 // leader election, wired together with one lifetime. main.ts and the end-to-end tests both
 // start it through here.
 
-import { migrationReference, vmiReference, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
+import { migrationReference, vmiReference, vmReference, type VirtualMachine, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { EventRecorder, KubeEventSink, type KubeClient, type ObjectReference } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './kube/cluster-informers.js';
 import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js';
@@ -14,6 +14,9 @@ import { QUEUE_NAMES, type ControllerMetrics } from './metrics/controller-metric
 import { MigrationController } from './reconcile/migration-controller.js';
 import { PodExpectations } from './reconcile/pod-expectations.js';
 import { VmiController } from './reconcile/vmi-controller.js';
+import { VmController } from './reconcile/vm-controller.js';
+import { VmInformer } from './kube/vm-informer.js';
+import { kubeVmClient } from './kube/kube-vm-client.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;
@@ -51,15 +54,26 @@ export class ControllerApp {
   readonly #informers: ClusterInformers;
   readonly #events: EventRecorder<VirtualMachineInstance>;
   readonly #migrationEvents: EventRecorder<VirtualMachineInstanceMigration>;
+  readonly #vmInformer: VmInformer;
+  readonly #vmEvents: EventRecorder<VirtualMachine>;
   readonly #lifetime: AbortController;
   /** Why the controller stopped: closed, or leadership lost (the process should exit). */
   readonly done: Promise<LeadershipEnd>;
   #closing: Promise<void> | undefined;
 
-  private constructor(informers: ClusterInformers, events: EventRecorder<VirtualMachineInstance>, migrationEvents: EventRecorder<VirtualMachineInstanceMigration>, lifetime: AbortController, done: Promise<LeadershipEnd>) {
+  private constructor(
+    informers: ClusterInformers,
+    events: EventRecorder<VirtualMachineInstance>,
+    migrationEvents: EventRecorder<VirtualMachineInstanceMigration>,
+    vm: { informer: VmInformer; events: EventRecorder<VirtualMachine> },
+    lifetime: AbortController,
+    done: Promise<LeadershipEnd>,
+  ) {
     this.#informers = informers;
     this.#events = events;
     this.#migrationEvents = migrationEvents;
+    this.#vmInformer = vm.informer;
+    this.#vmEvents = vm.events;
     this.#lifetime = lifetime;
     this.done = done;
   }
@@ -70,22 +84,12 @@ export class ControllerApp {
     const lifetime = new AbortController();
     const instance = options.instance ?? options.leaderElection?.identity ?? 'podvirt-controller';
     const expectations = new PodExpectations();
-    const events = new EventRecorder<VirtualMachineInstance>({
-      sink: new KubeEventSink(client),
-      reference: vmiReference,
-      component: EVENT_SOURCE_COMPONENT,
-      instance,
-      log: log.child({ subcomponent: 'events' }),
-      now: Date.now,
-    });
-    const migrationEvents = new EventRecorder<VirtualMachineInstanceMigration>({
-      sink: new KubeEventSink(client),
-      reference: migrationReference,
-      component: EVENT_SOURCE_COMPONENT,
-      instance,
-      log: log.child({ subcomponent: 'events' }),
-      now: Date.now,
-    });
+    // One recorder per kind an Event names, all writing as this replica.
+    const recorder = <T>(reference: (obj: T) => ObjectReference): EventRecorder<T> =>
+      new EventRecorder<T>({ sink: new KubeEventSink(client), reference, component: EVENT_SOURCE_COMPONENT, instance, log: log.child({ subcomponent: 'events' }), now: Date.now });
+    const events = recorder<VirtualMachineInstance>(vmiReference);
+    const migrationEvents = recorder<VirtualMachineInstanceMigration>(migrationReference);
+    const vmEvents = recorder<VirtualMachine>(vmReference);
     const informers = new ClusterInformers({
       client,
       log,
@@ -95,6 +99,7 @@ export class ControllerApp {
         metrics?.observeVmi(vmi, type);
         controller.vmiChanged(vmi);
         migrations.vmiChanged(vmi);
+        vms.vmiChanged(vmi);
       },
       onPod: (pod, change) => {
         controller.podChanged(pod, change);
@@ -153,19 +158,41 @@ export class ControllerApp {
         ...(options.unschedulableTimeoutMs === undefined ? {} : { unschedulableTimeoutMs: options.unschedulableTimeoutMs }),
       },
     });
+    const vmInformer = new VmInformer({
+      client,
+      log,
+      namespace: options.namespace,
+      onVm: (vm) => vms.vmChanged(vm),
+      ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
+    });
+    const vms: VmController = new VmController({
+      log: log.child({ subcomponent: 'vms' }),
+      workers: options.workers,
+      deps: {
+        vms: vmInformer,
+        vmis: informers,
+        vmClient: kubeVmClient(client),
+        events: { recordVm: (vm, type, reason, message) => vmEvents.record(vm, type, reason, message) },
+        expectations: new PodExpectations(),
+        now: () => new Date(),
+        random: Math.random,
+      },
+    });
     try {
-      await informers.start(lifetime.signal);
+      await Promise.all([informers.start(lifetime.signal), vmInformer.start(lifetime.signal)]);
     } catch (err) {
       await informers.close();
+      await vmInformer.close();
       await events.close();
       await migrationEvents.close();
+      await vmEvents.close();
       throw err;
     }
     log.info({ namespace: options.namespace ?? '(all)' }, 'caches synced');
     const runBoth = async (signal: AbortSignal): Promise<void> => {
       metrics?.setLeading(true);
       try {
-        await Promise.all([controller.run(signal), migrations.run(signal)]);
+        await Promise.all([controller.run(signal), migrations.run(signal), vms.run(signal)]);
       } finally {
         metrics?.setLeading(false);
       }
@@ -178,7 +205,7 @@ export class ControllerApp {
           log,
         }).run(lifetime.signal, (leading) => runBoth(leading))
       : runBoth(lifetime.signal).then(() => 'stopped' as const);
-    return new ControllerApp(informers, events, migrationEvents, lifetime, done);
+    return new ControllerApp(informers, events, migrationEvents, { informer: vmInformer, events: vmEvents }, lifetime, done);
   }
 
   /** Stops reconciling (releasing the Lease), then the informers, then flushes pending Events. Idempotent. */
@@ -187,8 +214,10 @@ export class ControllerApp {
       this.#lifetime.abort();
       await this.done;
       await this.#informers.close();
+      await this.#vmInformer.close();
       await this.#events.close();
       await this.#migrationEvents.close();
+      await this.#vmEvents.close();
     })();
     return this.#closing;
   }

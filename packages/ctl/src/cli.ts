@@ -8,6 +8,8 @@ import { runList } from './commands/list.js';
 import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
+import { runVmState } from './commands/vm-state.js';
+import { KubeVmApi, type VmApi } from './vm-api.js';
 import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
 import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
@@ -36,6 +38,13 @@ export interface CliContext {
   readonly kube?: { readonly env: Readonly<Record<string, string | undefined>>; readonly homeDir: string };
   /** Replaces the Kubernetes client for migrate (tests). */
   readonly openMigrationApi?: (kubeconfig: string | undefined) => Promise<OpenMigrationApi>;
+  /** Replaces the Kubernetes client for start, stop and restart (tests). */
+  readonly openVmApi?: (kubeconfig: string | undefined) => Promise<OpenVmApi>;
+}
+
+export interface OpenVmApi {
+  readonly api: VmApi;
+  close(): Promise<void>;
 }
 
 export interface OpenMigrationApi {
@@ -44,6 +53,7 @@ export interface OpenMigrationApi {
 }
 
 type MigrateInvocation = Extract<Invocation, { kind: 'migrate' }>;
+type VmStateInvocation = Extract<Invocation, { kind: 'vm-state' }>;
 
 type CallInvocation = Exclude<Extract<Invocation, { call: unknown }>, { kind: 'console' | 'vnc' }>;
 type StreamInvocation = Extract<Invocation, { kind: 'console' | 'vnc' }>;
@@ -65,12 +75,37 @@ export async function runCli(context: CliContext): Promise<number> {
   }
   if (invocation.kind === 'console' || invocation.kind === 'vnc') return runStream(context, invocation);
   if (invocation.kind === 'migrate') return runMigration(context, invocation);
+  if (invocation.kind === 'vm-state') return runVmCommand(context, invocation);
   return runCall(context, invocation);
 }
 
-async function openKubeMigrationApi(context: CliContext, kubeconfig: string | undefined): Promise<OpenMigrationApi> {
+async function openKubeVmApi(context: CliContext, kubeconfig: string | undefined): Promise<OpenVmApi> {
+  const client = await openKubeClient(context, kubeconfig);
+  return { api: new KubeVmApi(client), close: () => client.close() };
+}
+
+async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {
+  let opened: OpenVmApi | undefined;
+  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
+  try {
+    opened = await (context.openVmApi ?? ((k) => openKubeVmApi(context, k)))(invocation.kubeconfig);
+    write(context, await runVmState(opened.api, invocation.command, invocation.target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal), invocation.output);
+    return 0;
+  } catch (err) {
+    return fail(context, err, { command: invocation.command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    await opened?.close();
+  }
+}
+
+/** The cluster's client for the commands that talk to the Kubernetes API (migrate, start, stop, restart). */
+async function openKubeClient(context: CliContext, kubeconfig: string | undefined): Promise<KubeClient> {
   const sources = context.kube ?? { env: {}, homeDir: '' };
-  const client = await KubeClient.create(await loadKubeConfig({ kubeconfig, env: sources.env, homeDir: sources.homeDir }), { userAgent: 'podvirtctl' });
+  return KubeClient.create(await loadKubeConfig({ kubeconfig, env: sources.env, homeDir: sources.homeDir }), { userAgent: 'podvirtctl' });
+}
+
+async function openKubeMigrationApi(context: CliContext, kubeconfig: string | undefined): Promise<OpenMigrationApi> {
+  const client = await openKubeClient(context, kubeconfig);
   return { api: new KubeMigrationApi(client), close: () => client.close() };
 }
 

@@ -6,12 +6,15 @@ export const GUEST_COMMANDS = ['guestosinfo', 'userlist', 'fslist'] as const;
 
 export type OperationCommand = (typeof OPERATION_COMMANDS)[number];
 export type GuestCommand = (typeof GUEST_COMMANDS)[number];
-export type CommandName = OperationCommand | GuestCommand | 'list' | 'version' | 'console' | 'vnc' | 'migrate' | 'migrate-cancel';
+export const VM_STATE_COMMANDS = ['start', 'stop', 'restart'] as const;
+export type VmStateCommandName = (typeof VM_STATE_COMMANDS)[number];
+export type CommandName = OperationCommand | GuestCommand | VmStateCommandName | 'list' | 'version' | 'console' | 'vnc' | 'migrate' | 'migrate-cancel';
 
 // Flags by their long name; FLAG_ALIASES maps the short spellings.
 export type FlagName =
   | 'socket' | 'server' | 'ca' | 'cert' | 'key' | 'timeout' | 'output' | 'help'
-  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port' | 'kubeconfig';
+  | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port' | 'kubeconfig'
+  | 'grace-period' | 'force';
 
 export interface FlagSpec {
   readonly takesValue: boolean;
@@ -46,6 +49,8 @@ export const FLAGS: Readonly<Record<FlagName, FlagSpec>> = {
     placeholder: 'FILE',
     help: 'the cluster to talk to (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)',
   },
+  'grace-period': { takesValue: true, placeholder: 'SECONDS', help: 'with --force: the VMI\'s termination grace period for this stop (default 0)' },
+  'force': { takesValue: false, placeholder: '', help: 'stop now: shorten the VMI\'s termination grace period to --grace-period first' },
   'help': { takesValue: false, placeholder: '', help: 'show help' },
 };
 
@@ -67,6 +72,7 @@ export interface CommandSpec {
 }
 
 const VMI_ARGS = '(NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE])';
+const VM_ARGS = '(NAMESPACE/NAME | [vm] NAME [-n NAMESPACE])';
 
 function vmiCommand(summary: string, example: string, extra: readonly FlagName[] = []): CommandSpec {
   return {
@@ -110,6 +116,24 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     args: VMI_ARGS,
     flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
     examples: ['podvirtctl migrate-cancel vmi testvm'],
+  },
+  'start': {
+    summary: 'Start a VirtualMachine: a start request, or runStrategy Always for a Halted VM (as KubeVirt\'s start subresource)',
+    args: VM_ARGS,
+    flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl start vm testvm', 'kubectl get vm testvm -w'],
+  },
+  'stop': {
+    summary: 'Stop a VirtualMachine: a stop request naming its VMI, or runStrategy Halted for an Always VM',
+    args: VM_ARGS,
+    flags: ['namespace', 'kubeconfig', 'grace-period', 'force', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl stop vm testvm', 'podvirtctl stop vm testvm --force --grace-period 0'],
+  },
+  'restart': {
+    summary: 'Restart a VirtualMachine: its VMI is replaced by a new one from the template (same name, spec and disks)',
+    args: VM_ARGS,
+    flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl restart vm testvm -n prod'],
   },
   'list': {
     summary: 'List the VMIs on this node',

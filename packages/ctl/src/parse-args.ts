@@ -11,6 +11,7 @@ import {
   type FlagName,
   type GuestCommand,
   type OperationCommand,
+  type VmStateCommandName,
 } from './command-table.js';
 import { CALL_DEADLINES } from '@podvirt/proto';
 import { DEFAULT_NAMESPACE, DEFAULT_UNFREEZE_TIMEOUT_SECONDS } from './defaults.js';
@@ -39,6 +40,8 @@ export type Invocation =
   | { readonly kind: 'vnc'; readonly target: node.VmiRef; readonly takeover: boolean; readonly port: number; readonly call: CallSettings }
   // Through the Kubernetes API, not the node API: create or delete a migration of the VMI.
   | { readonly kind: 'migrate'; readonly cancel: boolean; readonly target: node.VmiRef; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
+  // Through the Kubernetes API: start, stop or restart a VirtualMachine.
+  | { readonly kind: 'vm-state'; readonly command: VmStateCommandName; readonly target: node.VmiRef; readonly gracePeriodSeconds: number | undefined; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
   // namespace "" lists every namespace.
   | { readonly kind: 'list'; readonly namespace: string; readonly call: CallSettings };
 
@@ -74,6 +77,12 @@ export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
     return { kind: 'version', output: outputFormat(flags, word) };
   }
   if (word === 'list') return { kind: 'list', namespace: listNamespace(rest, flags), call: callSettings(word, flags, env) };
+  if (word === 'start' || word === 'stop' || word === 'restart') {
+    const kubeconfig = flags.get('kubeconfig');
+    if (kubeconfig === '') throw new UsageError('--kubeconfig needs a path', word);
+    const target = vmiTarget(word, rest, flags, 'VM');
+    return { kind: 'vm-state', command: word, target, gracePeriodSeconds: stopGracePeriod(word, flags), kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
+  }
   const target = vmiTarget(word, rest, flags);
   if (word === 'migrate' || word === 'migrate-cancel') {
     const kubeconfig = flags.get('kubeconfig');
@@ -242,20 +251,38 @@ function listNamespace(args: readonly string[], flags: Flags): string {
   return namespace ?? DEFAULT_NAMESPACE;
 }
 
-function vmiTarget(command: CommandName, args: readonly string[], flags: Flags): node.VmiRef {
-  let words = args;
-  if (words.length === 2 && words[0] !== undefined && VM_WORDS.has(words[0])) {
-    throw new UsageError(`podvirt acts on VMIs: use "podvirtctl ${command} vmi NAME" (a VM's VMI has the VM's name)`, command);
+/** --force [--grace-period N] of stop: the grace period to set, or undefined to keep the VMI's. */
+function stopGracePeriod(command: CommandName, flags: Flags): number | undefined {
+  const text = flags.get('grace-period');
+  if (!flags.has('force')) {
+    if (text !== undefined) throw new UsageError('--grace-period goes with --force', command);
+    return undefined;
   }
-  if (words.length === 2 && words[0] !== undefined && KIND_WORDS.has(words[0])) words = words.slice(1);
+  if (text === undefined) return 0;
+  if (!/^\d+$/.test(text) || Number(text) > MAX_INT32) throw new UsageError(`invalid --grace-period "${text}": want whole seconds, 0 or more`, command);
+  return Number(text);
+}
+
+function vmiTarget(command: CommandName, args: readonly string[], flags: Flags, what: 'VMI' | 'VM' = 'VMI'): node.VmiRef {
+  let words = args;
+  const [ownWords, otherWords] = what === 'VM' ? [VM_WORDS, KIND_WORDS] : [KIND_WORDS, VM_WORDS];
+  if (words.length === 2 && words[0] !== undefined && otherWords.has(words[0])) {
+    throw new UsageError(
+      what === 'VM'
+        ? `"${command}" acts on VirtualMachines: use "podvirtctl ${command} vm NAME"`
+        : `podvirt acts on VMIs: use "podvirtctl ${command} vmi NAME" (a VM's VMI has the VM's name)`,
+      command,
+    );
+  }
+  if (words.length === 2 && words[0] !== undefined && ownWords.has(words[0])) words = words.slice(1);
   const [word] = words;
-  if (word === undefined) throw new UsageError('missing VMI: give NAMESPACE/NAME, or NAME with -n NAMESPACE', command);
-  if (words.length > 1) throw new UsageError(`one VMI at a time, got "${args.join(' ')}"`, command);
+  if (word === undefined) throw new UsageError(`missing ${what}: give NAMESPACE/NAME, or NAME with -n NAMESPACE`, command);
+  if (words.length > 1) throw new UsageError(`one ${what} at a time, got "${args.join(' ')}"`, command);
   const flagNamespace = flags.get('namespace');
   const parts = word.split('/');
   const [first, second] = parts;
   if (parts.length > 2 || parts.some((part) => part === '')) {
-    throw new UsageError(`invalid VMI "${word}": want NAMESPACE/NAME or NAME`, command);
+    throw new UsageError(`invalid ${what} "${word}": want NAMESPACE/NAME or NAME`, command);
   }
   if (second === undefined) {
     if (flagNamespace === '') throw new UsageError('-n needs a namespace', command);

@@ -117,15 +117,15 @@ describe('podvirtctl against a fake node API', () => {
 
   test('a bad flag or value exits 2 with the usage, before connecting anywhere', async () => {
     const calls = fake.calls.length;
-    const flag = await runCtl(['pause', 'default/testvmi', '--force', ...socket()]);
+    const flag = await runCtl(['pause', 'default/testvmi', '--forcefully', ...socket()]);
     assert.equal(flag.code, 2);
-    assert.equal(flag.stderr, 'error: unknown flag: --force\nUsage: podvirtctl pause (NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE]) [flags]\n' +
+    assert.equal(flag.stderr, 'error: unknown flag: --forcefully\nUsage: podvirtctl pause (NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE]) [flags]\n' +
       'Run "podvirtctl pause --help" for more.\n');
     const duration = await runCtl(['freeze', 'prod/db', '--unfreeze-timeout', 'soon', ...socket()]);
     assert.equal(duration.code, 2);
     assert.match(duration.stderr, /^error: invalid --unfreeze-timeout "soon": want whole seconds such as 5m, 300s or 300/);
-    const command = await runCtl(['stop', 'default/testvmi']);
-    assert.deepEqual([command.code, command.stderr.split('\n')[0]], [2, 'error: unknown command "stop"']);
+    const command = await runCtl(['shutdown', 'default/testvmi']);
+    assert.deepEqual([command.code, command.stderr.split('\n')[0]], [2, 'error: unknown command "shutdown"']);
     assert.equal(fake.calls.length, calls);
   });
 

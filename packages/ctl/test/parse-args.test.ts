@@ -54,9 +54,9 @@ for (const [name, argv, expected, socket] of ok) {
 
 // argv → [the message, the command whose usage is printed with it]
 const bad: [string, string[], RegExp, string | undefined][] = [
-  ['unknown command', ['stop', 'db'], /^unknown command "stop"$/, undefined],
-  ['help for an unknown command', ['help', 'stop'], /^unknown command "stop"$/, undefined],
-  ['unknown flag', ['pause', 'db', '--force'], /^unknown flag: --force$/, 'pause'],
+  ['unknown command', ['shutdown', 'db'], /^unknown command "shutdown"$/, undefined],
+  ['help for an unknown command', ['help', 'shutdown'], /^unknown command "shutdown"$/, undefined],
+  ['unknown flag', ['pause', 'db', '--forcefully'], /^unknown flag: --forcefully$/, 'pause'],
   ['unknown shorthand', ['pause', 'db', '-x'], /^unknown shorthand flag: 'x' in -x$/, 'pause'],
   ['flag of another command', ['pause', 'db', '--unfreeze-timeout', '1m'], /^"pause" does not take --unfreeze-timeout$/, 'pause'],
   ['-A outside list', ['pause', 'db', '-A'], /does not take --all-namespaces/, 'pause'],

@@ -1,12 +1,12 @@
 // The CustomResourceDefinitions podvirt installs (manifests/crds), which every testbed API
-// server serves: VMIs and VMI migrations.
+// server serves: VMIs, VMI migrations and VirtualMachines.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JsonObject } from '../apiserver/json.js';
 import { repoRoot } from '../guest/repo-root.js';
 
-const CRD_FILES = ['virtualmachineinstances.yaml', 'virtualmachineinstancemigrations.yaml'] as const;
+const CRD_FILES = ['virtualmachineinstances.yaml', 'virtualmachineinstancemigrations.yaml', 'virtualmachines.yaml'] as const;
 
 /** Absolute paths of podvirt's CRD manifests. */
 export function podvirtCrdFiles(): string[] {

@@ -6,7 +6,7 @@
 // the object is gone, CONTROLLER_ERR_API_FAILED otherwise.
 
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
-import type { EventType, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
+import type { EventType, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 
 /** The informer's view of VMIs: possibly stale, never blocking. */
 export interface VmiStore {
@@ -71,4 +71,26 @@ export interface MigrationClient {
 export interface MigrationEventRecorder {
   /** Best effort, as EventRecorder.record. */
   recordMigration(vmim: VirtualMachineInstanceMigration, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+/** The informer's view of VirtualMachines. */
+export interface VmStore {
+  getVm(namespace: string, name: string): VirtualMachine | undefined;
+  listVms(): VirtualMachine[];
+}
+
+/** What the VM controller writes: the VM's status and strategy, and the VMI it owns. */
+export interface VmClient {
+  /** Writes `vm.status` through the status subresource, guarded by its resourceVersion. */
+  replaceVmStatus(vm: VirtualMachine, signal?: AbortSignal): Promise<VirtualMachine>;
+  /** Sets spec.runStrategy (or spec.running when the VM uses that), guarded by the resourceVersion. */
+  setVmRunning(vm: VirtualMachine, signal?: AbortSignal): Promise<VirtualMachine>;
+  createVmi(vmi: VirtualMachineInstance, signal?: AbortSignal): Promise<VirtualMachineInstance>;
+  /** Deletes the VMI with this UID; gone already is not an error. */
+  deleteVmi(namespace: string, name: string, uid: string, signal?: AbortSignal): Promise<void>;
+}
+
+export interface VmEventRecorder {
+  /** Best effort, as EventRecorder.record. */
+  recordVm(vm: VirtualMachine, type: EventType, reason: string, message: string): Promise<void>;
 }
