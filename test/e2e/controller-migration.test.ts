@@ -170,7 +170,8 @@ describe('the migration controller end to end (API server, scheduler, controller
     await migrationFields('vm-m', { completed: true, endTimestamp: new Date().toISOString(), targetNodeDomainDetected: true, targetNodeDomainReadyTimestamp: new Date().toISOString() });
     const done = await vmimIn(vmimName, 'Succeeded');
     assert.deepEqual(done.status?.phaseTransitionTimestamps?.map((t) => t.phase), ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running', 'Succeeded']);
-    assert.deepEqual(done.metadata.finalizers ?? [], []);
+    // The finalizer comes off in the sync's last write, after the status that says Succeeded.
+    await eventually(async () => ((await vmim(vmimName))?.metadata.finalizers ?? []).length === 0 || undefined, { what: 'migration finalizer removed', ...DEADLINE });
     const moved = await eventually(async () => {
       const v = await vmi('vm-m');
       return v?.metadata.labels?.['kubevirt.io/nodeName'] === 'node-b' ? v : undefined;
