@@ -13,6 +13,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { applyCrds, installManifests } from '../testbed/control-plane/install-podvirt.js';
 import { RealControlPlane } from '../testbed/control-plane/real-control-plane.js';
@@ -43,6 +44,9 @@ describe('the real API server on podvirt\'s manifests', { skip }, () => {
     for (const node of [NODE_A, NODE_B]) {
       await ok(run(await cp.nodeKubeconfig(node), ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { 'kubernetes.io/hostname': node } } })));
     }
+    // kube-apiserver loads admission policies from its informers: a request right after the apply
+    // may pass before they act. An empty patch without a node claim is refused once they do.
+    await eventually(async () => (await patchAsHandler(undefined, `/api/v1/nodes/${NODE_A}`, {})).status === 422 || undefined, { what: 'the node-restriction policy in force', deadlineMs: 30_000 });
   });
   after(async () => {
     await cp?.close();
@@ -176,5 +180,35 @@ describe('the real API server on podvirt\'s manifests', { skip }, () => {
       const stranger = await put(NODE_B, { reason: 'x' });
       assert.match(stranger.message, new RegExp(`denied request: podvirt-handler on node ${NODE_B} may not write a VMI of node ${NODE_A}`));
     });
+  });
+
+  test('podvirt-host-disk: a user without the grant is refused a hostDisk VMI by the policy; bound to podvirt-host-disk they may; a label write leaves it alone', async () => {
+    const as = (args: string[], input?: string): Promise<KubectlResult> => admin(['--as', 'alice', ...args], input);
+    // alice may work with VMIs in default, as a tenant's Role would let her; hostDisk is not in it.
+    await ok(admin(['create', 'role', 'vmi-editor', '-n', 'default', '--verb=get,list,create,update,patch,delete', '--resource=virtualmachineinstances.kubevirt.io']));
+    await ok(admin(['create', 'rolebinding', 'alice-vmi-editor', '-n', 'default', '--role=vmi-editor', '--user=alice']));
+    // RBAC answers from its informers: wait until the new bindings are seen.
+    const can = (args: string[]): Promise<true | undefined> => eventually(async () => (await as(['auth', 'can-i', ...args, '-n', 'default'])).stdout.trim() === 'yes' || undefined, { what: `alice can ${args.join(' ')}`, deadlineMs: 20_000 });
+    await can(['create', 'virtualmachineinstances.kubevirt.io']);
+    const vmi = (name: string, hostDisk: boolean): string => JSON.stringify({
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name, namespace: 'default' },
+      spec: hostDisk
+        ? { domain: { devices: { disks: [{ name: 'host', disk: { bus: 'virtio' } }] } }, volumes: [{ name: 'host', hostDisk: { path: '/var/data/disk.img', type: 'DiskOrCreate', capacity: '1Gi' } }] }
+        : { domain: { devices: {} } },
+    });
+    const refused = await as(['create', '-f', '-'], vmi('hd-refused', true));
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /ValidatingAdmissionPolicy 'podvirt-host-disk' .*denied request: user alice may not use hostDisk volumes in namespace default: it needs the verb use on virtualmachineinstances\/hostdisk/);
+    assert.equal((await admin(['get', 'vmi', 'hd-refused'])).code, 1, 'the refused VMI was not stored');
+    await ok(as(['create', '-f', '-'], vmi('plain', false)));
+    // Granted in this namespace: the same VMI is admitted.
+    await ok(admin(['create', 'rolebinding', 'alice-host-disk', '-n', 'default', '--clusterrole=podvirt-host-disk', '--user=alice']));
+    await can(['use', 'virtualmachineinstances.kubevirt.io', '--subresource=hostdisk']);
+    await ok(as(['create', '-f', '-'], vmi('hd-granted', true)));
+    // The grant taken away: a write that leaves the volumes as they were (a label, as the
+    // controller's finalizer and label writes) is not the policy's business.
+    await ok(admin(['delete', 'rolebinding', 'alice-host-disk', '-n', 'default']));
+    await ok(as(['label', 'vmi', 'hd-granted', 'team=a']));
+    for (const name of ['plain', 'hd-granted']) await ok(admin(['delete', 'vmi', name, '--wait=false']));
   });
 });
