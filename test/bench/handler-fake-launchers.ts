@@ -131,12 +131,15 @@ export async function runningCount(custom: CustomObjectsApi): Promise<{ running:
 
 export async function createVmi(custom: CustomObjectsApi, i: number): Promise<void> {
   const name = `bench-${i}`;
+  // No pod network: a fake launcher is no process in a pod, so the handler's pod-network phase
+  // (which enters the launcher process's network namespace before the first Sync) would find
+  // nothing and retry for ever; without the opt-out, defaulting adds the `default` pod interface.
   const created = (await custom.createNamespacedCustomObject({
     ...VMI_API,
     body: {
       apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance',
       metadata: { name, namespace: 'default' },
-      spec: { domain: { devices: {}, resources: { requests: { memory: '128Mi' } } } },
+      spec: { domain: { devices: { autoattachPodInterface: false }, resources: { requests: { memory: '128Mi' } } } },
     },
   })) as Record<string, unknown>;
   // What the controller would have written by the time the launcher pod runs.
