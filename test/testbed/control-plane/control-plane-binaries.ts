@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+/** Where Go's own archive installs it; a non-login shell (CI) may not have it on PATH. */
+const GO_ARCHIVE_BIN = '/usr/local/go/bin';
 
 export class ControlPlaneError extends Error {
   constructor(
@@ -30,7 +32,7 @@ export interface ControlPlaneBinaries {
 export async function controlPlaneBinaries(repoRoot: string): Promise<ControlPlaneBinaries> {
   const dir = async (project: string): Promise<string> => {
     try {
-      return (await run(join(repoRoot, 'tools/build-binaries'), ['--dir', project])).stdout.trim();
+      return (await run(join(repoRoot, 'tools/build-binaries'), ['--dir', project], { env: { ...process.env, PATH: `${process.env['PATH'] ?? '/usr/bin:/bin'}:${GO_ARCHIVE_BIN}` } })).stdout.trim();
     } catch (err) {
       const stderr = (err as { stderr?: string }).stderr?.trim() ?? (err as Error).message;
       throw new ControlPlaneError('CONTROL_PLANE_NOT_BUILT', `the real control plane's ${project} binaries are not built: ${stderr}`, { cause: err });
