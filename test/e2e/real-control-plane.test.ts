@@ -9,8 +9,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { stackLeftovers } from '../testbed/index.js';
+import { describe, test } from 'node:test';
 import { ROOT } from './ship-manifests-helpers.js';
 import { kubectl, type KubectlResult } from './testbed-helpers.js';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
@@ -18,16 +17,8 @@ import { guestVmi, VmiSuite } from './vmi-stack.js';
 const skip = process.env['PODVIRT_SKIP_REAL_CONTROL_PLANE'] === '1' ? 'PODVIRT_SKIP_REAL_CONTROL_PLANE=1' : false;
 
 describe('podvirt on the real control plane', { skip }, () => {
-  let suite: VmiSuite;
-  let admin: (args: string[], input?: string) => Promise<KubectlResult>;
-  before(async () => {
-    suite = await VmiSuite.start({ controlPlane: 'real' });
-    admin = (args, input) => suite.kubectl(args, input);
-  });
-  after(async () => {
-    await suite?.close();
-    if (suite !== undefined) assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp({ stack: { controlPlane: 'real' } });
+  const admin = (args: string[], input?: string): Promise<KubectlResult> => suite.kubectl(args, input);
 
   test('kubectl version shows the release tools/kube builds; the kubelet is system:node:<name> in system:nodes', async () => {
     const goMod = await readFile(join(ROOT, 'tools/kube/go.mod'), 'utf8');

@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance, VmPrintableStatus } from '@podvirt/api';
 import { spawn as spawnPty } from 'node-pty';
-import { stackLeftovers } from '../testbed/index.js';
 import { nodeApiSocket } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
@@ -20,14 +19,7 @@ const VM_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'vi
 const BOOT_TIMEOUT_MS = 150_000;
 
 describe('VirtualMachines on the testbed', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   /** A VM as KubeVirt's user guide writes one, with the test guest as its template. */
   const vmManifest = (name: string, strategy: string): Record<string, unknown> => {

@@ -12,9 +12,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { stackLeftovers } from '../testbed/stack/stack-leftovers.js';
 import { NS, VmiSuite } from './vmi-stack.js';
 
 /** KubeVirt's example, written out: a 128Mi guest whose only disk is a host disk. */
@@ -54,14 +53,7 @@ async function remove(suite: VmiSuite, name: string): Promise<void> {
 }
 
 describe('hostDisk on a default install: off', () => {
-  let suite: VmiSuite;
-  before(async () => {
-    suite = await VmiSuite.start();
-  });
-  after(async () => {
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
+  const suite = VmiSuite.setUp();
 
   test('KubeVirt\'s vmi-host-disk example is refused naming the HostDisk gate, and leaves nothing on the node', async () => {
     const hadDir = existsSync('/var/data');
@@ -76,23 +68,22 @@ describe('hostDisk on a default install: off', () => {
 });
 
 describe('hostDisk with the gate on and one directory allowed', () => {
-  let suite: VmiSuite;
-  let base: string;
+  let base = '';
   let allowed: string;
   let outside: string;
-  before(async () => {
-    base = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-gate-'));
-    allowed = join(base, 'allowed');
-    outside = join(base, 'outside');
-    await mkdir(allowed);
-    await mkdir(outside);
-    await symlink(outside, join(allowed, 'link'));
-    suite = await VmiSuite.start({ controllerArgs: ['--feature-gates=HostDisk', `--host-disk-allowed-dir=${allowed}`] });
-  });
-  after(async () => {
-    await suite.close();
-    await rm(base, { recursive: true, force: true });
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
+  const suite = VmiSuite.setUp({
+    before: async () => {
+      base = await mkdtemp(join(tmpdir(), 'podvirt-hostdisk-gate-'));
+      allowed = join(base, 'allowed');
+      outside = join(base, 'outside');
+      await mkdir(allowed);
+      await mkdir(outside);
+      await symlink(outside, join(allowed, 'link'));
+      return { controllerArgs: ['--feature-gates=HostDisk', `--host-disk-allowed-dir=${allowed}`] };
+    },
+    after: async () => {
+      if (base !== '') await rm(base, { recursive: true, force: true });
+    },
   });
 
   test('a path outside the allowed directory, and the allowed directory itself, are refused by field before any pod', async () => {

@@ -8,8 +8,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { readTcp, stackLeftovers } from '../testbed/index.js';
+import { before, describe, test } from 'node:test';
+import { readTcp } from '../testbed/index.js';
 import { metricsPort } from './handler-node.js';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
@@ -28,7 +28,19 @@ function freePort(): Promise<number> {
 }
 
 describe('Prometheus scrapes the handler and the controller', () => {
-  let suite: VmiSuite;
+  const suite = VmiSuite.setUp({
+    // Prometheus goes and the VMI is deleted while the stack is still up.
+    beforeClose: async () => {
+      if (prometheus !== undefined && prometheus.exitCode === null) {
+        const exited = new Promise((resolve) => prometheus?.once('exit', resolve));
+        prometheus.kill('SIGTERM');
+        await exited;
+      }
+      if (dir !== '') await rm(dir, { recursive: true, force: true });
+      await suite.kubectl(['delete', 'vmi', NAME, '--wait=false']);
+      await suite.waitForGone(NAME);
+    },
+  });
   let dir = '';
   let prometheus: ChildProcess | undefined;
   let promLog = '';
@@ -50,7 +62,6 @@ describe('Prometheus scrapes the handler and the controller', () => {
     }, 60_000);
 
   before(async () => {
-    suite = await VmiSuite.start();
     // The guest writes 8 MiB to its second drive (an emptyDisk) with O_DIRECT before it is ready.
     const vmi = guestVmi(suite.guest, NAME, {
       extraKernelArgs: 'podvirt.diskbench=vdb:8:1',
@@ -88,18 +99,6 @@ describe('Prometheus scrapes the handler and the controller', () => {
     await suite.eventually('Prometheus ready', async () => ((await fetch(`${api}/-/ready`).catch(() => undefined))?.ok === true ? true : undefined), 60_000);
   });
 
-  after(async () => {
-    if (prometheus !== undefined && prometheus.exitCode === null) {
-      const exited = new Promise((resolve) => prometheus?.once('exit', resolve));
-      prometheus.kill('SIGTERM');
-      await exited;
-    }
-    if (dir !== '') await rm(dir, { recursive: true, force: true });
-    await suite.kubectl(['delete', 'vmi', NAME, '--wait=false']);
-    await suite.waitForGone(NAME);
-    await suite.close();
-    assert.deepEqual(await stackLeftovers(suite.stack), [], 'nothing of the stack is left');
-  });
 
   test('both targets are up', async () => {
     await above('sum(up{job=~"podvirt-handler|podvirt-controller"})', 1, `both targets up (prometheus: ${promLog})`);
