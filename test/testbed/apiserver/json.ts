@@ -47,7 +47,3 @@ export function arr(value: JsonValue | undefined): JsonValue[] {
   return Array.isArray(value) ? value : [];
 }
 
-/** Kubernetes timestamps: RFC 3339 in UTC with whole seconds. */
-export function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}

@@ -1,5 +1,6 @@
+import { kubeTime } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { arr, deepEqual, isObject, meta, obj, rfc3339, str, type JsonObject, type JsonValue } from './json.js';
+import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import type { ObjectService, WriteOptions } from './object-service.js';
 import type { ResourceType } from './resource-type.js';
 
@@ -58,14 +59,14 @@ export class ObjectDeleter {
       if (m['deletionTimestamp'] !== undefined && typeof previous === 'number' && previous <= grace) {
         return this.service.external(rt, current);
       }
-      m['deletionTimestamp'] = rfc3339(new Date(this.service.now().getTime() + grace * 1000));
+      m['deletionTimestamp'] = kubeTime(new Date(this.service.now().getTime() + grace * 1000));
       m['deletionGracePeriodSeconds'] = grace;
       const generation = m['generation'];
       m['generation'] = (typeof generation === 'number' ? generation : 0) + 1;
       return save();
     }
     const deletionStarted = m['deletionTimestamp'] !== undefined;
-    m['deletionTimestamp'] ??= rfc3339(this.service.now());
+    m['deletionTimestamp'] ??= kubeTime(this.service.now());
     m['deletionGracePeriodSeconds'] = 0;
     if (!this.service.deletionComplete(rt, current)) {
       return deletionStarted && !this.#changed(rt, namespace, name, current) ? this.service.external(rt, current) : save();

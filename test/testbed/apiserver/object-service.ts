@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { kubeTime } from '@podvirt/api';
 import { ApiError, type ResourceRef } from './errors.js';
 import { applyJsonPatch, applyMergePatch } from './json-patch.js';
-import { clone, deepEqual, isObject, meta, obj, rfc3339, str, type JsonObject, type JsonValue } from './json.js';
+import { clone, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import { generateNameSuffix } from './object-meta.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 import type { Registry } from './registry.js';
@@ -62,7 +63,7 @@ export class ObjectService {
     }
     for (const key of [...serverOwnedMeta, 'resourceVersion', 'managedFields']) delete m[key];
     m['uid'] = randomUUID();
-    m['creationTimestamp'] = rfc3339(this.now());
+    m['creationTimestamp'] = kubeTime(this.now());
     m['generation'] = 1;
     rt.strategy.prune?.(object);
     rt.strategy.defaults?.(object);
@@ -218,7 +219,7 @@ export class ObjectService {
     pod['spec'] = spec;
     const status = obj(pod['status']) ?? {};
     const conditions = (Array.isArray(status['conditions']) ? status['conditions'] : []).filter((c) => !(isObject(c) && c['type'] === 'PodScheduled'));
-    conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(this.now()) });
+    conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: kubeTime(this.now()) });
     status['conditions'] = conditions;
     pod['status'] = status;
     if (options.dryRun !== true) this.store.put(rt.storageKey, pod);
