@@ -9,8 +9,11 @@
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { DEVICE_HEALTHY, DEVICE_PLUGIN_API_VERSION, KUBELET_SOCKET_NAME, deviceplugin, promiseClient } from '@podvirt/proto';
+import { DEVICE_HEALTHY, DEVICE_PLUGIN_API_VERSION, KUBELET_SOCKET_NAME, deviceplugin, promiseClient, shutdownGrpcServer } from '@podvirt/proto';
 import type { Logger } from 'pino';
+
+/** How long close() waits for calls in flight before it cuts them. */
+const REGISTRY_SHUTDOWN_MS = 2_000;
 
 export interface ResourceCount {
   readonly capacity: number;
@@ -160,7 +163,8 @@ export class DevicePluginRegistry {
   async close(): Promise<void> {
     this.#closed = true;
     for (const resource of [...this.#endpoints.keys()]) this.#drop(resource);
-    await new Promise<void>((resolve) => this.#server.tryShutdown(() => resolve()));
+    // A plugin still holding its Registration call must not hold the kubelet's close for ever.
+    await shutdownGrpcServer(this.#server, REGISTRY_SHUTDOWN_MS);
     await rm(this.socketPath, { force: true });
   }
 }
