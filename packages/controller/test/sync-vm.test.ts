@@ -239,6 +239,17 @@ describe('syncVm', () => {
     assert.deepEqual(orphaned.vm().metadata.finalizers, ['orphan'], 'only the garbage collector\'s finalizer is left');
   });
 
+  test('a start request asking for a paused start is refused by name: no VMI, a Warning', async () => {
+    const cluster = new FakeVms();
+    cluster.addVm(vmFixture({ strategy: 'Manual', status: { stateChangeRequests: [{ action: 'Start', data: { startPaused: 'true' } }] } }));
+    await syncVm(depsFor(cluster), KEY);
+    assert.equal(cluster.apiVmis.size, 0);
+    const failure = cluster.vm().status?.conditions?.find((c) => c.type === 'Failure');
+    assert.match(failure?.message ?? '', /^status\.stateChangeRequests\[0\]\.data\.startPaused: Unsupported value/);
+    assert.deepEqual(cluster.events.map((e) => `${e.type} ${e.reason}`), ['Warning FailedCreate']);
+    assert.deepEqual(cluster.vm().status?.stateChangeRequests, [{ action: 'Start', data: { startPaused: 'true' } }], 'the request is left for the user to replace');
+  });
+
   test('a VMI no VM controls any more loses the VM finalizer once it is going or ended', async () => {
     const cluster = new FakeVms();
     const vmi = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'testvm', namespace: 'default', uid: 'left', resourceVersion: '5', finalizers: ['foregroundDeleteVirtualMachine', 'kubevirt.io/virtualMachineControllerFinalize'] }, spec: vmFixture().spec.template.spec };

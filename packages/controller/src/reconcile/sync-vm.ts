@@ -16,7 +16,7 @@ import { formatFieldErrors, isFinalPhase, kubeTime, runStrategyOf, templateVmi, 
 import { objectKey, splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { VmClient, VmEventRecorder, VmiStore, VmStore } from '../kube/cluster-roles.js';
-import { decideVm, orphaning, type VmDecision } from '../decide/decide-vm.js';
+import { decideVm, firstRequest, orphaning, type VmDecision } from '../decide/decide-vm.js';
 import { nextVmStatus, VM_GENERATION_ANNOTATION, type VmFailure } from '../decide/vm-status.js';
 import type { PodExpectations } from './pod-expectations.js';
 import type { KeyedSyncResult } from './keyed-workers.js';
@@ -65,6 +65,12 @@ function remember(deps: VmSyncDeps, key: string, before: VirtualMachine, after: 
 
 function controlledBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return vmi.metadata.ownerReferences?.some((ref) => ref.controller === true && ref.uid === vm.metadata.uid) === true;
+}
+
+/** A start request asking for a paused start (`virtctl start --paused`), which podvirt cannot do. */
+function pausedStart(vm: VirtualMachine): boolean {
+  const request = firstRequest(vm);
+  return vm.metadata.deletionTimestamp === undefined && request?.action === 'Start' && request.data?.['startPaused'] === 'true';
 }
 
 function hasController(vmi: VirtualMachineInstance): boolean {
@@ -144,6 +150,15 @@ export async function syncVm(deps: VmSyncDeps, key: string, signal?: AbortSignal
     failure = { reason: 'FailedCreate', message: `invalid VirtualMachine: ${formatFieldErrors(fieldErrors)}` };
     if (vm.metadata.deletionTimestamp === undefined) await deps.events.recordVm(vm, 'Warning', 'FailedCreate', failure.message);
     else decision = decideVm(vm, vmi, strategy, nowMs, startPending);
+  } else if (pausedStart(vm)) {
+    // KubeVirt would start the VMI paused; podvirt cannot (no startStrategy), and starting it
+    // running would not be what was asked: nothing is done until the request is replaced.
+    failure = {
+      reason: 'FailedCreate',
+      message: 'status.stateChangeRequests[0].data.startPaused: Unsupported value: "true": podvirt cannot start a VM paused; remove the request, start the VM, then pause its VMI (podvirtctl pause vmi NAME)',
+    };
+    strategy = runStrategyOf(vm);
+    await deps.events.recordVm(vm, 'Warning', 'FailedCreate', failure.message);
   } else if (found !== undefined && vmi === undefined && vm.metadata.deletionTimestamp === undefined) {
     const owner = hasController(found) ? 'is controlled by another object' : 'has no controller and could not be adopted yet';
     failure = { reason: 'FailedCreate', message: `VMI ${namespace}/${name} exists and ${owner}` };
