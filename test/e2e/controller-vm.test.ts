@@ -24,6 +24,16 @@ const NS = 'default';
 const vmiApi = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
 const vmApi = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachines' };
 
+/** The object, or undefined when the API server has none of that name. */
+async function readObject<T>(custom: CustomObjectsApi, api: typeof vmApi, name: string): Promise<T | undefined> {
+  try {
+    return (await custom.getNamespacedCustomObject({ ...api, name })) as T;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
 function vmManifest(name: string, runStrategy: string): VirtualMachine {
   return {
     apiVersion: 'kubevirt.io/v1',
@@ -73,16 +83,8 @@ describe('VirtualMachine controller end to end (testbed API server)', () => {
     await tb.close();
   });
 
-  const get = async <T>(api: typeof vmApi, name: string): Promise<T | undefined> => {
-    try {
-      return (await custom.getNamespacedCustomObject({ ...api, name })) as T;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return undefined;
-      throw err;
-    }
-  };
-  const vm = (name: string): Promise<VirtualMachine | undefined> => get<VirtualMachine>(vmApi, name);
-  const vmi = (name: string): Promise<VirtualMachineInstance | undefined> => get<VirtualMachineInstance>(vmiApi, name);
+  const vm = (name: string): Promise<VirtualMachine | undefined> => readObject<VirtualMachine>(custom, vmApi, name);
+  const vmi = (name: string): Promise<VirtualMachineInstance | undefined> => readObject<VirtualMachineInstance>(custom, vmiApi, name);
   const apply = async (manifest: VirtualMachine): Promise<void> => {
     const out = await kubectl(tb.kubeconfigPath, ['apply', '-f', '-'], stringify(manifest));
     assert.equal(out.code, 0, out.stderr);
@@ -222,14 +224,7 @@ describe('podvirt-controller SIGKILLed while it starts a VM (testbed API server)
     }, { what: 'controller started', deadlineMs: 30_000 });
     return proc;
   };
-  const vm = async (name: string): Promise<VirtualMachine | undefined> => {
-    try {
-      return (await custom.getNamespacedCustomObject({ ...vmApi, name })) as VirtualMachine;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return undefined;
-      throw err;
-    }
-  };
+  const vm = (name: string): Promise<VirtualMachine | undefined> => readObject<VirtualMachine>(custom, vmApi, name);
   const vmisOf = async (name: string): Promise<VirtualMachineInstance[]> =>
     ((await custom.listNamespacedCustomObject({ ...vmiApi, labelSelector: `kubevirt.io/vm=${name}` })) as { items: VirtualMachineInstance[] }).items;
   /** The VM controller's writes for this VM: to the VM, and the VMI's create (which names no object: counted by kind, one VM at a time). */

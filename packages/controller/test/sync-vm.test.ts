@@ -23,6 +23,16 @@ function depsFor(cluster: FakeVms, random = (): number => 0): VmSyncDeps {
   };
 }
 
+/** A cluster whose VM has had its first sync (its VMI made), the informers caught up. */
+async function afterFirstSync(vm = vmFixture()): Promise<{ cluster: FakeVms; deps: VmSyncDeps }> {
+  const cluster = new FakeVms();
+  cluster.addVm(vm);
+  const deps = depsFor(cluster);
+  await syncVm(deps, KEY);
+  cluster.observe();
+  return { cluster, deps };
+}
+
 describe('syncVm', () => {
   beforeEach(() => mock.timers.enable({ apis: ['Date'], now: Date.parse('2025-01-01T00:05:00Z') }));
   afterEach(() => mock.timers.reset());
@@ -55,11 +65,7 @@ describe('syncVm', () => {
   });
 
   test('crash loop: a VMI failing before it runs is replaced only after the back-off, even when the cache lags', async () => {
-    const cluster = new FakeVms();
-    cluster.addVm(vmFixture());
-    const deps = depsFor(cluster);
-    await syncVm(deps, KEY);
-    cluster.observe();
+    const { cluster, deps } = await afterFirstSync();
     cluster.setVmiPhase('Failed');
     await syncVm(deps, KEY);
     assert.equal(cluster.apiVmis.has(KEY), false, 'the failed VMI is deleted');
@@ -208,11 +214,7 @@ describe('syncVm', () => {
   });
 
   test('deleting the VM stops its VMI gracefully and the VM goes once the VMI is gone; with orphaning it goes at once', async () => {
-    const cluster = new FakeVms();
-    cluster.addVm(vmFixture());
-    const deps = depsFor(cluster);
-    await syncVm(deps, KEY);
-    cluster.observe();
+    const { cluster, deps } = await afterFirstSync();
     cluster.setVmiPhase('Running');
     await syncVm(deps, KEY);
     cluster.observe();
@@ -227,11 +229,7 @@ describe('syncVm', () => {
     await syncVm(deps, KEY);
     assert.equal(cluster.apiVms.has(KEY), false, 'its finalizer came off: the VM is gone');
 
-    const orphaned = new FakeVms();
-    orphaned.addVm(vmFixture());
-    const d2 = depsFor(orphaned);
-    await syncVm(d2, KEY);
-    orphaned.observe();
+    const { cluster: orphaned, deps: d2 } = await afterFirstSync();
     const vm = orphaned.vm();
     orphaned.addVm({ ...vm, metadata: { ...vm.metadata, deletionTimestamp: '2025-01-01T00:05:00Z', finalizers: ['orphan', ...(vm.metadata.finalizers ?? [])] } });
     await syncVm(d2, KEY);
