@@ -105,6 +105,7 @@ describe('VirtualMachines on the testbed', () => {
     assert.equal(first.metadata.labels?.['kubevirt.io/size'], 'small', 'the template labels are copied');
     const running = await printable(name, 'Running');
     assert.equal(running.status?.created, true);
+    assert.equal(running.status?.conditions?.some((c) => c.type === 'RestartRequired'), false, 'the VMI as stored is the template: no restart required');
     await suite.eventually('VM ready', async () => ((await vm(name))?.status?.ready === true ? true : undefined));
     const [, row] = await getVm(name);
     assert.deepEqual([row?.[2], row?.[3]], ['Running', 'True']);
