@@ -259,5 +259,15 @@ describe('syncVm', () => {
     cluster.observe();
     await syncVm(depsFor(cluster), KEY);
     assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.finalizers, ['foregroundDeleteVirtualMachine'], 'only ours comes off');
+
+    // A VM of the same name again, while the earlier VM's VMI is still going: that one is let go too.
+    const again = new FakeVms();
+    again.addVm(vmFixture());
+    const earlier = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', name: 'testvm', uid: 'earlier-vm-uid', controller: true };
+    again.apiVmis.set(KEY, { ...vmi, metadata: { ...vmi.metadata, ownerReferences: [earlier], deletionTimestamp: '2025-01-01T00:05:00Z' } });
+    again.observe();
+    await syncVm(depsFor(again), KEY);
+    assert.deepEqual(again.apiVmis.get(KEY)?.metadata.finalizers, ['foregroundDeleteVirtualMachine']);
+    assert.equal(again.calls.includes('create VMI'), false, 'no second VMI while it goes');
   });
 });

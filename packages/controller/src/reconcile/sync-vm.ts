@@ -190,7 +190,8 @@ export async function syncVm(deps: VmSyncDeps, key: string, signal?: AbortSignal
   // The status has recorded how the VMI ended: the VMI may go. (One deleted just now is released
   // on the sync its deletion brings, from the version the deletion made.)
   if (vmi !== undefined && !acted.deleted) await releaseVmi(deps, vmi, true, signal);
-  else if (found !== undefined && !hasController(found)) await releaseVmi(deps, found, false, signal);
+  // Not this VM's (ownerless, or an earlier VM's of the same name, which is gone): no VM waits on it.
+  else if (found !== undefined && vmi === undefined) await releaseVmi(deps, found, false, signal);
   if (vm.metadata.deletionTimestamp !== undefined && hasFinalizer(vm) && (vmi === undefined || orphaning(vm))) {
     // Its VMI is gone (or is to be left running): the VM may go.
     const finalizers = (vm.metadata.finalizers ?? []).filter((f) => f !== VM_CONTROLLER_FINALIZER);
