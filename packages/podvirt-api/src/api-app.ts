@@ -42,7 +42,8 @@ export class ApiApp {
   }
 
   static async start(o: ApiAppOptions): Promise<ApiApp> {
-    let server: SecureServer | undefined;
+    // The first certificates come before the server exists; renewals go to the server.
+    const serving: { server?: SecureServer } = {};
     const log = o.log.child({ subcomponent: 'certificates' });
     const certs = new ServingCertificates({
       client: o.client,
@@ -56,13 +57,13 @@ export class ApiApp {
       onCertificates: (set) => {
         const ends = validityOf(set.serving.cert)?.notAfter;
         if (ends !== undefined) o.metrics.servingCertificateEnds(ends);
-        server?.setCertificate(set.serving);
+        serving.server?.setCertificate(set.serving);
         log.info({ notAfter: ends?.toISOString(), names: o.servingNames }, 'serving certificate in force');
       },
     });
     const first = await certs.ensure();
     const webhookLog = o.log.child({ subcomponent: 'admission' });
-    server = await SecureServer.listen({
+    const server = await SecureServer.listen({
       host: o.bindAddress,
       port: o.securePort,
       serving: first.serving,
@@ -73,6 +74,7 @@ export class ApiApp {
         res.end(`nothing at ${path}\n`);
       },
     });
+    serving.server = server;
     const stop = new AbortController();
     return new ApiApp(server, stop, certs.run(stop.signal));
   }

@@ -17,7 +17,9 @@ export function isAdmissionPath(path: string): boolean {
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = typeof body === 'string' ? `${body}\n` : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(text) });
+  // A body refused unread must not be taken for the next request on the connection.
+  const close = status === 413 ? { connection: 'close' } : {};
+  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(text), ...close });
   res.end(text);
 }
 

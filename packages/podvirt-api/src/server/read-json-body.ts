@@ -10,6 +10,8 @@ export type JsonBody = { readonly ok: true; readonly value: unknown } | { readon
 export async function readJsonBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<JsonBody> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
   if (type !== 'application/json') return { ok: false, status: 415, message: `content-type must be application/json, got ${JSON.stringify(type ?? '')}` };
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > maxBytes) return { ok: false, status: 413, message: `body larger than ${maxBytes} bytes` };
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -41,9 +41,14 @@ async function keyPair(): Promise<CryptoKeyPair> {
   return webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as Promise<CryptoKeyPair>;
 }
 
+/** PEM ending in a newline, so that certificates concatenate into a valid bundle. */
+function line(pem: string): string {
+  return pem.endsWith('\n') ? pem : `${pem}\n`;
+}
+
 async function keyPem(key: CryptoKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey('pkcs8', key);
-  return x509.PemConverter.encode(der, 'PRIVATE KEY');
+  return line(x509.PemConverter.encode(der, 'PRIVATE KEY'));
 }
 
 async function importKey(pem: string): Promise<CryptoKey> {
@@ -70,7 +75,7 @@ export async function makeCa(commonName: string, now: Date, durationMs: number):
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+  return { cert: line(cert.toString('pem')), key: await keyPem(keys.privateKey) };
 }
 
 /** A serving certificate for `names` (DNS names, or IP addresses), signed by `ca`. */
@@ -96,7 +101,7 @@ export async function issueServingCert(ca: PemPair, names: readonly string[], no
       await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
     ],
   });
-  return { cert: cert.toString('pem'), key: await keyPem(keys.privateKey) };
+  return { cert: line(cert.toString('pem')), key: await keyPem(keys.privateKey) };
 }
 
 /** The validity of the first certificate in `pem`; undefined when it does not parse. */
