@@ -43,6 +43,8 @@ describe('VMI admission', () => {
       return true;
     });
     assert.equal(result.status.details?.causes[0]?.reason, 'FieldValueNotSupported');
+    assert.match(result.status.details?.causes[0]?.message ?? '', /^Unsupported value: "floppy" is not supported/);
+    assert.deepEqual([result.status.details?.kind, result.status.details?.name], ['VirtualMachineInstance', 'vm1']);
   });
 
   test('UPDATE: the spec may not change; metadata may', () => {

@@ -1,7 +1,7 @@
 // admission.k8s.io/v1 AdmissionReview: what kube-apiserver posts to a webhook and the answer it
 // expects. Only the fields podvirt-api reads or writes.
 
-import { formatFieldErrors, type FieldError } from '@podvirt/api';
+import { formatFieldError, formatFieldErrors, type FieldError } from '@podvirt/api';
 import { PodvirtApiError } from '../api-error.js';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
@@ -24,7 +24,12 @@ export interface AdmissionStatus {
   readonly code: number;
   readonly reason: string;
   readonly message: string;
-  readonly details?: { readonly causes: ReadonlyArray<{ readonly field: string; readonly reason: string; readonly message: string }> };
+  readonly details?: {
+    readonly group?: string;
+    readonly kind?: string;
+    readonly name?: string;
+    readonly causes: ReadonlyArray<{ readonly field: string; readonly reason: string; readonly message: string }>;
+  };
 }
 
 /** What an admitter decides; the review around it is made by reviewResponse. */
@@ -53,7 +58,11 @@ const CAUSE_REASONS: Readonly<Record<FieldError['type'], string>> = {
   TooLong: 'FieldValueTooLong',
 };
 
-/** A refusal as an API server words an invalid object: 422 Invalid, every field a cause. */
+/**
+ * A refusal as an API server words an invalid object: 422 Invalid, every field a cause whose
+ * message starts with the error type's words, so kubectl prints
+ * `The VirtualMachineInstance "x" is invalid: spec.…: Unsupported value: …`.
+ */
 export function invalid(kind: string, name: string | undefined, errors: readonly FieldError[]): AdmissionResult {
   return {
     allowed: false,
@@ -61,7 +70,12 @@ export function invalid(kind: string, name: string | undefined, errors: readonly
       code: 422,
       reason: 'Invalid',
       message: `${kind}${name ? ` "${name}"` : ''} is invalid: ${formatFieldErrors(errors)}`,
-      details: { causes: errors.map((e) => ({ field: e.field, reason: CAUSE_REASONS[e.type], message: e.message })) },
+      details: {
+        group: 'kubevirt.io',
+        kind,
+        ...(name ? { name } : {}),
+        causes: errors.map((e) => ({ field: e.field, reason: CAUSE_REASONS[e.type], message: formatFieldError({ ...e, field: '' }) })),
+      },
     },
   };
 }
