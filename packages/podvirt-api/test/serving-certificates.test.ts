@@ -95,6 +95,20 @@ describe('ServingCertificates', () => {
     assert.equal(b.length, 1);
   });
 
+  test('a webhook configuration not there yet is looked for again within 10 s, and gets the bundle then', async () => {
+    const api = new FakeApi();
+    api.put(VALIDATING, webhookConfig('podvirt-api-validator'));
+    const clock = { now: new Date('2026-01-01T00:00:00Z') };
+    const k = keeper(api, clock, []);
+    const set = await k.ensure();
+    assert.equal(k.recheckAt.getTime(), clock.now.getTime() + 10_000);
+    api.put(MUTATING, webhookConfig('podvirt-api-mutator'));
+    clock.now = new Date(clock.now.getTime() + 10_000);
+    await k.ensure();
+    assert.deepEqual(bundles(api), [set.caBundle, set.caBundle, set.caBundle, set.caBundle]);
+    assert.equal(k.recheckAt.getTime(), new Date('2026-01-01T12:00:00Z').getTime());
+  });
+
   test('renewal: a new certificate from the same CA after 12 h; a new CA after 5 days, the old one still trusted beside it', async () => {
     const api = new FakeApi();
     api.put(VALIDATING, webhookConfig('podvirt-api-validator'));

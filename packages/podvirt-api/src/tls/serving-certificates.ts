@@ -61,6 +61,11 @@ export class ServingCertificates {
     return this.#current;
   }
 
+  /** When run() checks next. */
+  get recheckAt(): Date {
+    return new Date(this.#recheckAt);
+  }
+
   /** One round: the Secret read, renewed if due, the bundle injected. Returns the set in force. */
   async ensure(signal?: AbortSignal): Promise<CertificateSet> {
     const now = this.#now();
@@ -93,7 +98,9 @@ export class ServingCertificates {
       this.#current = set;
       this.#o.onCertificates(set);
     }
-    await this.#inject(set.caBundle, signal);
+    // A configuration not there yet (applied after the Deployment) is looked for again soon:
+    // until it has the bundle, kube-apiserver cannot call its webhooks.
+    if (!(await this.#inject(set.caBundle, signal))) this.#recheckAt = Math.min(this.#recheckAt, now.getTime() + RETRY_MS);
     return set;
   }
 
@@ -143,16 +150,19 @@ export class ServingCertificates {
     return this.#secrets.replace({ ...existing, data }, signal);
   }
 
-  async #inject(bundle: string, signal?: AbortSignal): Promise<void> {
+  /** False when a configuration is missing. */
+  async #inject(bundle: string, signal?: AbortSignal): Promise<boolean> {
     const encoded = b64(bundle);
     const targets = [
       ...this.#o.validatingWebhooks.map((name) => ({ client: this.#validating, name })),
       ...this.#o.mutatingWebhooks.map((name) => ({ client: this.#mutating, name })),
     ];
+    let found = true;
     for (const { client, name } of targets) {
       const config = await client.get(undefined, name, signal);
       if (config === undefined) {
         this.#o.log.warn({ configuration: name }, 'webhook configuration not found; its CA bundle is not set');
+        found = false;
         continue;
       }
       const webhooks = config.webhooks ?? [];
@@ -160,5 +170,6 @@ export class ServingCertificates {
       await client.replace({ ...config, webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: encoded } })) }, signal);
       this.#o.log.info({ configuration: name }, 'CA bundle written into the webhook configuration');
     }
+    return found;
   }
 }
