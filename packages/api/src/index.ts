@@ -72,7 +72,7 @@ export type * from './types/vmi.js';
 export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
 export { vmiLogBindings, type VmiLogBindings } from './vmi-log-bindings.js';
-export { vmiReference, type VmiReference } from './vmi-reference.js';
+export { vmiReference, type ObjectReference } from './vmi-reference.js';
 export {
   parsePodNetworkHandoff,
   PodNetworkHandoffError,
