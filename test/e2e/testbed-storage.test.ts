@@ -4,7 +4,9 @@
 // pod, waiting (FailedMount) for a Secret that does not exist yet. Nothing it creates is left:
 // no loop device, no directory. The default StorageClass serves a claim that names none. Runs on
 // the real control plane too (PODVIRT_TESTBED_CONTROL_PLANE=real), where kube-controller-manager
-// binds and the testbed's provisioner only provisions and deletes: same assertions.
+// binds and the testbed's provisioner only provisions and deletes: same assertions. Its pods
+// mount no ServiceAccount token (the testbed kubelet has no projected volumes; podvirt's
+// launcher pods mount none either).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -80,7 +82,7 @@ describe('testbed persistent volumes', () => {
     const dir = (await core.readPersistentVolume({ name: volumeName })).spec?.hostPath?.path ?? '';
     assert.ok(dir.startsWith(stateDir), dir);
     const runPod = async (name: string, script: string): Promise<string> => {
-      const body: V1Pod = { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
+      const body: V1Pod = { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, automountServiceAccountToken: false, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
         containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', script], volumeMounts: [{ name: 'd', mountPath: '/data' }] }] } };
       await core.createNamespacedPod({ namespace: 'default', body });
       await eventually(async () => ((await core.readNamespacedPod({ namespace: 'default', name })).status?.phase === 'Succeeded' ? true : undefined), { what: `${name} done`, deadlineMs: 10_000 });
@@ -132,7 +134,7 @@ describe('testbed persistent volumes', () => {
   });
 
   test('a Secret\'s keys are mounted by subPath; a missing Secret is a FailedMount until it exists', async () => {
-    const body: V1Pod = { metadata: { name: 'secret-reader' }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, volumes: [{ name: 's', secret: { secretName: 'ud' } }],
+    const body: V1Pod = { metadata: { name: 'secret-reader' }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, automountServiceAccountToken: false, volumes: [{ name: 's', secret: { secretName: 'ud' } }],
       containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'cat /cfg/userdata'], volumeMounts: [{ name: 's', mountPath: '/cfg/userdata', subPath: 'userdata', readOnly: true }] }] } };
     await core.createNamespacedPod({ namespace: 'default', body });
     await eventually(async () => (/FailedMount.*secret "ud" not found/.test(await events('secret-reader')) ? true : undefined), { what: 'FailedMount', deadlineMs: 10_000 });
