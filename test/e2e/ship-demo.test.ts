@@ -47,7 +47,7 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
     const { stdout } = await run(process.execPath, [MAIN, '--control-plane', 'real'], { timeout: 300_000 });
     for (const expected of [
       /starting the real control plane \(etcd, kube-apiserver/,
-      /\$ kubectl version\s*\n\s*Client Version: v1\.34\.\d+\s*\n[^\n]*\n\s*Server Version: v1\.34\.\d+/,
+      /\$ kubectl version\n.*Client Version: v1\.34\.\d+\n.*\n.*Server Version: v1\.34\.\d+\n/,
       /watch: VMI testvm is Running/,
       /PODVIRT-GUEST-READY/,
       /Detached from the console of VMI default\/testvm/,
