@@ -41,6 +41,24 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
     assert.ok(steps.length >= 10, `the demo explains each step:\n${steps.join('\n')}`);
   });
 
+  test('scripts/demo --control-plane real: the same demo on kube-apiserver, with its own kubectl', {
+    skip: process.env['PODVIRT_SKIP_REAL_CONTROL_PLANE'] === '1' ? 'PODVIRT_SKIP_REAL_CONTROL_PLANE=1' : false,
+  }, async () => {
+    const { stdout } = await run(process.execPath, [MAIN, '--control-plane', 'real'], { timeout: 300_000 });
+    for (const expected of [
+      /starting the real control plane \(etcd, kube-apiserver/,
+      /\$ kubectl version\n.*Client Version: v1\.34\.\d+\n.*\n.*Server Version: v1\.34\.\d+\n/,
+      /watch: VMI testvm is Running/,
+      /PODVIRT-GUEST-READY/,
+      /Detached from the console of VMI default\/testvm/,
+      /VMI default\/testvm was paused/,
+      /watch: VMI testvm is Succeeded/,
+      /nothing left behind/,
+    ]) {
+      assert.match(stdout, expected);
+    }
+  });
+
   test('scripts/demo --images: the launcher pod runs from podvirt/launcher in podman (runc), qemu inside its container', async () => {
     const { stdout } = await run(process.execPath, [MAIN, '--images'], { timeout: 300_000 });
     for (const expected of [

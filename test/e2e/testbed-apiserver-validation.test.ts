@@ -114,7 +114,12 @@ describe('testbed API server validation', () => {
     assert.equal(long.status, 422);
     assert.equal(causes(long.body)[0]?.message, `Invalid value: "${'x'.repeat(254)}": must be no more than 253 characters`);
     for (const name of ['.', '..', 'Upper', 'a_b']) assert.equal((await create(podManifest(name))).status, 422, name);
-    const generated = await create({ ...podManifest(''), metadata: { generateName: `virt-launcher-${'v'.repeat(253)}-` } });
+    // As kube-apiserver: a generateName is checked as a name prefix (it was accepted here and refused there).
+    const tooLong = `virt-launcher-${'v'.repeat(253)}-`;
+    const refused = await create({ ...podManifest(''), metadata: { generateName: tooLong } });
+    assert.equal(refused.status, 422);
+    assert.deepEqual(causes(refused.body)[0], { reason: 'FieldValueInvalid', message: `Invalid value: "${tooLong}": must be no more than 253 characters`, field: 'metadata.generateName' });
+    const generated = await create({ ...podManifest(''), metadata: { generateName: `virt-launcher-${'v'.repeat(230)}-` } });
     assert.equal(generated.status, 201, JSON.stringify(generated.body));
     const name = String((generated.body['metadata'] as Record<string, unknown>)['name']);
     assert.equal(name.length, 63);

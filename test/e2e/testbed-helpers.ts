@@ -48,9 +48,11 @@ export interface KubectlResult {
  */
 export function kubectl(kubeconfig: string, args: string[], input?: string, binary = 'kubectl'): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = execFile(binary, ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+    // kube-apiserver's /metrics alone is several MB: far above execFile's default 1 MB buffer.
+    const child = execFile(binary, ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-      resolve({ code, stdout, stderr });
+      // Not kubectl's own exit (a timeout, a buffer overrun): say so where a test shows stderr.
+      resolve({ code, stdout, stderr: err !== null && typeof err.code !== 'number' ? `${stderr}${err.message}` : stderr });
     });
     if (input !== undefined) child.stdin?.end(input);
   });

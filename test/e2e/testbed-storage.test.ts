@@ -2,7 +2,11 @@
 // access mode, volumeMode and storage class; the local provisioner's directories and loop
 // devices; reclaim Delete and Retain; the kubelet mounting a claim and a Secret's keys into a
 // pod, waiting (FailedMount) for a Secret that does not exist yet. Nothing it creates is left:
-// no loop device, no directory.
+// no loop device, no directory. The default StorageClass serves a claim that names none. Runs on
+// the real control plane too (PODVIRT_TESTBED_CONTROL_PLANE=real), where kube-controller-manager
+// binds and the testbed's provisioner only provisions and deletes: same assertions. Its pods
+// mount no ServiceAccount token (the testbed kubelet has no projected volumes; podvirt's
+// launcher pods mount none either).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,7 +18,8 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { eventually } from '@podvirt/test-support';
 import { startTestbed, type Testbed } from '../testbed/cli/index.js';
-import { kubectl } from './testbed-helpers.js';
+import { kubectl as kubectlAt } from './testbed-helpers.js';
+import { controlPlaneFromEnv } from './vmi-stack.js';
 
 const yaml = (docs: object[]): string => docs.map((d) => stringify(d)).join('---\n');
 
@@ -27,7 +32,7 @@ describe('testbed persistent volumes', () => {
   before(async () => {
     stateDir = await mkdtemp(join(tmpdir(), 'podvirt-testbed-storage-'));
     hostDir = await mkdtemp(join(tmpdir(), 'podvirt-static-pv-'));
-    tb = await startTestbed({ stateDir });
+    tb = await startTestbed({ stateDir, ...controlPlaneFromEnv() });
     const kc = new KubeConfig();
     kc.loadFromFile(tb.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
@@ -39,6 +44,7 @@ describe('testbed persistent volumes', () => {
     assert.equal(existsSync(stateDir), false);
   });
 
+  const kubectl = (kubeconfig: string, args: string[]) => kubectlAt(kubeconfig, args, undefined, tb.controlPlane?.binaries.kubectl);
   const apply = async (docs: object[]): Promise<void> => {
     const file = join(hostDir, `apply-${Math.random().toString(16).slice(2)}.yaml`);
     await writeFile(file, yaml(docs));
@@ -62,7 +68,7 @@ describe('testbed persistent volumes', () => {
     assert.match(got.stdout, /persistentvolume\/pv-small\s+100Mi\s+RWO\s+Retain\s+Bound\s+default\/static\s+manual/);
     assert.match(got.stdout, /persistentvolumeclaim\/static\s+Bound\s+pv-small\s+100Mi\s+RWO\s+manual/);
     assert.match(got.stdout, /persistentvolumeclaim\/wrong-mode\s+Pending/);
-    await eventually(async () => (/FailedBinding.*requested volumeMode Block does not match the volume's Filesystem/.test(await events('wrong-mode')) ? true : undefined), { what: 'binding failure reported', deadlineMs: 10_000 });
+    await eventually(async () => (/VolumeMismatch.*Cannot bind to requested volume "pv-big": incompatible volumeMode/.test(await events('wrong-mode')) ? true : undefined), { what: 'binding failure reported', deadlineMs: 10_000 });
     const described = await kubectl(tb.kubeconfigPath, ['describe', 'pvc', 'static']);
     assert.match(described.stdout, /Status:\s+Bound/);
     assert.match(described.stdout, /Volume:\s+pv-small/);
@@ -76,7 +82,7 @@ describe('testbed persistent volumes', () => {
     const dir = (await core.readPersistentVolume({ name: volumeName })).spec?.hostPath?.path ?? '';
     assert.ok(dir.startsWith(stateDir), dir);
     const runPod = async (name: string, script: string): Promise<string> => {
-      const body: V1Pod = { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
+      const body: V1Pod = { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, automountServiceAccountToken: false, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
         containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', script], volumeMounts: [{ name: 'd', mountPath: '/data' }] }] } };
       await core.createNamespacedPod({ namespace: 'default', body });
       await eventually(async () => ((await core.readNamespacedPod({ namespace: 'default', name })).status?.phase === 'Succeeded' ? true : undefined), { what: `${name} done`, deadlineMs: 10_000 });
@@ -91,6 +97,21 @@ describe('testbed persistent volumes', () => {
     await core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'data' });
     await eventually(async () => ((await core.listPersistentVolume()).items.some((p) => p.metadata?.name === volumeName) ? undefined : true), { what: 'pv reclaimed', deadlineMs: 10_000 });
     assert.equal(existsSync(dir), false, 'the provisioned directory is removed');
+  });
+
+  test('a claim that names no class gets the default class (standard, the local provisioner\'s) and a volume', async () => {
+    assert.match((await kubectl(tb.kubeconfigPath, ['get', 'storageclass'])).stdout, /^standard \(default\)\s+podvirt\.io\/testbed-local\s+Delete\s+Immediate\s+false/m);
+    await apply([pvc('plain', {})]);
+    await eventually(async () => ((await claimPhase('plain')) === 'Bound' ? true : undefined), { what: 'plain bound', deadlineMs: 30_000 });
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'plain' });
+    assert.equal(claim.spec?.storageClassName, 'standard');
+    const volumeName = claim.spec?.volumeName ?? '';
+    const pv = await core.readPersistentVolume({ name: volumeName });
+    assert.equal(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'], 'podvirt.io/testbed-local');
+    assert.equal(pv.spec?.persistentVolumeReclaimPolicy, 'Delete');
+    await core.deleteNamespacedPersistentVolumeClaim({ namespace: 'default', name: 'plain' });
+    await eventually(async () => ((await core.listPersistentVolume()).items.some((p) => p.metadata?.name === volumeName) ? undefined : true), { what: 'plain reclaimed', deadlineMs: 30_000 });
+    assert.equal(existsSync(pv.spec?.hostPath?.path ?? ''), false, 'the provisioned directory is removed');
   });
 
   test('Retain keeps a released volume and its data', async () => {
@@ -113,7 +134,7 @@ describe('testbed persistent volumes', () => {
   });
 
   test('a Secret\'s keys are mounted by subPath; a missing Secret is a FailedMount until it exists', async () => {
-    const body: V1Pod = { metadata: { name: 'secret-reader' }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, volumes: [{ name: 's', secret: { secretName: 'ud' } }],
+    const body: V1Pod = { metadata: { name: 'secret-reader' }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, automountServiceAccountToken: false, volumes: [{ name: 's', secret: { secretName: 'ud' } }],
       containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'cat /cfg/userdata'], volumeMounts: [{ name: 's', mountPath: '/cfg/userdata', subPath: 'userdata', readOnly: true }] }] } };
     await core.createNamespacedPod({ namespace: 'default', body });
     await eventually(async () => (/FailedMount.*secret "ud" not found/.test(await events('secret-reader')) ? true : undefined), { what: 'FailedMount', deadlineMs: 10_000 });

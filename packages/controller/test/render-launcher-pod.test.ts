@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/launcher-layout.js';
 import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/render/memory-overhead.js';
-import { renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render/render-launcher-pod.js';
+import { launcherPodPrefix, renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render/render-launcher-pod.js';
 import { vmiFixture } from './fixtures.js';
 
 const config: LauncherPodConfig = { image: 'podvirt/launcher:0.1.0', allowEmulation: false, random: () => 0.5 };
@@ -22,6 +22,15 @@ function withSpec(change: (vmi: VirtualMachineInstance) => void): VirtualMachine
 const MI = 1024n * 1024n;
 
 describe('renderLauncherPod', () => {
+  test('a long VMI name is cut in the pod\'s generateName to what the name generator keeps (58), never ending in a dot', () => {
+    const name = `${'a'.repeat(42)}.${'b'.repeat(120)}`;
+    const prefix = launcherPodPrefix(name);
+    assert.equal(prefix, `virt-launcher-${'a'.repeat(42)}-`);
+    assert.ok(prefix.length <= 58);
+    assert.equal(launcherPodPrefix('c'.repeat(253)), `virt-launcher-${'c'.repeat(43)}-`);
+    assert.equal(launcherPodPrefix('short'), 'virt-launcher-short-');
+  });
+
   test('the pod has KubeVirt shape: name, labels, owner, grace, restart policy, volumes', () => {
     const pod = renderLauncherPod(vmiFixture({ metadata: { labels: { app: 'demo', 'kubevirt.io/nodeName': 'old' } } }), config);
     assert.equal(pod.metadata?.generateName, 'virt-launcher-testvmi-');

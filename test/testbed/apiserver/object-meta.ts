@@ -41,6 +41,12 @@ export function validateObjectMeta(obj: JsonObject, rule: NameRule): StatusCause
       causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${name}": ${problem}`, field: 'metadata.name' });
     }
   }
+  // kube-apiserver checks a generateName as a name prefix: its trailing dash masked, the rest a valid name.
+  const generateName = str(m['generateName']);
+  if (generateName !== undefined && generateName !== '') {
+    const problem = nameProblem(generateName.endsWith('-') ? `${generateName.slice(0, -1)}a` : generateName, rule);
+    if (problem !== undefined) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${generateName}": ${problem}`, field: 'metadata.generateName' });
+  }
   for (const field of ['labels', 'annotations']) {
     const map = m[field];
     if (map === undefined || map === null) continue;

@@ -1,7 +1,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { startApiServer, type ApiServer } from '../apiserver/api-server.js';
 import type { JsonObject } from '../apiserver/json.js';
@@ -17,7 +17,7 @@ import type { PodNetwork } from '../sandbox/pod-network.js';
 import type { ImageMap } from '../kubelet/image-map.js';
 import { runtimeNamed } from '../kubelet/image-runtime.js';
 import { Scheduler } from '../scheduler/scheduler.js';
-import { VolumeController } from '../storage/volume-controller.js';
+import { DEFAULT_STORAGE_CLASS, VolumeController } from '../storage/volume-controller.js';
 
 export interface TestbedOptions {
   /** Holds the kubeconfig and the kubelet root; removed again by close(). */
@@ -106,14 +106,19 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
       apiUrl = server.url;
       await writeKubeconfig(kubeconfigPath, server.url);
       kubeConfig.loadFromFile(kubeconfigPath);
-      // kube-scheduler and kube-controller-manager's PV binder do these jobs on the real control plane.
+      // kube-scheduler does this job on the real control plane.
       const scheduler = new Scheduler({ kubeConfig, logger: log });
       closers.push(() => scheduler.close());
       await scheduler.start();
-      const volumes = new VolumeController({ kubeConfig, logger: log, provisionDir: join(options.stateDir, 'volumes') });
-      closers.push(() => volumes.close());
-      await volumes.start();
     }
+    // kube-controller-manager binds on the real control plane; the testbed's provisioner serves the default class on both.
+    await kubeConfig.makeApiClient(StorageV1Api).createStorageClass({ body: DEFAULT_STORAGE_CLASS });
+    const volumes = new VolumeController({
+      kubeConfig, logger: log, provisionDir: join(options.stateDir, 'volumes'), nodeNames: nodes.map((n) => n.nodeName),
+      role: controlPlane === undefined ? 'controller' : 'provisioner',
+    });
+    closers.push(() => volumes.close());
+    await volumes.start();
     let network: PodNetwork | undefined;
     for (const n of nodes) {
       const servingCert = controlPlane?.pki.nodeServing.get(n.nodeName);

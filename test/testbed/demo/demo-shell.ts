@@ -14,6 +14,8 @@ export interface DemoShellOptions {
   readonly repoRoot: string;
   readonly kubeconfig: string;
   readonly nodeApiSocket: string;
+  /** The kubectl binary: the one on PATH unless given (the real control plane's own v1.34, within its version skew). */
+  readonly kubectl?: string;
 }
 
 export interface ShowOptions {
@@ -25,6 +27,12 @@ export interface ShowOptions {
   readonly condenseJson?: boolean;
   /** Lines (after condensing) left out. */
   readonly skip?: RegExp;
+}
+
+/** The stack's own kubectl for DemoShellOptions, when it has one (the real control plane's). */
+export function kubectlOf(stack: { readonly testbed: { readonly controlPlane: { readonly binaries: { readonly kubectl: string } } | undefined } }): { kubectl?: string } {
+  const bin = stack.testbed.controlPlane?.binaries.kubectl;
+  return bin === undefined ? {} : { kubectl: bin };
 }
 
 export class DemoCommandError extends Error {
@@ -43,7 +51,7 @@ export class DemoShell {
 
   /** `kubectl ARGS` with KUBECONFIG pointing at the stack. */
   kubectl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
-    return this.#run(`kubectl ${args.join(' ')}`, 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
+    return this.#run(`kubectl ${args.join(' ')}`, this.#o.kubectl ?? 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
   }
 
   /** `podvirtctl ARGS` with PODVIRT_NODE_SOCKET pointing at the stack's handler (KUBECONFIG for migrate). */

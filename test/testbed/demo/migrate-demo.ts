@@ -13,7 +13,7 @@ import { guestSerialLog } from '../stack/guest-serial-log.js';
 import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { controlPlaneOption, type ControlPlane } from './demo-args.js';
-import { DemoShell } from './demo-shell.js';
+import { DemoShell, kubectlOf } from './demo-shell.js';
 import { onDemoStack } from './demo-stack.js';
 import { until } from './demo-until.js';
 
@@ -50,7 +50,7 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
     starting: 'starting the two-node testbed (two kubelets, two handlers) and podvirt-controller',
     tearingDown: 'tearing down: handlers, controller, testbed',
   }, async ({ stack: s, watch }) => {
-    const shells = new Map(s.nodes.map((n) => [n.nodeName, new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: n.nodeApiSocket })]));
+    const shells = new Map(s.nodes.map((n) => [n.nodeName, new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, ...kubectlOf(s), nodeApiSocket: n.nodeApiSocket })]));
     const shellOn = (nodeName: string): DemoShell => {
       const shell = shells.get(nodeName);
       if (shell === undefined) throw new Error(`no node ${nodeName}`);

@@ -23,7 +23,7 @@ import { guestSerialLog } from '../stack/guest-serial-log.js';
 import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { controlPlaneOption } from './demo-args.js';
-import { DemoShell } from './demo-shell.js';
+import { DemoShell, kubectlOf } from './demo-shell.js';
 import { onDemoStack } from './demo-stack.js';
 import { until } from './demo-until.js';
 import type { VmiDemoOptions } from './vmi-demo.js';
@@ -64,7 +64,7 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
       out.detail(`dual-stack (PODVIRT_TESTBED_IPV6=1): the host is also ${hostIP6} on the bridge; a web page waits on [${hostIP6}]:${v6.port}`);
     }
 
-    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: s.nodeApiSocket });
+    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, ...kubectlOf(s), nodeApiSocket: s.nodeApiSocket });
     const core = s.kubeConfig.makeApiClient(CoreV1Api);
 
     // The example as is (masquerade, port 8080 listed), and a variant that names no interface

@@ -13,7 +13,7 @@ import { guestSerialLog } from '../stack/guest-serial-log.js';
 import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { controlPlaneOption, type ControlPlane } from './demo-args.js';
-import { DemoShell } from './demo-shell.js';
+import { DemoShell, kubectlOf } from './demo-shell.js';
 import { onDemoStack } from './demo-stack.js';
 import { followFile } from './follow-file.js';
 
@@ -45,15 +45,21 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
   await onDemoStack(out, {
     stack: { node: o.node, ...(o.runtime === undefined ? {} : { runtime: o.runtime }), ...controlPlaneOption(o.controlPlane) },
     namespace: NS,
-    starting: 'starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/',
+    starting: o.controlPlane === 'real'
+      ? 'starting the real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), the testbed kubelet, and podvirt-controller + podvirt-handler with the commands of manifests/'
+      : 'starting the testbed (API server, scheduler, kubelet) and podvirt-controller + podvirt-handler with the commands of manifests/',
     tearingDown: 'tearing down: handler, controller, testbed (its pods end)',
   }, async ({ stack: s, startMs, watch }) => {
     out.detail(`controller: ${shortArgv(s.controllerCommand.argv, root)}`);
     out.detail(`handler:    ${shortArgv(s.handlerCommand.argv, root)}`);
     out.step(`stack up in ${startMs} ms on node ${s.nodeName}`);
 
-    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, nodeApiSocket: s.nodeApiSocket });
+    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: s.kubeconfigPath, ...kubectlOf(s), nodeApiSocket: s.nodeApiSocket });
 
+    if (o.controlPlane === 'real') {
+      out.step('the API server is kube-apiserver itself');
+      await shell.kubectl(['version']);
+    }
     out.step(`applying ${EXAMPLE} (the tiny test guest) with kubectl`);
     const applied = Date.now();
     await shell.kubectl(['apply', '-f', join(root, EXAMPLE)]);

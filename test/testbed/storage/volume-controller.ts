@@ -3,6 +3,13 @@
 // volumeMode and access modes and at least its size (or the PV it names in spec.volumeName);
 // with none, a claim of the provisioner's class gets a new PV. A PV whose claim is gone is
 // Released, then deleted (and its storage freed) under reclaim policy Delete, kept under Retain.
+// A claim that names no class gets the default class's name, as kube-controller-manager's
+// retroactive default-class assignment does.
+//
+// On the real control plane (`role: 'provisioner'`) kube-controller-manager binds and releases;
+// this only does an external provisioner's part: a claim kube-controller-manager has annotated
+// for LOCAL_PROVISIONER gets a PV pre-bound to it (kube-controller-manager completes the bind),
+// and a Released PV this provisioner made is freed and deleted under reclaim policy Delete.
 
 import { CoreV1Api, ListWatch, StorageV1Api, Watch, type KubeConfig, type V1PersistentVolume, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { parseQuantityValue, toBytes } from '@podvirt/api';
@@ -15,7 +22,31 @@ export interface VolumeControllerOptions {
   readonly logger: Logger;
   /** Where the provisioner makes directories and loop-device backing files. */
   readonly provisionDir: string;
+  /** `controller` (default): the whole PV controller. `provisioner`: only provisioning and deleting (kube-controller-manager binds). */
+  readonly role?: 'controller' | 'provisioner';
+  /**
+   * The nodes a block volume's loop device serves (every testbed node shares the machine's
+   * devices): a `local` PV must carry node affinity, which kube-apiserver requires and
+   * kube-scheduler honours.
+   */
+  readonly nodeNames: readonly string[];
 }
+
+/** The StorageClass every testbed has, as kind and minikube have one: the local provisioner's, the default. */
+export const DEFAULT_STORAGE_CLASS = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: 'standard', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+  provisioner: LOCAL_PROVISIONER,
+  reclaimPolicy: 'Delete',
+  volumeBindingMode: 'Immediate',
+};
+
+/** What kube-controller-manager writes on a claim it leaves to an external provisioner. */
+const ANN_STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
+const ANN_BETA_STORAGE_PROVISIONER = 'volume.beta.kubernetes.io/storage-provisioner';
+const ANN_PROVISIONED_BY = 'pv.kubernetes.io/provisioned-by';
+const ANN_DEFAULT_CLASS = 'storageclass.kubernetes.io/is-default-class';
 
 function bytes(q: unknown): bigint {
   try {
@@ -29,15 +60,15 @@ function key(claim: V1PersistentVolumeClaim): string {
   return `${claim.metadata?.namespace ?? ''}/${claim.metadata?.name ?? ''}`;
 }
 
-/** Why `pv` cannot hold `claim`, or undefined when it can. */
+/** Why `pv` cannot hold `claim`, or undefined when it can: kube-controller-manager's checks, in its order and words. */
 export function mismatch(pv: V1PersistentVolume, claim: V1PersistentVolumeClaim): string | undefined {
   const want = claim.spec ?? {};
-  if ((pv.spec?.storageClassName ?? '') !== (want.storageClassName ?? '')) return `storageClassName ${JSON.stringify(want.storageClassName ?? '')} does not match the volume's ${JSON.stringify(pv.spec?.storageClassName ?? '')}`;
-  if ((pv.spec?.volumeMode ?? 'Filesystem') !== (want.volumeMode ?? 'Filesystem')) return `requested volumeMode ${want.volumeMode ?? 'Filesystem'} does not match the volume's ${pv.spec?.volumeMode ?? 'Filesystem'}`;
+  if (pv.metadata?.deletionTimestamp !== undefined) return `the volume is marked for deletion ${JSON.stringify(pv.metadata.name ?? '')}`;
+  if (bytes(pv.spec?.capacity?.['storage']) < bytes(want.resources?.requests?.['storage'])) return 'requested PV is too small';
+  if ((pv.spec?.storageClassName ?? '') !== (want.storageClassName ?? '')) return 'storageClassName does not match';
+  if ((pv.spec?.volumeMode ?? 'Filesystem') !== (want.volumeMode ?? 'Filesystem')) return 'incompatible volumeMode';
   const modes = pv.spec?.accessModes ?? [];
-  const missing = (want.accessModes ?? []).filter((m) => !modes.includes(m));
-  if (missing.length > 0) return `the volume does not offer access mode ${missing.join(', ')}`;
-  if (bytes(pv.spec?.capacity?.['storage']) < bytes(want.resources?.requests?.['storage'])) return 'requested size is larger than the volume\'s capacity';
+  if ((want.accessModes ?? []).some((m) => !modes.includes(m))) return 'incompatible accessMode';
   return undefined;
 }
 
@@ -49,6 +80,8 @@ export class VolumeController {
   readonly #pvs: ListWatch<V1PersistentVolume>;
   readonly #claims: ListWatch<V1PersistentVolumeClaim>;
   readonly #provisioner: LocalProvisioner;
+  readonly #role: 'controller' | 'provisioner';
+  readonly #nodeNames: readonly string[];
   readonly #reported = new Map<string, string>();
   #running: Promise<void> = Promise.resolve();
   #retry: NodeJS.Timeout | undefined;
@@ -60,6 +93,8 @@ export class VolumeController {
     this.#log = options.logger.child({ component: 'persistentvolume-controller' });
     this.#events = new EventRecorder(this.#core, 'persistentvolume-controller', 'testbed');
     this.#provisioner = new LocalProvisioner(options.provisionDir);
+    this.#role = options.role ?? 'controller';
+    this.#nodeNames = options.nodeNames;
     const watch = new Watch(options.kubeConfig);
     this.#pvs = new ListWatch('/api/v1/persistentvolumes', watch, () => this.#core.listPersistentVolume(), false);
     this.#claims = new ListWatch('/api/v1/persistentvolumeclaims', watch, () => this.#core.listPersistentVolumeClaimForAllNamespaces(), false);
@@ -105,13 +140,14 @@ export class VolumeController {
         this.#log.debug({ err, what }, 'volume sync failed, retrying');
       }
     };
+    const provisioner = this.#role === 'provisioner';
     for (const pv of this.#pvs.list()) {
       if (this.#closed) return;
-      await each(pv.metadata?.name ?? '', () => this.#syncVolume(pv, claims));
+      await each(pv.metadata?.name ?? '', () => (provisioner ? this.#deleteReleased(pv) : this.#syncVolume(pv, claims)));
     }
     for (const claim of claims) {
       if (this.#closed) return;
-      if (claim.status?.phase === 'Pending' || claim.status?.phase === undefined) await each(key(claim), () => this.#syncClaim(claim));
+      if (claim.status?.phase === 'Pending' || claim.status?.phase === undefined) await each(key(claim), () => (provisioner ? this.#provisionAnnotated(claim) : this.#syncClaim(claim)));
     }
     if (retry && !this.#closed) {
       clearTimeout(this.#retry);
@@ -134,14 +170,51 @@ export class VolumeController {
       await this.#core.replacePersistentVolumeStatus({ name, body: { ...pv, status: { phase: 'Released' } } });
       return;
     }
+    await this.#reclaim(pv);
+  }
+
+  /** A Released PV under reclaim policy Delete: its storage freed (when the provisioner made it), then the object deleted. */
+  async #reclaim(pv: V1PersistentVolume): Promise<void> {
     if (pv.spec?.persistentVolumeReclaimPolicy !== 'Delete') return;
+    const name = pv.metadata?.name ?? '';
     const path = pv.spec.hostPath?.path ?? pv.spec.local?.path ?? '';
     if (this.#provisioner.owns(path)) await this.#provisioner.release(path);
     await this.#core.deletePersistentVolume({ name }).catch(() => undefined);
     this.#log.info({ pv: name }, 'reclaimed volume (Delete)');
   }
 
-  async #syncClaim(claim: V1PersistentVolumeClaim): Promise<void> {
+  /** The external deleter's part: kube-controller-manager marked the PV Released and leaves a PV provisioned by another to it. */
+  async #deleteReleased(pv: V1PersistentVolume): Promise<void> {
+    if (pv.status?.phase !== 'Released' || pv.metadata?.annotations?.[ANN_PROVISIONED_BY] !== LOCAL_PROVISIONER) return;
+    await this.#reclaim(pv);
+  }
+
+  /** The external provisioner's part: a claim kube-controller-manager left to LOCAL_PROVISIONER. */
+  async #provisionAnnotated(claim: V1PersistentVolumeClaim): Promise<void> {
+    const annotations = claim.metadata?.annotations ?? {};
+    const wanted = annotations[ANN_STORAGE_PROVISIONER] ?? annotations[ANN_BETA_STORAGE_PROVISIONER];
+    if (wanted !== LOCAL_PROVISIONER || claim.spec?.volumeName) return;
+    if (this.#pvs.list().some((pv) => pv.spec?.claimRef?.uid === claim.metadata?.uid)) return;
+    const className = claim.spec?.storageClassName ?? '';
+    const sc = await this.#storage.readStorageClass({ name: className });
+    await this.#provision(claim, sc.reclaimPolicy ?? 'Delete');
+  }
+
+  /** kube-controller-manager's retroactive default class: a claim that names none gets the default's name. */
+  async #assignDefaultClass(claim: V1PersistentVolumeClaim): Promise<V1PersistentVolumeClaim> {
+    if (claim.spec?.storageClassName !== undefined) return claim;
+    const classes = (await this.#storage.listStorageClass()).items.filter((c) => c.metadata?.annotations?.[ANN_DEFAULT_CLASS] === 'true');
+    // More than one default: the newest, as kube-apiserver's DefaultStorageClass admission picks.
+    classes.sort((a, b) => (a.metadata?.creationTimestamp?.getTime() ?? 0) - (b.metadata?.creationTimestamp?.getTime() ?? 0));
+    const chosen = classes.at(-1)?.metadata?.name;
+    if (chosen === undefined) return claim;
+    const namespace = claim.metadata?.namespace ?? '';
+    const name = claim.metadata?.name ?? '';
+    return this.#core.replaceNamespacedPersistentVolumeClaim({ namespace, name, body: { ...claim, spec: { ...claim.spec, storageClassName: chosen } } });
+  }
+
+  async #syncClaim(pending: V1PersistentVolumeClaim): Promise<void> {
+    const claim = await this.#assignDefaultClass(pending);
     // A PV made for this claim (by the provisioner, or pre-bound by its author) is its volume.
     const preBound = this.#pvs.list().find((pv) => pv.spec?.claimRef?.uid === claim.metadata?.uid && claim.metadata?.uid !== undefined);
     if (preBound !== undefined) return this.#bind(preBound, claim);
@@ -151,7 +224,8 @@ export class VolumeController {
       const pv = this.#pvs.list().find((p) => p.metadata?.name === wanted);
       const why = pv === undefined ? 'it does not exist' : pv.spec?.claimRef !== undefined && pv.spec.claimRef.uid !== claim.metadata?.uid ? 'it is bound to another claim' : mismatch(pv, claim);
       if (pv !== undefined && why === undefined) return this.#bind(pv, claim);
-      return this.#report(claim, 'FailedBinding', `Cannot bind to requested volume "${wanted}": ${why ?? 'unknown'}`);
+      // kube-controller-manager's reason for a requested volume that does not fit is VolumeMismatch.
+      return this.#report(claim, pv === undefined || pv.spec?.claimRef !== undefined ? 'FailedBinding' : 'VolumeMismatch', `Cannot bind to requested volume "${wanted}": ${why ?? 'unknown'}`);
     }
     const fits = available.filter((pv) => mismatch(pv, claim) === undefined);
     fits.sort((a, b) => (bytes(a.spec?.capacity?.['storage']) < bytes(b.spec?.capacity?.['storage']) ? -1 : 1));
@@ -170,7 +244,7 @@ export class VolumeController {
     const size = claim.spec?.resources?.requests?.['storage'] ?? '0';
     const block = claim.spec?.volumeMode === 'Block';
     const made = await this.#provisioner.provision(name, bytes(size), block);
-    const source = block ? { local: { path: made.path } } : { hostPath: { path: made.path, type: 'Directory' } };
+    const source = block ? { local: { path: made.path }, nodeAffinity: this.#everyNode() } : { hostPath: { path: made.path, type: 'Directory' } };
     try {
       await this.#core.createPersistentVolume({
         body: {
@@ -192,6 +266,10 @@ export class VolumeController {
     }
     await this.#event(claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
     // The new PV arrives through the informer; binding the claim to it happens on that pass.
+  }
+
+  #everyNode(): { required: { nodeSelectorTerms: Array<{ matchExpressions: Array<{ key: string; operator: string; values: string[] }> }> } } {
+    return { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...this.#nodeNames] }] }] } };
   }
 
   async #bind(pv: V1PersistentVolume, claim: V1PersistentVolumeClaim): Promise<void> {

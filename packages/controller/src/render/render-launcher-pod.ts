@@ -79,10 +79,17 @@ const POD_SECURITY_CONTEXT = { seccompProfile: { type: 'RuntimeDefault' } };
 /** On the pod: the VMI name, so kubectl users see which VM a pod runs without the UID. */
 export const VM_NAME_LABEL = 'vm.kubevirt.io/name';
 
-/** Launcher pods are named after their VMI; the API server appends a random suffix. */
+/**
+ * Launcher pods are named after their VMI; the API server appends a random suffix. The API
+ * server keeps only the first 58 characters of a generateName (and kube-apiserver refuses one
+ * that is not a valid name prefix, e.g. longer than 253), so a long VMI name is cut here, and
+ * never so that the prefix ends in a dot.
+ */
 export function launcherPodPrefix(vmiName: string): string {
-  return `virt-launcher-${vmiName}-`;
+  return `${`virt-launcher-${vmiName}`.slice(0, GENERATE_NAME_BASE - 1).replace(/[-.]+$/, '')}-`;
 }
+/** What Kubernetes' name generator keeps of a generateName: 58 characters + a 5-character suffix = a DNS label. */
+const GENERATE_NAME_BASE = 58;
 
 function bytesQuantity(bytes: bigint): string {
   return formatQuantity({ nanos: bytes * NANOS_PER_UNIT, format: 'BinarySI' });

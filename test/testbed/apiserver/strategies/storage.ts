@@ -41,6 +41,7 @@ function validatePv(pv: JsonObject): StatusCause[] {
   checkAccessModes(spec, causes);
   const sources = PV_SOURCES.filter((k) => spec[k] !== undefined);
   if (sources.length !== 1) causes.push(invalid('spec', `must specify exactly one volume source (found ${sources.length})`));
+  if (spec['local'] !== undefined && spec['nodeAffinity'] === undefined) causes.push({ reason: 'FieldValueRequired', message: 'Required value: Local volume requires node affinity', field: 'spec.nodeAffinity' });
   const policy = spec['persistentVolumeReclaimPolicy'];
   if (policy !== 'Retain' && policy !== 'Delete' && policy !== 'Recycle') causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(policy)}`, field: 'spec.persistentVolumeReclaimPolicy' });
   return causes;
