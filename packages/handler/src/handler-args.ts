@@ -5,6 +5,7 @@ import { DEVICE_PLUGINS_DIR, NODE_API_SOCKET } from '@podvirt/proto';
 import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
 import { durationFlagMs, integerFlag, invalidArgs as invalid } from './flag-values.js';
 import { HandlerError } from './handler-error.js';
+import { DEFAULT_DOMAIN_STATS_TIMEOUT_MS } from './metrics/domain-stats-collector.js';
 import { MIGRATION_OPTIONS, MIGRATION_USAGE, parseMigrationSettings, type MigrationSettings } from './live-migration/migration-settings.js';
 
 export interface NodeApiTlsArgs {
@@ -67,7 +68,7 @@ const DEFAULTS = {
   ghostRecordDir: '/var/run/podvirt-private/ghost-records',
   httpAddress: '127.0.0.1',
   port: '8443',
-  metricsScrapeTimeout: '3s',
+  metricsScrapeTimeout: `${DEFAULT_DOMAIN_STATS_TIMEOUT_MS / 1000}s`,
   tlsAddress: '0.0.0.0',
   heartbeat: '1m',
   shutdownGrace: '15s',
