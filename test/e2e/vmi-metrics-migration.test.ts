@@ -44,7 +44,7 @@ describe('migration progress metrics while a VMI migrates (two nodes, the guest 
     return found === 0 ? undefined : out as Progress;
   }
 
-  test('scraped mid-way: data total/processed/remaining, dirty rate and transfer rate; processed grows; gone once it ended', async () => {
+  test('scraped mid-way: data total/processed/remaining, dirty rate and transfer rate; processed grows; gone once it ended', async (t) => {
     await suite.apply(guestVmi(suite.guest, NAME, { extraKernelArgs: 'podvirt.dirty=48' }));
     const running = await suite.waitForPhase(NAME, 'Running');
     await suite.waitForGuestReady(running);
@@ -75,6 +75,7 @@ describe('migration progress metrics while a VMI migrates (two nodes, the guest 
       return p !== undefined && p.processed > first.processed ? p : undefined;
     }, 60_000);
     assert.ok(later.processed - first.processed >= 1, `${first.processed} → ${later.processed}`);
+    t.diagnostic(`mid-way: ${JSON.stringify(first)}; later: ${JSON.stringify(later)}`);
 
     const vmim = await suite.custom.getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstancemigrations', name: VMIM }) as { status?: { phase?: string } };
     assert.equal(vmim.status?.phase, 'Running', 'it was scraped while the migration ran');
