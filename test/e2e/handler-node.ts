@@ -1,5 +1,6 @@
 // What the handler e2e suites use besides the VMI suite: podvirtctl runs against a stack's
-// node API socket, the handler's /metrics scraped on the port its log names, a second handler
+// node API socket, the handler's /metrics scraped on the port its log names (and its samples
+// read), a second handler
 // process for "another node", and the guest's serial log read as lines.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -59,6 +60,20 @@ export function phaseCounts(metrics: string, node: string): Record<string, numbe
     counts[phase] = (counts[phase] ?? 0) + Number(m[2]);
   }
   return counts;
+}
+
+/** The samples of `metric` in a Prometheus text exposition (no HELP/TYPE), labels parsed. */
+export function metricSamples(text: string, metric: string): Array<{ labels: Record<string, string>; value: number }> {
+  const out: Array<{ labels: Record<string, string>; value: number }> = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`) && !line.startsWith(`${metric} `)) continue;
+    const m = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m === null) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
+    out.push({ labels, value: Number(m[2]) });
+  }
+  return out;
 }
 
 /** A second handler, for a node that does not exist here: it must refuse this node's VMIs. */

@@ -168,6 +168,7 @@ export class ControllerApp {
     const vms: VmController = new VmController({
       log: log.child({ subcomponent: 'vms' }),
       workers: options.workers,
+      ...(metrics === undefined ? {} : { queueObserver: metrics.watchQueue(QUEUE_NAMES.vm, () => vms.queueDepth) }),
       deps: {
         vms: vmInformer,
         vmis: informers,

@@ -5,6 +5,7 @@ import { DEVICE_PLUGINS_DIR, NODE_API_SOCKET } from '@podvirt/proto';
 import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
 import { durationFlagMs, integerFlag, invalidArgs as invalid } from './flag-values.js';
 import { HandlerError } from './handler-error.js';
+import { DEFAULT_DOMAIN_STATS_TIMEOUT_MS } from './metrics/domain-stats-collector.js';
 import { MIGRATION_OPTIONS, MIGRATION_USAGE, parseMigrationSettings, type MigrationSettings } from './live-migration/migration-settings.js';
 
 export interface NodeApiTlsArgs {
@@ -33,6 +34,8 @@ export interface HandlerArgs {
   /** 0 picks a free port (it is logged). Equal ports share one listener. */
   readonly metricsPort: number;
   readonly healthPort: number;
+  /** The bound on one scrape's reads of the launchers' domain stats (slower ones are left out). */
+  readonly metricsScrapeTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   /** Bound on finishing in-flight reconciles at SIGTERM. */
   readonly shutdownGraceMs: number;
@@ -65,6 +68,7 @@ const DEFAULTS = {
   ghostRecordDir: '/var/run/podvirt-private/ghost-records',
   httpAddress: '127.0.0.1',
   port: '8443',
+  metricsScrapeTimeout: `${DEFAULT_DOMAIN_STATS_TIMEOUT_MS / 1000}s`,
   tlsAddress: '0.0.0.0',
   heartbeat: '1m',
   shutdownGrace: '15s',
@@ -73,12 +77,18 @@ const DEFAULTS = {
   migrationTlsDir: '/etc/podvirt-handler/migration-certificates',
 } as const;
 
+// Prometheus waits 10 s for a scrape by default and never longer than its scrape interval: a
+// bound beyond a minute would only hold a scrape its client has given up on.
+const MAX_SCRAPE_TIMEOUT = '1m';
+const MAX_SCRAPE_TIMEOUT_MS = 60_000;
+
 export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node-name NAME] [--pods-dir DIR]
                       [--workers N] [--watchdog-timeout DURATION] [--resync-period DURATION]
                       [--ghost-record-dir DIR] [--node-api-socket PATH]
                       [--node-api-tls-port PORT --tls-cert FILE --tls-key FILE --tls-client-ca FILE
                        --tls-allowed-client ID... [--node-api-tls-address ADDR]]
                       [--http-address ADDR] [--metrics-port PORT] [--health-port PORT]
+                      [--metrics-scrape-timeout DURATION]
                       [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
                       [--device-plugins-dir DIR] [--device-root DIR] [--max-devices N]
                       [--disable-device-plugins]
@@ -86,6 +96,7 @@ ${MIGRATION_USAGE}
   --node-name defaults to $NODE_NAME; durations as Go writes them (1h30m, 90s, 300ms; a bare number is seconds).
   Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
   --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port),
+  --metrics-scrape-timeout ${DEFAULTS.metricsScrapeTimeout} (at most ${MAX_SCRAPE_TIMEOUT}: the wait of one /metrics scrape for the launchers' domain stats),
   --device-plugins-dir ${DEVICE_PLUGINS_DIR}, --device-root / (the host's /dev is <root>/dev), --max-devices ${DEFAULT_DEVICES_PER_PLUGIN},
   --migration-tls-dir ${DEFAULTS.migrationTlsDir} (ca.crt, tls.crt, tls.key; used once --migration-address turns migration on).`;
 
@@ -107,6 +118,7 @@ const OPTIONS = {
   'http-address': { type: 'string', default: DEFAULTS.httpAddress },
   'metrics-port': { type: 'string', default: DEFAULTS.port },
   'health-port': { type: 'string', default: DEFAULTS.port },
+  'metrics-scrape-timeout': { type: 'string', default: DEFAULTS.metricsScrapeTimeout },
   'heartbeat-interval': { type: 'string', default: DEFAULTS.heartbeat },
   'shutdown-grace': { type: 'string', default: DEFAULTS.shutdownGrace },
   'device-plugins-dir': { type: 'string', default: DEVICE_PLUGINS_DIR },
@@ -141,6 +153,7 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
     httpAddress: values['http-address'],
     metricsPort: parsePort('--metrics-port', values['metrics-port']),
     healthPort: parsePort('--health-port', values['health-port']),
+    metricsScrapeTimeoutMs: parseScrapeTimeout(values['metrics-scrape-timeout']),
     heartbeatIntervalMs: parseDuration('--heartbeat-interval', values['heartbeat-interval']),
     shutdownGraceMs: parseDuration('--shutdown-grace', values['shutdown-grace']),
     devicePlugins: values['disable-device-plugins'] ? undefined : {
@@ -195,6 +208,12 @@ function tlsArgs(values: Values): NodeApiTlsArgs | undefined {
     address: values['node-api-tls-address'] ?? DEFAULTS.tlsAddress, port: parsePort('--node-api-tls-port', port),
     certFile, keyFile, clientCaFile, allowedClients,
   };
+}
+
+function parseScrapeTimeout(text: string): number {
+  const ms = parseDuration('--metrics-scrape-timeout', text);
+  if (ms > MAX_SCRAPE_TIMEOUT_MS) throw invalid(`--metrics-scrape-timeout: at most ${MAX_SCRAPE_TIMEOUT}, got ${text}`);
+  return ms;
 }
 
 function parsePort(flag: string, text: string): number {

@@ -87,6 +87,7 @@ export class HandlerRuntime {
       queueDepth: () => this.controller.queue.length,
       processMetrics: options.processMetrics ?? false,
       domainStats: () => this.#domainStatsTargets(),
+      domainStatsTimeoutMs: args.metricsScrapeTimeoutMs,
     });
     this.readiness.add('informer-synced', () => this.controller.informer.synced);
     this.readiness.add('node-api-listening', () => this.#nodeApi !== undefined);

@@ -56,11 +56,15 @@ test('libvirt stats become KubeVirt names in seconds and bytes, per vCPU, NIC an
 test('migration progress only while a migration runs', () => {
   const running: cmd.MigrationProgress = {
     phase: 'Running', startedAtMs: 1, endedAtMs: 0, dataTotal: 1000, dataProcessed: 400, dataRemaining: 600, iterations: 1,
+    memoryDirtyRateBps: 2_097_152, memoryTransferBps: 4_194_304,
     downtimeMs: 0, mode: 'PreCopy', abortRequested: false, abortStatus: '', failureReason: '',
-  } as cmd.MigrationProgress;
+  };
   assert.deepEqual(migrationSamples(running).map((s) => [s.metric, s.value]), [
     ['kubevirt_vmi_migration_data_bytes_total', 1000], ['kubevirt_vmi_migration_data_processed_bytes', 400], ['kubevirt_vmi_migration_data_remaining_bytes', 600],
+    ['kubevirt_vmi_migration_dirty_memory_rate_bytes', 2_097_152], ['kubevirt_vmi_migration_memory_transfer_rate_bytes', 4_194_304],
   ]);
+  const names = new Set(DOMAIN_METRICS.map((m) => m.name));
+  for (const s of migrationSamples(running)) assert.ok(names.has(s.metric), `${s.metric} is registered`);
   assert.deepEqual(migrationSamples({ ...running, phase: 'Succeeded' }), []);
   assert.deepEqual(migrationSamples(undefined), []);
 });

@@ -12,6 +12,7 @@ const DEFAULT_REST = {
   httpAddress: '127.0.0.1',
   metricsPort: 8443,
   healthPort: 8443,
+  metricsScrapeTimeoutMs: 3_000,
   heartbeatIntervalMs: 60_000,
   shutdownGraceMs: 15_000,
   devicePlugins: { dir: '/var/lib/kubelet/device-plugins', deviceRoot: '/', maxDevices: 1000 },
@@ -48,6 +49,19 @@ test('node API, ghost records, HTTP endpoints, heartbeat and shutdown flags', ()
   assert.equal(args.healthPort, 9000);
   assert.equal(args.heartbeatIntervalMs, 2_000);
   assert.equal(args.shutdownGraceMs, 3_000);
+});
+
+test('--metrics-scrape-timeout: a duration above 0 and at most a minute, refused by name otherwise', () => {
+  assert.equal(parseHandlerArgs(['--metrics-scrape-timeout', '500ms'], { NODE_NAME: 'n' }).metricsScrapeTimeoutMs, 500);
+  assert.equal(parseHandlerArgs(['--metrics-scrape-timeout=1m'], { NODE_NAME: 'n' }).metricsScrapeTimeoutMs, 60_000);
+  for (const [text, why] of [['0s', /must be more than 0/], ['61s', /at most 1m/], ['soon', /./], ['-1s', /./]] as const) {
+    assert.throws(() => parseHandlerArgs(['--metrics-scrape-timeout', text], { NODE_NAME: 'n' }), (err) => {
+      assert.ok(isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS'), String(err));
+      assert.match(err.message, /--metrics-scrape-timeout/);
+      assert.match(err.message, why);
+      return true;
+    });
+  }
 });
 
 test('bad flags are HANDLER_ERR_INVALID_ARGS', () => {

@@ -88,6 +88,13 @@ export interface MigrationProgress {
   /** Succeeded, Failed, Aborting (KubeVirt's abortStatus), when an abort was requested. */
   abortStatus: string;
   failureReason: string;
+  /**
+   * While it runs, from libvirt's job statistics: how fast the guest dirties its memory
+   * (memory_dirty_rate pages/s times memory_page_size) and how fast memory is sent (memory_bps),
+   * both in bytes per second; 0 when libvirt has not reported them.
+   */
+  memoryDirtyRateBps: number;
+  memoryTransferBps: number;
 }
 
 export interface Empty {
@@ -649,6 +656,8 @@ function createBaseMigrationProgress(): MigrationProgress {
     abortRequested: false,
     abortStatus: "",
     failureReason: "",
+    memoryDirtyRateBps: 0,
+    memoryTransferBps: 0,
   };
 }
 
@@ -689,6 +698,12 @@ export const MigrationProgress: MessageFns<MigrationProgress> = {
     }
     if (message.failureReason !== "") {
       writer.uint32(98).string(message.failureReason);
+    }
+    if (message.memoryDirtyRateBps !== 0) {
+      writer.uint32(104).uint64(message.memoryDirtyRateBps);
+    }
+    if (message.memoryTransferBps !== 0) {
+      writer.uint32(112).uint64(message.memoryTransferBps);
     }
     return writer;
   },
@@ -802,6 +817,22 @@ export const MigrationProgress: MessageFns<MigrationProgress> = {
             message.failureReason = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.memoryDirtyRateBps = longToNumber(reader.uint64());
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.memoryTransferBps = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -864,6 +895,16 @@ export const MigrationProgress: MessageFns<MigrationProgress> = {
         : isSet(object.failure_reason)
         ? globalThis.String(object.failure_reason)
         : "",
+      memoryDirtyRateBps: isSet(object.memoryDirtyRateBps)
+        ? globalThis.Number(object.memoryDirtyRateBps)
+        : isSet(object.memory_dirty_rate_bps)
+        ? globalThis.Number(object.memory_dirty_rate_bps)
+        : 0,
+      memoryTransferBps: isSet(object.memoryTransferBps)
+        ? globalThis.Number(object.memoryTransferBps)
+        : isSet(object.memory_transfer_bps)
+        ? globalThis.Number(object.memory_transfer_bps)
+        : 0,
     };
   },
 
@@ -905,6 +946,12 @@ export const MigrationProgress: MessageFns<MigrationProgress> = {
     if (message.failureReason !== "") {
       obj.failureReason = message.failureReason;
     }
+    if (message.memoryDirtyRateBps !== 0) {
+      obj.memoryDirtyRateBps = Math.round(message.memoryDirtyRateBps);
+    }
+    if (message.memoryTransferBps !== 0) {
+      obj.memoryTransferBps = Math.round(message.memoryTransferBps);
+    }
     return obj;
   },
 
@@ -925,6 +972,8 @@ export const MigrationProgress: MessageFns<MigrationProgress> = {
     message.abortRequested = object.abortRequested ?? false;
     message.abortStatus = object.abortStatus ?? "";
     message.failureReason = object.failureReason ?? "";
+    message.memoryDirtyRateBps = object.memoryDirtyRateBps ?? 0;
+    message.memoryTransferBps = object.memoryTransferBps ?? 0;
     return message;
   },
 };

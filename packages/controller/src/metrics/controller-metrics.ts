@@ -1,6 +1,6 @@
 // The controller's Prometheus metrics, in a Registry of its own: KubeVirt's VMI phase-transition
 // histograms (from the VMI's own phaseTransitionTimestamps, observed when the informer sees the
-// phase change), client-go's workqueue metrics of both queues, and the leading status. Names,
+// phase change), client-go's workqueue metrics of the three queues (VMIs, VMs, migrations), and the leading status. Names,
 // types, labels and buckets follow virt-controller's.
 
 import type { VirtualMachineInstance } from '@podvirt/api';
@@ -13,7 +13,7 @@ export const PHASE_TRANSITION_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 40, 50, 60, 9
 const WORK_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 
 /** The controller's queues, named as virt-controller names them in the workqueue metrics. */
-export const QUEUE_NAMES = { vmi: 'virt-controller-vmi', migration: 'virt-controller-migration' } as const;
+export const QUEUE_NAMES = { vmi: 'virt-controller-vmi', vm: 'virt-controller-vm', migration: 'virt-controller-migration' } as const;
 
 export interface ControllerMetricsOptions {
   /** process_* and nodejs_* metrics; off in unit tests, whose text must be exact. */

@@ -6,7 +6,7 @@
 import { VM_CONTROLLER_FINALIZER, VM_KIND, type VirtualMachine, type VirtualMachineInstance } from '@podvirt/api';
 import type { ItemBackoffOptions } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { KeyedWorkers } from './keyed-workers.js';
+import { KeyedWorkers, type QueueObserver } from './keyed-workers.js';
 import { syncVm, vmKey, type VmSyncDeps } from './sync-vm.js';
 
 export interface VmControllerOptions {
@@ -14,6 +14,8 @@ export interface VmControllerOptions {
   readonly workers: number;
   readonly log: Logger;
   readonly queue?: ItemBackoffOptions;
+  /** Sees each add and sync (the workqueue metrics). */
+  readonly queueObserver?: QueueObserver;
 }
 
 export class VmController {
@@ -30,7 +32,13 @@ export class VmController {
       sync: (key, log, signal) => syncVm({ ...options.deps, written, log }, key, signal),
       log: (key) => options.log.child({ vm: key }),
       failure: 'VM reconcile failed, requeueing',
+      ...(options.queueObserver === undefined ? {} : { observer: options.queueObserver }),
     });
+  }
+
+  /** Keys waiting in the queue. */
+  get queueDepth(): number {
+    return this.#workers.depth;
   }
 
   vmChanged(vm: VirtualMachine): void {

@@ -80,10 +80,14 @@ const BLOCK: ReadonlyArray<readonly [string, number, DomainMetricSpec]> = [
 ];
 
 // A live migration's progress, from the Domain the launcher streams (no extra call).
-const MIGRATION: ReadonlyArray<readonly [keyof Pick<cmd.MigrationProgress, 'dataTotal' | 'dataProcessed' | 'dataRemaining'>, DomainMetricSpec]> = [
+// The launcher reads libvirt's job statistics every second while the migration runs.
+type ProgressField = keyof Pick<cmd.MigrationProgress, 'dataTotal' | 'dataProcessed' | 'dataRemaining' | 'memoryDirtyRateBps' | 'memoryTransferBps'>;
+const MIGRATION: ReadonlyArray<readonly [ProgressField, DomainMetricSpec]> = [
   ['dataTotal', spec('kubevirt_vmi_migration_data_bytes_total', 'counter', 'Guest data the running migration has to move in all.')],
   ['dataProcessed', spec('kubevirt_vmi_migration_data_processed_bytes', 'gauge', 'Guest data the running migration has moved so far.')],
   ['dataRemaining', spec('kubevirt_vmi_migration_data_remaining_bytes', 'gauge', 'Guest data the running migration still has to move.')],
+  ['memoryDirtyRateBps', spec('kubevirt_vmi_migration_dirty_memory_rate_bytes', 'gauge', 'How fast the guest dirties its memory during the running migration, in bytes per second.')],
+  ['memoryTransferBps', spec('kubevirt_vmi_migration_memory_transfer_rate_bytes', 'gauge', 'How fast the running migration sends guest memory, in bytes per second.')],
 ];
 
 /** Every metric the collector may emit, each once. */

@@ -10,6 +10,7 @@ import {
 import type { cmd } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { LauncherError } from '../errors.js';
+import { progressCounters } from './progress-counters.js';
 import { judgeProgress, startWatchdog, type WatchdogLimits, type WatchdogState } from './migration-watchdog.js';
 
 export interface MigrationPlan {
@@ -79,7 +80,7 @@ export class MigrationSource {
     const now = this.#now;
     const progress: cmd.MigrationProgress = {
       phase: 'Running', startedAtMs: now, endedAtMs: 0, dataTotal: 0, dataProcessed: 0, dataRemaining: 0, iterations: 0,
-      downtimeMs: 0, mode: 'PreCopy', abortRequested: false, abortStatus: '', failureReason: '',
+      memoryDirtyRateBps: 0, memoryTransferBps: 0, downtimeMs: 0, mode: 'PreCopy', abortRequested: false, abortStatus: '', failureReason: '',
     };
     const flags = MigrateFlags.LIVE | MigrateFlags.PERSIST_DEST | MigrateFlags.UNDEFINE_SOURCE
       | (plan.blockMigration ? MigrateFlags.NON_SHARED_INC : 0) | (plan.autoConverge ? MigrateFlags.AUTO_CONVERGE : 0);
@@ -151,7 +152,7 @@ export class MigrationSource {
       return;
     }
     if (stats.type !== 'UNBOUNDED' && stats.type !== 'BOUNDED') return;
-    active.progress = { ...active.progress, ...counters(stats) };
+    active.progress = { ...active.progress, ...progressCounters(stats) };
     this.#o.publish(active.progress);
     const verdict = judgeProgress(limits, active.watchdog, jobStat(stats, 'data_remaining'), this.#now);
     if (verdict.kind === 'continue') active.watchdog = verdict.state;
@@ -163,7 +164,7 @@ export class MigrationSource {
     if (err === undefined) {
       const done = active.completed ?? await domainJobStats(active.client, active.dom, VIR_DOMAIN_JOB_STATS_COMPLETED).catch(() => undefined);
       active.progress = {
-        ...active.progress, ...(done === undefined ? {} : counters(done)), phase: 'Succeeded', endedAtMs: ended,
+        ...active.progress, ...(done === undefined ? {} : progressCounters(done)), phase: 'Succeeded', endedAtMs: ended,
         downtimeMs: done === undefined ? 0 : (jobStat(done, 'downtime') ?? 0),
         ...(active.abortReason === undefined ? {} : { abortStatus: 'Failed' }),
       };
@@ -178,15 +179,6 @@ export class MigrationSource {
     }
     this.#o.publish(active.progress);
   }
-}
-
-function counters(stats: JobStats): Partial<cmd.MigrationProgress> {
-  return {
-    dataTotal: jobStat(stats, 'data_total') ?? 0,
-    dataProcessed: jobStat(stats, 'data_processed') ?? 0,
-    dataRemaining: jobStat(stats, 'data_remaining') ?? 0,
-    iterations: jobStat(stats, 'memory_iteration') ?? 0,
-  };
 }
 
 function connectDaemon(socketPath: string): Promise<LibvirtClient> {
