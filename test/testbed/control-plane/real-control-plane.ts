@@ -44,7 +44,7 @@ rules:
 `;
 
 /** A port the kernel just handed out on 127.0.0.1 (closed again; the component binds it next). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
