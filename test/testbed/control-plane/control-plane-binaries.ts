@@ -11,7 +11,7 @@ const GO_ARCHIVE_BIN = '/usr/local/go/bin';
 
 export class ControlPlaneError extends Error {
   constructor(
-    readonly code: 'CONTROL_PLANE_NOT_BUILT' | 'CONTROL_PLANE_START_FAILED' | 'CONTROL_PLANE_TOKEN_FAILED',
+    readonly code: 'CONTROL_PLANE_NOT_BUILT' | 'CONTROL_PLANE_START_FAILED' | 'CONTROL_PLANE_TOKEN_FAILED' | 'CONTROL_PLANE_ETCD_FAILED',
     message: string,
     options?: { cause?: unknown },
   ) {

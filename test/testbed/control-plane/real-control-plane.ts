@@ -6,7 +6,7 @@
 // kubelet gets a kubeconfig of its own as system:node:<name>.
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -35,6 +35,13 @@ const SERVICE_IP = '10.96.0.1';
 // 10–20 s on this 2-core machine under load; the bound is generous, not an expectation.
 const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 15_000;
+// Every request once it is answered (a watch also when it starts), at Metadata level: no bodies.
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+`;
 
 /** A port the kernel just handed out on 127.0.0.1 (closed again; the component binds it next). */
 export async function freePort(): Promise<number> {
@@ -54,6 +61,13 @@ export class RealControlPlane {
   readonly binaries: ControlPlaneBinaries;
   /** system:masters: what kubectl and the testbed's own set-up use. */
   readonly adminKubeconfig: string;
+  /**
+   * kube-apiserver's audit log (JSON lines, Metadata level: verb, resource, user, user agent,
+   * response code; see audit-log.ts): who asked what, which apiserver_request_total cannot say.
+   */
+  readonly auditLogPath: string;
+  /** etcd's client URL (plain HTTP on loopback; its JSON gateway serves /v3/kv/*). */
+  readonly etcdUrl: string;
   readonly #o: RealControlPlaneOptions;
   readonly #etcdUrl: string;
   readonly #peerUrl: string;
@@ -68,10 +82,12 @@ export class RealControlPlane {
     this.pki = pki;
     this.binaries = binaries;
     this.#etcdUrl = `http://127.0.0.1:${ports.etcd}`;
+    this.etcdUrl = this.#etcdUrl;
     this.#peerUrl = `http://127.0.0.1:${ports.peer}`;
     this.#port = ports.api;
     this.url = `https://127.0.0.1:${ports.api}`;
     this.adminKubeconfig = join(o.dir, 'admin.kubeconfig');
+    this.auditLogPath = join(o.dir, 'audit.log');
     this.#log = o.logger.child({ component: 'real-control-plane' });
   }
 
@@ -146,6 +162,7 @@ export class RealControlPlane {
           '--unsafe-no-fsync', '--log-level=warn'];
       case 'kube-apiserver':
         await writeTlsKubeconfig(this.adminKubeconfig, this.url, pki.caCert, pki.admin);
+        await writeFile(join(dir, 'audit-policy.yaml'), AUDIT_POLICY);
         return [b.kubeApiserver, `--etcd-servers=${this.#etcdUrl}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${this.#port}`,
           `--tls-cert-file=${pki.apiServer.cert}`, `--tls-private-key-file=${pki.apiServer.key}`, `--client-ca-file=${pki.caCert}`,
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local', `--service-account-key-file=${pki.serviceAccountPub}`,
@@ -154,7 +171,9 @@ export class RealControlPlane {
           `--kubelet-client-certificate=${pki.apiServerKubeletClient.cert}`, `--kubelet-client-key=${pki.apiServerKubeletClient.key}`,
           '--kubelet-preferred-address-types=InternalIP', `--kubelet-certificate-authority=${pki.caCert}`,
           // The kubernetes Service's endpoint would be 127.0.0.1, which Endpoints refuse; nothing here needs it.
-          '--endpoint-reconciler-type=none', '--profiling=false'];
+          '--endpoint-reconciler-type=none', '--profiling=false',
+          // Blocking mode (the log backend's default): an event is on disk before its answer, so a kill -9 loses none.
+          `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${this.auditLogPath}`];
       case 'kube-controller-manager':
         return [b.kubeControllerManager, `--kubeconfig=${await this.#kubeconfig('controller-manager', pki.controllerManager)}`, '--secure-port=0', '--leader-elect=false',
           '--use-service-account-credentials=true', `--root-ca-file=${pki.caCert}`, `--service-account-private-key-file=${pki.serviceAccountKey}`,

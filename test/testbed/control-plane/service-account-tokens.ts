@@ -6,14 +6,19 @@
 // node-restriction policies of manifests/ check, as for a DaemonSet pod's token.
 
 import { rename, writeFile } from 'node:fs/promises';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ControlPlaneError } from './control-plane-binaries.js';
 
 /** The shortest lifetime the TokenRequest API grants (10 minutes). */
 export const TOKEN_TTL_SECONDS = 600;
-const REFRESH_AT = 0.8;
-const RETRY_MS = 5_000;
+/** A token is replaced once this share of its lifetime has passed, as the kubelet does. */
+export const REFRESH_AT = 0.8;
+/** A failed refresh is tried again after this long. */
+export const RETRY_MS = 5_000;
+
+/** The two calls made: what a unit test fakes. */
+export type TokenRequestApi = Pick<CoreV1Api, 'readNode' | 'createNamespacedServiceAccountToken'>;
 
 export interface TokenSpec {
   readonly namespace: string;
@@ -25,13 +30,13 @@ export interface TokenSpec {
 }
 
 export class ServiceAccountTokens {
-  readonly #core: CoreV1Api;
+  readonly #core: TokenRequestApi;
   readonly #log: Logger;
   readonly #timers = new Set<NodeJS.Timeout>();
   #closed = false;
 
-  constructor(admin: KubeConfig, logger: Logger) {
-    this.#core = admin.makeApiClient(CoreV1Api);
+  constructor(admin: KubeConfig | TokenRequestApi, logger: Logger) {
+    this.#core = admin instanceof KubeConfig ? admin.makeApiClient(CoreV1Api) : admin;
     this.#log = logger.child({ component: 'service-account-tokens' });
   }
 
@@ -50,7 +55,7 @@ export class ServiceAccountTokens {
         (next) => this.#schedule(spec, next),
         (err: unknown) => {
           this.#log.warn({ err, serviceAccount: spec.serviceAccount }, 'token refresh failed, retrying');
-          this.#schedule(spec, Date.now() + RETRY_MS / (1 - REFRESH_AT));
+          this.#schedule(spec, Date.now() + RETRY_MS / REFRESH_AT);
         },
       );
     }, Math.max(0, (expiresAt - now) * REFRESH_AT));
