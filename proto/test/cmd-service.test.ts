@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { CMD_VERSIONS, cmd, highestCommonVersion, promiseClient } from '../src/index.js';
+import { CMD_VERSIONS, cmd, highestCommonVersion, promiseClient, shutdownGrpcServer } from '../src/index.js';
 
 function unimplemented(_call: unknown, callback: grpc.sendUnaryData<never>): void {
   callback({ code: grpc.status.UNIMPLEMENTED, details: 'not in this test' });
@@ -45,7 +45,7 @@ test('Info negotiates, WatchDomain streams, errors keep their status code', asyn
   await new Promise<void>((resolve, reject) =>
     server.bindAsync(`unix:${socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
   );
-  t.after(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+  t.after(() => shutdownGrpcServer(server, 1_000));
 
   const client = new cmd.CmdClient(`unix:${socket}`, grpc.credentials.createInsecure());
   t.after(() => client.close());

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { cmd, promiseClient } from '../src/index.js';
+import { cmd, promiseClient, shutdownGrpcServer } from '../src/index.js';
 
 class WrappedError extends Error {
   constructor(readonly method: string, readonly grpcCode: grpc.status) {
@@ -40,7 +40,7 @@ async function server(t: TestContext): Promise<{ client: cmd.CmdClient; pings: (
   );
   t.after(() => {
     for (const cb of held) cb(null, {});
-    srv.forceShutdown();
+    return shutdownGrpcServer(srv, 1_000);
   });
   const client = new cmd.CmdClient(`unix:${join(dir, 's')}`, grpc.credentials.createInsecure());
   t.after(() => client.close());

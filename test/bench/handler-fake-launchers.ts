@@ -6,7 +6,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
-import { CMD_VERSIONS, cmd } from '@podvirt/proto';
+import { CMD_VERSIONS, cmd, shutdownGrpcServer } from '@podvirt/proto';
 import type { TestApiServer } from '../e2e/testbed-helpers.js';
 import { repoRoot, StackProcess } from '../testbed/index.js';
 
@@ -60,10 +60,11 @@ export class BenchLauncher {
     return this.#streams.size;
   }
 
-  close(): void {
+  /** Ends the domain streams, then stops the server the one way (calls still running are cut after 500 ms). */
+  close(): Promise<void> {
     for (const s of this.#streams) s.end();
     this.#streams.clear();
-    this.#server.forceShutdown();
+    return shutdownGrpcServer(this.#server, 500);
   }
 
   #set(patch: Partial<cmd.Domain>): void {

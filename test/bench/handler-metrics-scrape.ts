@@ -63,7 +63,7 @@ try {
   }
 } finally {
   await h.stop(10_000);
-  for (const l of launchers) l.close();
+  await Promise.all(launchers.map((l) => l.close()));
   await api.close();
   await rm(dir, { recursive: true, force: true });
 }

@@ -54,7 +54,7 @@ async function scale(n: number): Promise<void> {
       `after restart ${after.running} Running, ${after.failed} Failed`);
   } finally {
     await handler?.stop(10_000);
-    for (const l of launchers) l.close();
+    await Promise.all(launchers.map((l) => l.close()));
     await api.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -103,7 +103,7 @@ async function measureHandler(bin: string, n: number): Promise<Figures> {
     return { idle, loaded: await rssMiB(p.pid) };
   } finally {
     await proc?.stop(10_000);
-    for (const l of launchers) l.close();
+    await Promise.all(launchers.map((l) => l.close()));
     await api.close();
     await rm(dir, { recursive: true, force: true });
   }

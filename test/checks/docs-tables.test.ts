@@ -1,9 +1,11 @@
 // Keeps the docs' tables in step with the code:
 // - every flag a program takes (read from its own option or command table) is in each flags
 //   table or section that describes the program, and nothing is listed that it does not take;
-// - every file a README's file table names exists, and a package README with a file table
-//   names (or covers by a listed folder) every file of its `src/`, unless the paragraph above
+// - every file a README's file table names exists; every package README has a file table, and
+//   it names (or covers by a listed folder) every file of its `src/`, unless the paragraph above
 //   the table says it lists a selection.
+// - every relative link in a Markdown file of the repository reaches a file, and the heading it
+//   names when it names one (the README links to the docs/ pages that hold the detail).
 // A failure names the document, the place in it and what to add or remove.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -15,10 +17,13 @@ import { HANDLER_OPTIONS } from '@podvirt/handler';
 import { LAUNCHER_OPTIONS, TAIL_OPTIONS } from '@podvirt/launcher';
 import { MONITOR_OPTIONS } from '@podvirt/launcher-monitor';
 import { repoRoot } from '../testbed/guest/repo-root.js';
-import { longFlags, section, tableRow, tables, ticked, type MarkdownTable } from './markdown.js';
+import { anchors, longFlags, relativeLinks, section, tableRow, tables, ticked, type MarkdownTable } from './markdown.js';
 
 const ROOT = repoRoot(import.meta.url);
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
+
+/** The operations page: the one flags table of every program, and every podvirtctl command. */
+const OPERATIONS = 'docs/operations.md';
 
 /** Where a program's flags are listed: a row of a table (by heading and first cell) or a whole section. */
 type Place = { readonly file: string; readonly heading: string; readonly row?: string };
@@ -34,32 +39,32 @@ const PROGRAMS: readonly Program[] = [
   {
     name: 'podvirt-controller',
     flags: Object.keys(CONTROLLER_OPTIONS),
-    places: [{ file: 'README.md', heading: 'Flags', row: 'podvirt-controller' }, { file: 'packages/controller/README.md', heading: 'Command line' }],
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-controller' }, { file: 'packages/controller/README.md', heading: 'Command line' }],
   },
   {
     name: 'podvirt-handler',
     flags: Object.keys(HANDLER_OPTIONS),
-    places: [{ file: 'README.md', heading: 'Flags', row: 'podvirt-handler' }, { file: 'packages/handler/README.md', heading: 'Command line' }],
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-handler' }, { file: 'packages/handler/README.md', heading: 'Command line' }],
   },
   {
     name: 'podvirt-launcher-monitor',
     flags: Object.keys(MONITOR_OPTIONS),
-    places: [{ file: 'README.md', heading: 'Flags', row: 'podvirt-launcher-monitor' }, { file: 'packages/launcher-monitor/README.md', heading: 'Command line' }],
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-launcher-monitor' }, { file: 'packages/launcher-monitor/README.md', heading: 'Command line' }],
   },
   {
     name: 'podvirt-launcher',
     flags: Object.keys(LAUNCHER_OPTIONS),
-    places: [{ file: 'README.md', heading: 'Flags', row: 'podvirt-launcher' }, { file: 'packages/launcher/README.md', heading: 'Flags' }],
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-launcher' }, { file: 'packages/launcher/README.md', heading: 'Flags' }],
   },
   {
     name: 'podvirt-tail',
     flags: Object.keys(TAIL_OPTIONS),
-    places: [{ file: 'README.md', heading: 'Flags', row: 'podvirt-tail' }],
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-tail' }],
   },
   {
     name: 'podvirtctl',
     flags: Object.keys(FLAGS),
-    places: [{ file: 'README.md', heading: 'Flags', row: 'podvirtctl' }],
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirtctl' }],
   },
 ];
 
@@ -96,13 +101,13 @@ test('each flags table and section lists every flag of its program, and only tho
   assert.deepEqual(problems, []);
 });
 
-test('the README names every podvirtctl command, and the ctl README lists each command with exactly its flags', () => {
+test('the operations page names every podvirtctl command, and the ctl README lists each command with exactly its flags', () => {
   const problems: string[] = [];
   const names = Object.keys(COMMANDS) as CommandName[];
-  const row = tableRow(read('README.md'), 'Flags', 'podvirtctl') ?? '';
+  const row = tableRow(read(OPERATIONS), 'Flags', 'podvirtctl') ?? '';
   const named = new Set(ticked(row).flatMap((t) => t.split(/\s+/)));
   const unnamed = names.filter((c) => !named.has(c));
-  if (unnamed.length > 0) problems.push(`README.md, table under "Flags", row podvirtctl: add the commands ${unnamed.map((c) => `\`${c}\``).join(', ')}`);
+  if (unnamed.length > 0) problems.push(`${OPERATIONS}, table under "Flags", row podvirtctl: add the commands ${unnamed.map((c) => `\`${c}\``).join(', ')}`);
   const commands = tables(read('packages/ctl/README.md')).find((t) => t.heading === 'Commands');
   if (commands === undefined) {
     problems.push('packages/ctl/README.md: no table under "Commands" (one row per command: `command` | its flags | what it does)');
@@ -121,7 +126,8 @@ test('the README names every podvirtctl command, and the ctl README lists each c
 /** The Markdown files whose tables are checked: the repository's and each package's. */
 function documents(): string[] {
   const packages = readdirSync(join(ROOT, 'packages')).map((p) => `packages/${p}/README.md`);
-  return ['README.md', 'CONTRIBUTING.md', 'proto/README.md', 'test/README.md', 'docs/performance.md', ...packages].filter((f) => existsSync(join(ROOT, f)));
+  const docs = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  return ['README.md', 'CONTRIBUTING.md', 'proto/README.md', 'test/README.md', ...docs, ...packages].filter((f) => existsSync(join(ROOT, f)));
 }
 
 /** The header of a file column: `file`, `files` or `path`, with "(in `dir/`)" when its names are relative to a folder. */
@@ -192,7 +198,7 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-test('every file a README\'s file table names exists; a package README\'s file tables cover all of its src/ unless they say they list a selection', () => {
+test('every file a README\'s file table names exists; every package README has file tables covering all of its src/ unless they say they list a selection', () => {
   const problems: string[] = [];
   const byDoc = new Map<string, FileTable[]>();
   for (const doc of documents()) {
@@ -201,6 +207,9 @@ test('every file a README\'s file table names exists; a package README\'s file t
       if (column < 0) continue;
       byDoc.set(doc, [...(byDoc.get(doc) ?? []), resolve(doc, table, column, problems)]);
     }
+  }
+  for (const doc of documents().filter((d) => d.startsWith('packages/') && existsSync(join(ROOT, dirname(d), 'src')))) {
+    if (!byDoc.has(doc)) problems.push(`${doc}: no file table (a table with a \`file\` column naming what each file or folder of its src/ does)`);
   }
   for (const [doc, fileTables] of byDoc) {
     const src = join(dirname(doc), 'src');
@@ -212,6 +221,36 @@ test('every file a README\'s file table names exists; a package README\'s file t
     if (unlisted.length > 0) {
       const where = fileTables.map((t) => `line ${t.table.line}`).join(', ');
       problems.push(`${doc} (file tables at ${where}): add ${unlisted.map((f) => `\`${relative(src, f)}\``).join(', ')}, or say above the table that it lists a selection`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+/** Folders no document of the repository lives in. */
+const NOT_DOCS = new Set(['node_modules', '.git', '.cache', '.testbed', 'dist']);
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = dir === '.' ? e.name : join(dir, e.name);
+    if (e.isDirectory()) return NOT_DOCS.has(e.name) ? [] : markdownFiles(path);
+    return e.name.endsWith('.md') ? [path] : [];
+  });
+}
+
+test('every relative link in the repository\'s Markdown reaches a file, and the heading it names', () => {
+  const problems: string[] = [];
+  const files = markdownFiles('.');
+  assert.ok(files.includes('README.md') && files.some((f) => f.startsWith('docs/')), `the walk found the README and docs/: ${files.join(', ')}`);
+  for (const doc of files) {
+    for (const link of relativeLinks(read(doc))) {
+      const target = link.path === '' ? doc : join(dirname(doc), decodeURIComponent(link.path));
+      const where = `${doc}:${link.line}: (${link.path}${link.fragment === undefined ? '' : `#${link.fragment}`})`;
+      if (!existsSync(join(ROOT, target))) {
+        problems.push(`${where}: ${target} does not exist`);
+        continue;
+      }
+      if (link.fragment === undefined || link.fragment === '' || !target.endsWith('.md')) continue;
+      if (!anchors(read(target)).has(link.fragment)) problems.push(`${where}: ${target} has no heading #${link.fragment}`);
     }
   }
   assert.deepEqual(problems, []);

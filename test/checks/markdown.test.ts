@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { longFlags, section, tableRow, tables, ticked } from './markdown.js';
+import { anchors, longFlags, relativeLinks, section, tableRow, tables, ticked } from './markdown.js';
 
 const DOC = `# Tool
 
@@ -57,4 +57,18 @@ test('tables: header, rows (a pipe inside backticks stays in its cell), heading 
 test('longFlags reads --name in every spelling, not single-dash flags nor the grammar\'s --flag placeholder', () => {
   assert.deepEqual([...longFlags(section(DOC, 'Command line') ?? '')].sort(), ['alpha', 'beta-gamma', 'delta']);
   assert.deepEqual(ticked('`a` and `b c`'), ['a', 'b c']);
+});
+
+test('anchors are GitHub\'s: lower case, punctuation dropped, spaces as dashes, repeats numbered, code skipped', () => {
+  const md = "# Tool\n\n## hostDisk: a file of the node\n\n## The compute container's capabilities\n\n## Node API (`proto/node.proto`)\n\n```\n# not a heading\n```\n\n## Tool\n";
+  assert.deepEqual([...anchors(md)], ['tool', 'hostdisk-a-file-of-the-node', 'the-compute-containers-capabilities', 'node-api-protonodeproto', 'tool-1']);
+});
+
+test('relativeLinks finds file and fragment, skipping web addresses, inline code and fenced code', () => {
+  const md = 'See [a](docs/a.md#one), [b](#two) and [web](https://example.org/x.md).\n`[c](not/a/link.md)`\n```\n[d](in/code.md)\n```\n[e](../README.md)\n';
+  assert.deepEqual(relativeLinks(md), [
+    { line: 1, path: 'docs/a.md', fragment: 'one' },
+    { line: 1, path: '', fragment: 'two' },
+    { line: 6, path: '../README.md' },
+  ]);
 });

@@ -100,3 +100,51 @@ export function longFlags(text: string): Set<string> {
 export function ticked(text: string): string[] {
   return [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '');
 }
+
+/** A heading's anchor as GitHub renders it: lower case, punctuation dropped, spaces as dashes. */
+export function anchor(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+/** The anchors of every heading outside fenced code (a repeated heading gets `-1`, `-2` …). */
+export function anchors(md: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const l of lines(md)) {
+    const h = l.code ? null : HEADING.exec(l.text);
+    if (h === null) continue;
+    const base = anchor(h[2]?.trim() ?? '');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+export interface MarkdownLink {
+  /** 1-based line. */
+  readonly line: number;
+  /** The file part of the target ('' for a link within the document). */
+  readonly path: string;
+  /** The part after `#`, if any. */
+  readonly fragment?: string;
+}
+
+/** Every relative link `[text](target)` outside fenced code and inline code (web addresses left out). */
+export function relativeLinks(md: string): MarkdownLink[] {
+  const found: MarkdownLink[] = [];
+  lines(md).forEach((l, i) => {
+    if (l.code) return;
+    const text = l.text.replace(/`[^`]*`/g, '');
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1] ?? '';
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+      const hash = target.indexOf('#');
+      found.push(hash < 0 ? { line: i + 1, path: target } : { line: i + 1, path: target.slice(0, hash), fragment: target.slice(hash + 1) });
+    }
+  });
+  return found;
+}

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { cmd, node } from '@podvirt/proto';
+import { cmd, node, shutdownGrpcServer } from '@podvirt/proto';
 
 export interface FakeVmi {
   summary: node.VmiSummary;
@@ -66,15 +66,15 @@ export async function startFakeNodeServer(tcp?: grpc.ServerCredentials): Promise
     await bind(server, `unix:${socket}`, grpc.ServerCredentials.createInsecure());
     if (tcp !== undefined) port = await bind(server, '127.0.0.1:0', tcp);
   } catch (err) {
-    server.forceShutdown();
+    await shutdownGrpcServer(server, 0);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
   return {
     dir, socket, port, vmis, calls, cancelled,
     async close() {
-      // Pending "hang" calls would hold a graceful shutdown open.
-      server.forceShutdown();
+      // A "hang" call still open would hold a graceful shutdown: it is cut after the bound.
+      await shutdownGrpcServer(server, 500);
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { deviceplugin } from '@podvirt/proto';
+import { deviceplugin, shutdownGrpcServer } from '@podvirt/proto';
 import { NODE_SCHEDULABLE_LABEL } from '@podvirt/api';
 import { HandlerRuntime } from '../src/handler-runtime.js';
 import { DEFAULT_MIGRATION_SETTINGS } from '../src/live-migration/migration-settings.js';
@@ -110,7 +110,7 @@ test('device plugins: /readyz names them until the kubelet.sock that was missing
     },
   } satisfies deviceplugin.RegistrationServer);
   await new Promise<void>((resolve, reject) => kubelet.bindAsync(`unix:${join(pluginsDir, 'kubelet.sock')}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
-  t.after(() => kubelet.forceShutdown());
+  t.after(() => shutdownGrpcServer(kubelet, 500));
   await eventually(async () => (await readyz()).status === 200, { what: '/readyz 200', deadlineMs: 15_000 });
   assert.deepEqual(registered.map((r) => [r.version, r.endpoint, r.resourceName]), [['v1beta1', 'podvirt-kvm.sock', 'devices.kubevirt.io/kvm']]);
   assert.ok((await stat(join(pluginsDir, 'podvirt-kvm.sock'))).isSocket());

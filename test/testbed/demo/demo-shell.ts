@@ -32,6 +32,7 @@ export class DemoCommandError extends Error {
 }
 
 const COMMAND_TIMEOUT_MS = 60_000;
+const RETYPE_AFTER_MS = 10_000;
 
 export class DemoShell {
   readonly #o: DemoShellOptions;
@@ -64,22 +65,37 @@ export class DemoShell {
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGTERM'), COMMAND_TIMEOUT_MS);
+    // A serial line may lose what is typed while the guest's side is not yet reading it (just
+    // after a migration, say): as a person would, clear the line (Ctrl+U) and type again while
+    // no answer came.
+    let retype: NodeJS.Timeout | undefined;
+    let answered = false;
     child.stdout.on('data', (b: Buffer) => {
       stdout += b.toString();
-      if (answer.test(stdout)) child.stdin.write('\x1d');
+      if (!answered && answer.test(stdout)) {
+        answered = true;
+        clearInterval(retype);
+        child.stdin.write('\x1d');
+      }
     });
     child.stderr.on('data', (b: Buffer) => {
       const first = stderr === '';
       stderr += b.toString();
-      if (first) child.stdin.write(`${command}\r`);
+      if (!first) return;
+      child.stdin.write(`${command}\r`);
+      retype = setInterval(() => child.stdin.write(`\x15${command}\r`), RETYPE_AFTER_MS);
     });
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     clearTimeout(timer);
+    clearInterval(retype);
     const said = stderr.split('\n').filter((l) => l.trim() !== '');
     // The guest's shell asks the terminal for its cursor position (ESC [6n): not worth showing.
     const shown = [said[0] ?? '', ...stdout.replace(ANSI_SEQUENCE, '').split(/\r?\n/), said.at(-1) ?? ''];
     for (const line of shown.filter((l) => l.trim() !== '')) out.detail(`  ${line}`);
-    if (code !== 0) throw new DemoCommandError(`podvirtctl console failed (exit ${String(code)}): ${stderr.trim()}`);
+    if (code !== 0) {
+      const seen = stdout.replace(ANSI_SEQUENCE, '').slice(-400);
+      throw new DemoCommandError(`podvirtctl console failed (exit ${String(code)}): ${stderr.trim()}\nthe console showed (last 400 characters): ${JSON.stringify(seen)}`);
+    }
     return stdout;
   }
 

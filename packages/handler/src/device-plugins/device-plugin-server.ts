@@ -32,7 +32,7 @@ export class DevicePluginServer {
         server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err === null ? resolve() : reject(err))),
       );
     } catch (err) {
-      server.forceShutdown();
+      await shutdownGrpcServer(server, 0);
       throw new HandlerError('HANDLER_ERR_DEVICE_PLUGIN', `device plugin ${service.device.name} cannot listen on ${socketPath}: ${(err as Error).message}`, { cause: err });
     }
     return new DevicePluginServer(server, socketPath, service);

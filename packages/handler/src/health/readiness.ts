@@ -1,5 +1,5 @@
 // Named readiness checks: /readyz answers 200 only when every check holds, and says which do
-// not. The handler registers "informer-synced" and "node-api-listening".
+// not. The handler registers "informer-synced", "node-api-listening" and, with device plugins on, "device-plugins-registered".
 
 export type ReadinessCheck = () => boolean;
 

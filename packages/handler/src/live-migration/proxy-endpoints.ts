@@ -1,5 +1,5 @@
-// The real MigrationEndpoints: the TLS proxy (../migration/) with the sockets where each pod's
-// streams meet it (../migration/migration-sockets.ts). The target proxy dials its pod's own
+// The real MigrationEndpoints: the TLS proxy (../migration-proxy/) with the sockets where each pod's
+// streams meet it (../migration-proxy/migration-sockets.ts). The target proxy dials its pod's own
 // libvirt daemon for the connection stream and the pod's migrationproxy sockets, where the
 // incoming qemu listens, for memory and disks; the source proxy listens on those same in-pod
 // paths in its own pod and the source launcher's Migrate names them.

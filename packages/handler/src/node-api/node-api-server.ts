@@ -63,7 +63,7 @@ export class NodeApiServer {
       await chmod(socketPath, 0o600);
       if (options.tls !== undefined) tlsPort = await bind(server, `${hostPort(options.tls.host, options.tls.port)}`, await tlsCredentials(options.tls));
     } catch (err) {
-      server.forceShutdown();
+      await shutdownGrpcServer(server, 0);
       await rm(socketPath, { force: true });
       throw err;
     }
