@@ -132,9 +132,8 @@ export class RealNode {
   }
 
   /** ctr in the CRI's namespace; rejects on a non-zero exit. */
-  async ctr(args: readonly string[], stdinFile?: string): Promise<string> {
-    const argv = [this.binaries.ctr, '--address', CONTAINERD_SOCKET, '--namespace', CRI_NAMESPACE, ...args];
-    const res = stdinFile === undefined ? await runCommand(argv, { timeoutMs: 300_000 }) : await runCommand(['sh', '-c', '"$@" < "$0"', stdinFile, ...argv], { timeoutMs: 300_000 });
+  async ctr(args: readonly string[]): Promise<string> {
+    const res = await runCommand([this.binaries.ctr, '--address', CONTAINERD_SOCKET, '--namespace', CRI_NAMESPACE, ...args], { timeoutMs: 300_000 });
     if (res.code !== 0) throw new RealNodeError('REAL_NODE_IMAGE_IMPORT_FAILED', `ctr ${args.join(' ')}: ${res.stderr.trim()}`);
     return res.stdout;
   }
