@@ -11,6 +11,7 @@ describe('the real node\'s configuration', () => {
     assert.match(toml, /^\s+sandbox = "localhost\/podvirt\/pause:1"$/m);
     assert.match(toml, /^\s+snapshotter = "overlayfs"$/m);
     assert.match(toml, /^\s+SystemdCgroup = false$/m);
+    assert.match(toml, /^\s+restrict_oom_score_adj = true$/m);
     assert.match(toml, /^\s+BinaryName = "\/usr\/sbin\/runc"$/m);
     assert.match(toml, /^\s+bin_dirs = \["\/usr\/lib\/cni"\]$/m);
     assert.match(toml, /^\s+conf_dir = "\/tb\/net\.d"$/m);

@@ -39,6 +39,10 @@ state = ${q(c.state)}
     sandbox = ${q(c.sandboxImage)}
 
 [plugins."io.containerd.cri.v1.runtime"]
+  # This machine withholds CAP_SYS_RESOURCE: no process may lower its oom_score_adj below its
+  # parent's, so the sandbox's -998 (and a Guaranteed pod's -997) would make runc's init fail
+  # ("failed to update /proc/self/oom_score_adj: Permission denied"). Clamp them to containerd's own.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
     [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
