@@ -24,6 +24,7 @@ import { realNodeLeftovers, RealNode } from '../testbed/real-node/real-node.js';
 import { PodNetwork } from '../testbed/sandbox/pod-network.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 
+// kubectlAs gives kubectl 120 s: every --timeout here stays below it.
 const skip = process.env['PODVIRT_REAL_NODE'] === '1' ? false : 'the real-node lane is not in the suite yet: PODVIRT_REAL_NODE=1 runs it';
 const NODE = 'podvirt-real-node';
 const VERSION = '0.1.0';
@@ -95,7 +96,7 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     const file = join(dir, 'pod.json');
     await writeFile(file, JSON.stringify(pod));
     await admin(['apply', '-f', file]);
-    await admin(['wait', '--for=condition=Ready', 'pod/hello', '--timeout=120s']);
+    await admin(['wait', '--for=condition=Ready', 'pod/hello', '--timeout=110s']);
     const podIP = (await admin(['get', 'pod', 'hello', '-o', 'jsonpath={.status.podIP}'])).trim();
     assert.equal(podIP.split('.').slice(0, 3).join('.'), network.gateway.split('.').slice(0, 3).join('.'), `pod IP ${podIP} not in the bridge's /24`);
     await eventually(async () => (await admin(['logs', 'hello'])).includes('REAL-NODE-MARKER'), { what: 'the marker in kubectl logs', deadlineMs: 30_000 });
@@ -113,8 +114,8 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     await admin(['apply', ...crds.flatMap((f) => ['-f', f])]);
     await admin(['wait', '--for=condition=Established', '--timeout=60s', ...crds.flatMap((f) => ['-f', f])]);
     await admin(['apply', '-f', join(root, 'manifests')]);
-    await admin(['-n', 'podvirt', 'rollout', 'status', 'daemonset/podvirt-handler', '--timeout=180s']);
-    await admin(['-n', 'podvirt', 'rollout', 'status', 'deployment/podvirt-controller', '--timeout=180s']);
+    await admin(['-n', 'podvirt', 'rollout', 'status', 'daemonset/podvirt-handler', '--timeout=110s']);
+    await admin(['-n', 'podvirt', 'rollout', 'status', 'deployment/podvirt-controller', '--timeout=110s']);
     // The handler runs inside a containerd container: crictl lists it.
     assert.match(await node.crictl(['ps', '--name', 'podvirt-handler', '-q']), /^[0-9a-f]{64}$/m);
 
@@ -124,7 +125,7 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     }, { what: 'devices.kubevirt.io/kvm and tun allocatable on the node', deadlineMs: 60_000 });
 
     await admin(['apply', '-f', join(root, 'manifests/examples/vmi-test-guest.yaml')]);
-    await admin(['wait', '--for=jsonpath={.status.phase}=Running', 'vmi/testvm', '--timeout=180s']);
+    await admin(['wait', '--for=jsonpath={.status.phase}=Running', 'vmi/testvm', '--timeout=110s']);
     const launcher = (await admin(['get', 'pods', '-l', 'kubevirt.io/created-by', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
     assert.notEqual(launcher, '');
     await eventually(async () => (await admin(['logs', launcher, '-c', 'guest-console-log']).catch(() => '')).includes('PODVIRT-GUEST-READY'), { what: 'the guest marker in kubectl logs -c guest-console-log', deadlineMs: 120_000 });
