@@ -16,6 +16,7 @@ import { COMMANDS, FLAGS, type CommandName } from '@podvirt/ctl';
 import { HANDLER_OPTIONS } from '@podvirt/handler';
 import { LAUNCHER_OPTIONS, TAIL_OPTIONS } from '@podvirt/launcher';
 import { MONITOR_OPTIONS } from '@podvirt/launcher-monitor';
+import { API_OPTIONS } from '@podvirt/podvirt-api';
 import { repoRoot } from '../testbed/guest/repo-root.js';
 import { anchors, longFlags, relativeLinks, section, tableRow, tables, ticked, type MarkdownTable } from './markdown.js';
 
@@ -45,6 +46,11 @@ const PROGRAMS: readonly Program[] = [
     name: 'podvirt-handler',
     flags: Object.keys(HANDLER_OPTIONS),
     places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-handler' }, { file: 'packages/handler/README.md', heading: 'Command line' }],
+  },
+  {
+    name: 'podvirt-api',
+    flags: Object.keys(API_OPTIONS),
+    places: [{ file: OPERATIONS, heading: 'Flags', row: 'podvirt-api' }, { file: 'packages/podvirt-api/README.md', heading: 'Command line' }],
   },
   {
     name: 'podvirt-launcher-monitor',

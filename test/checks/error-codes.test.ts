@@ -21,6 +21,7 @@ const PREFIX: Readonly<Record<string, string>> = {
   'launcher-monitor': 'MONITOR',
   libvirt: 'LIBVIRT',
   'test-support': 'TEST_SUPPORT',
+  'podvirt-api': 'PODVIRT_API',
 };
 
 /** Bare errors that may stay, and why. */

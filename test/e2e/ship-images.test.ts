@@ -123,11 +123,11 @@ describe('container images', () => {
     }
   });
 
-  test('the podvirt image provides the commands the handler DaemonSet and controller Deployment run, at the manifests\' version', async () => {
+  test('the podvirt image provides the commands the handler DaemonSet and the controller and podvirt-api Deployments run, at the manifests\' version', async () => {
     const file = await readDockerfile(join(IMAGES, 'podvirt', 'Dockerfile'));
     const manifests = await allManifests();
     const version = controllerVersion();
-    for (const [kind, name] of [['DaemonSet', 'podvirt-handler'], ['Deployment', 'podvirt-controller']] as const) {
+    for (const [kind, name] of [['DaemonSet', 'podvirt-handler'], ['Deployment', 'podvirt-controller'], ['Deployment', 'podvirt-api']] as const) {
       const c = container(find(manifests, kind, name));
       const [command] = at(c, 'command') as string[];
       assert.ok(file.links.has(command ?? ''), `${name} runs ${String(command)}, which the image links`);

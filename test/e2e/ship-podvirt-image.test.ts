@@ -1,4 +1,4 @@
-// podvirt/podvirt as scripts/images builds it (production dependencies only): each of its three
+// podvirt/podvirt as scripts/images builds it (production dependencies only): each of its four
 // programs starts from the image and gets as far as reading its command line, so every module
 // it imports is there; and no dev tool came along. Needs the images (scripts/images).
 import assert from 'node:assert/strict';
@@ -12,13 +12,16 @@ function inImage(argv: readonly string[], entrypoint = argv[0] ?? ''): ReturnTyp
 }
 
 describe('the podvirt/podvirt image', () => {
-  test('handler, controller and podvirtctl load every module they import and read their flags', async () => {
+  test('handler, controller, podvirt-api and podvirtctl load every module they import and read their flags', async () => {
     const handler = await inImage(['/usr/bin/podvirt-handler', '--no-such-flag']);
     assert.notEqual(handler.code, 0);
     assert.match(handler.stderr, /^usage: podvirt-handler /m, handler.stderr);
     const controller = await inImage(['/usr/bin/podvirt-controller', '--no-such-flag']);
     assert.notEqual(controller.code, 0);
     assert.match(controller.stdout, /"code":"CONTROLLER_ERR_BAD_FLAG"/, controller.stdout + controller.stderr);
+    const api = await inImage(['/usr/bin/podvirt-api', '--no-such-flag']);
+    assert.notEqual(api.code, 0);
+    assert.match(api.stdout, /"code":"PODVIRT_API_ERR_BAD_FLAG"/, api.stdout + api.stderr);
     const ctl = await inImage(['/usr/bin/podvirtctl', '--help']);
     assert.equal(ctl.code, 0, ctl.stderr);
     assert.match(ctl.stdout, /^podvirtctl acts on the VMIs of this node/m);

@@ -49,6 +49,7 @@ const specs: Spec[] = [
   { group: 'events.k8s.io', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], storageKey: 'events', strategy: eventsV1Strategy },
   { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },
   // Stored only, so that podvirt's install manifests apply here (dry-run included).
+  { group: '', resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], strategy: storedObjectStrategy('label') },
   { group: '', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], strategy: storedObjectStrategy('subdomain') },
   { group: 'apps', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, shortNames: ['ds'], categories: ['all'], subresources: ['status'], strategy: workloadStrategy },
   { group: 'apps', resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], subresources: ['status'], strategy: workloadStrategy },
@@ -58,6 +59,8 @@ const specs: Spec[] = [
   { group: rbac, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: storedObjectStrategy('path-segment', checkBinding) },
   { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
   { group: admission, resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false, strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false, strategy: storedObjectStrategy('subdomain') },
   { group: admission, resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, strategy: storedObjectStrategy('subdomain') },
 ];
 

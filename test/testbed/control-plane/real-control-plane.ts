@@ -43,7 +43,7 @@ const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 15_000;
 
 /** A port the kernel just handed out on 127.0.0.1 (closed again; the component binds it next). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

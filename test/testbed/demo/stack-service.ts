@@ -2,7 +2,7 @@
 // handler) kept up in a background process until asked to stop. The process writes what a
 // user needs — kubeconfig, node API socket, its pid — to `<repo>/.testbed/podvirt-stack.json`
 // once the stack is up, and removes it after a clean stop; its output and the components' JSON
-// logs go to `<repo>/.testbed/podvirt-stack.log`, `controller.log`, `handler.log`.
+// logs go to `<repo>/.testbed/podvirt-stack.log`, `controller.log`, `handler.log` (and `podvirt-api.log` on the real lane).
 import { spawn } from 'node:child_process';
 import { createWriteStream, openSync, closeSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -63,7 +63,7 @@ const STOP_TIMEOUT_MS = 120_000;
 /** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
 export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, shape = ONE_NODE): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
-  const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }) };
+  const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }), api: createWriteStream(join(paths.dir, 'podvirt-api.log'), { flags: 'a' }) };
   try {
     const stack = await startPodvirtStack({
       node, nodes: shape.nodes, controllerArgs: shape.controllerArgs, onLogLine: (component, line) => logs[component].write(`${line}\n`), ...controlPlaneOption(shape.controlPlane),

@@ -53,9 +53,12 @@ export async function loadManifests(root: string): Promise<Doc[]> {
   return (await loadManifestFiles(root)).flatMap((f) => f.docs);
 }
 
-/** The files of `<root>/manifests/*.yaml` that hold no Deployment or DaemonSet (what the real lane applies). */
+/** Kinds the real lane does not apply as written: the workloads it runs as processes, and the webhook configurations it points at them (podvirt-api-process.ts). */
+const RUN_BY_THE_STACK = ['Deployment', 'DaemonSet', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
+
+/** The files of `<root>/manifests/*.yaml` that hold none of RUN_BY_THE_STACK (what the real lane applies). */
 export async function manifestFilesWithoutWorkloads(root: string): Promise<string[]> {
-  return (await loadManifestFiles(root)).filter((f) => !f.docs.some((d) => d['kind'] === 'Deployment' || d['kind'] === 'DaemonSet')).map((f) => f.path);
+  return (await loadManifestFiles(root)).filter((f) => !f.docs.some((d) => RUN_BY_THE_STACK.includes(String(d['kind'])))).map((f) => f.path);
 }
 
 /** The workload `kind`/`name`; it must have exactly one container. */

@@ -13,6 +13,7 @@ import { ServiceAccountTokens } from '../control-plane/service-account-tokens.js
 import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
+import { startPodvirtApi } from './podvirt-api-process.js';
 import { StackProcess, type LogLine } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
 
@@ -34,7 +35,7 @@ export interface PodvirtStackOptions {
   /** The node binary that runs everything; the test's own by default. */
   readonly node?: string;
   /** Every stdout line of controller and handler as it arrives. */
-  readonly onLogLine?: (component: 'controller' | 'handler', line: string, nodeName?: string) => void;
+  readonly onLogLine?: (component: 'controller' | 'handler' | 'api', line: string, nodeName?: string) => void;
   /** Sees every API request from the start, before controller and handler run (an audit log). */
   readonly onRequest?: RequestListener;
   /** How many nodes, each with its kubelet and handler (1 by default; 2 for migration). */
@@ -78,6 +79,8 @@ export interface PodvirtStack {
   readonly controllerCommand: TestbedCommand;
   readonly handlerCommand: TestbedCommand;
   readonly controller: StackProcess;
+  /** podvirt-api, on the real lane only (podvirt-api-process.ts). */
+  readonly api: StackProcess | undefined;
   /** The current handler process; replaced by restartHandler(). */
   readonly handler: StackProcess;
   /** Starts a new handler once the current one has exited (kill it first); resolves once it has started. */
@@ -183,6 +186,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
         binaries: {
           '/usr/bin/podvirt-controller': [node, join(root, 'packages/controller/bin/podvirt-controller.js')],
           '/usr/bin/podvirt-handler': [node, join(root, 'packages/handler/bin/podvirt-handler.js')],
+          '/usr/bin/podvirt-api': [node, join(root, 'packages/podvirt-api/bin/podvirt-api.js')],
         },
         fieldRefs: { 'spec.nodeName': at.nodeName, 'metadata.name': `${workload.name}-${at.index}`, 'metadata.namespace': workload.namespace, 'status.podIP': '127.0.0.1' },
         // Both handler host dirs are one per-node dir: suites find node.sock and ghost-records/ there.
@@ -213,12 +217,24 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       const deviceRoot = options.deviceRoot === undefined ? [] : ['--device-root', options.deviceRoot];
       nodes.push(stackNode(at, [...command.argv, ...deviceRoot, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
     }
+    // podvirt-api on the real lane only: the in-repo API server calls no webhooks.
+    let api: StackProcess | undefined;
+    if (cp !== undefined) {
+      const started = await startPodvirtApi({
+        cp, adminKubeconfig: testbed.kubeconfigPath, manifests, stateDir, env, mapping: (w) => mapping(w, []),
+        ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('api', line) }),
+      });
+      api = started.process;
+      const proc = api;
+      closers.push(() => proc.stop());
+    }
     const first = nodes[0] as StackNode;
     // All list their informers before they act: wait so that a test's first VMI is not
     // timed against a process still starting.
     await Promise.all([
       startedLine(controller, (l) => l.msg === 'controller started'),
       ...nodes.map((n) => startedLine(n.handler, (l) => / started$/.test(l.msg))),
+      ...(api === undefined ? [] : [startedLine(api, (l) => l.msg === 'podvirt-api started')]),
     ]);
     return {
       testbed,
@@ -231,6 +247,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       controllerCommand,
       handlerCommand,
       controller,
+      api,
       get handler() {
         return first.handler;
       },

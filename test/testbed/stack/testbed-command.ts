@@ -14,6 +14,8 @@
 //   in-cluster    --kubeconfig <file> with the workload's ServiceAccount as bearer token,
 //                 where a pod would get its service-account token mounted
 //   host          --allow-emulation for the controller: this host has no usable KVM (TCG only)
+//   podvirt-api   (real lane) --secure-port → a free port, --bind-address=127.0.0.1 and
+//                 --tls-san=127.0.0.1: its webhooks are called on loopback (podvirt-api-process.ts)
 import type { ManifestWorkload } from './manifest-workload.js';
 import { ManifestError } from './manifest-workload.js';
 

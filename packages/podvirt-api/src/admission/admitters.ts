@@ -1,0 +1,70 @@
+// What each webhook decides, through @podvirt/api's one decode path: the VMI through checkVmi /
+// applyDefaults (what decodeVmi does in the controller and the handler, with the same options),
+// the VM through validateVm, the migration through validateMigration. So a VMI the controller
+// would refuse is refused here, with the same field paths.
+
+import { isDeepStrictEqual } from 'node:util';
+import { applyDefaults, checkVmi, validateMigration, validateVm, type FieldError, type VirtualMachineInstance } from '@podvirt/api';
+import { ALLOWED, invalid, type AdmissionRequest, type AdmissionResult } from './admission-review.js';
+
+export type Admitter = (request: AdmissionRequest) => AdmissionResult;
+
+const VMI = 'VirtualMachineInstance';
+
+function nameOf(request: AdmissionRequest): string | undefined {
+  const meta = (request.object as { metadata?: { name?: unknown } } | undefined)?.metadata;
+  return typeof meta?.name === 'string' && meta.name !== '' ? meta.name : request.name;
+}
+
+function specOf(object: unknown): unknown {
+  return (object as { spec?: unknown } | undefined)?.spec;
+}
+
+/**
+ * A VMI on CREATE is checked whole; on UPDATE its spec may not change (KubeVirt's rule: a
+ * running VMI changes through its VM or its subresources, not by editing the spec).
+ */
+export const validateVmiAdmission: Admitter = (request) => {
+  if (request.operation === 'CREATE') {
+    const errors = checkVmi(request.object);
+    return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
+  }
+  if (request.operation === 'UPDATE' && !isDeepStrictEqual(specOf(request.object), specOf(request.oldObject))) {
+    return invalid(VMI, nameOf(request), [{ field: 'spec', type: 'Forbidden', message: 'the spec of a VirtualMachineInstance cannot change after creation' }]);
+  }
+  return ALLOWED;
+};
+
+/**
+ * The defaults written into the stored VMI on CREATE. A VMI that would not decode is let through
+ * unchanged: the validating webhook, which runs after, refuses it naming every field. A VMI
+ * named by generateName has no name yet here (the API server makes it later), and the firmware
+ * UUID derives from the name: it is left to the controller's decode.
+ */
+export const mutateVmiAdmission: Admitter = (request) => {
+  if (request.operation !== 'CREATE' || nameOf(request) === undefined) return ALLOWED;
+  if (checkVmi(request.object).length > 0) return ALLOWED;
+  const defaulted = applyDefaults(request.object as VirtualMachineInstance);
+  if (isDeepStrictEqual(defaulted.spec, specOf(request.object))) return ALLOWED;
+  return { allowed: true, patch: [{ op: 'replace', path: '/spec', value: defaulted.spec }] };
+};
+
+export const validateVmAdmission: Admitter = (request) => {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return ALLOWED;
+  const errors: FieldError[] = validateVm(request.object);
+  return errors.length === 0 ? ALLOWED : invalid('VirtualMachine', nameOf(request), errors);
+};
+
+export const validateMigrationAdmission: Admitter = (request) => {
+  if (request.operation !== 'CREATE') return ALLOWED;
+  const errors = validateMigration(request.object);
+  return errors.length === 0 ? ALLOWED : invalid('VirtualMachineInstanceMigration', nameOf(request), errors);
+};
+
+/** The webhook paths (KubeVirt's virt-api names) and what each decides. */
+export const ADMISSION_PATHS: Readonly<Record<string, Admitter>> = {
+  '/virtualmachineinstances-validate': validateVmiAdmission,
+  '/virtualmachineinstances-mutate': mutateVmiAdmission,
+  '/virtualmachines-validate': validateVmAdmission,
+  '/migration-validate': validateMigrationAdmission,
+};

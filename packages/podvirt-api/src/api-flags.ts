@@ -1,0 +1,102 @@
+// Command-line flags of podvirt-api. Parsing is pure so it can be tested; main.ts supplies argv.
+
+import { parseArgs } from 'node:util';
+import { GoFlagError, parseDurationFlag, parseIntegerFlag } from '@podvirt/api/go-flags';
+import { PodvirtApiError } from './api-error.js';
+import { checkPolicy, type RotationPolicy } from './tls/rotation-plan.js';
+
+export interface ApiFlags {
+  readonly kubeconfig: string | undefined;
+  /** Where podvirt-api runs: its Service and its certificates' Secret are here. */
+  readonly namespace: string;
+  readonly logLevel: string;
+  /** The HTTPS port kube-apiserver calls (webhooks). */
+  readonly bindAddress: string;
+  readonly securePort: number;
+  /** Plain-HTTP /metrics, /healthz, /readyz. */
+  readonly httpAddress: string;
+  readonly metricsPort: number;
+  readonly serviceName: string;
+  readonly tlsSecretName: string;
+  /** Names the serving certificate covers besides the Service's DNS names. */
+  readonly tlsSans: readonly string[];
+  readonly validatingWebhookConfiguration: string;
+  readonly mutatingWebhookConfiguration: string;
+  readonly rotation: RotationPolicy;
+}
+
+/** virt-api serves on 8443. */
+export const DEFAULT_SECURE_PORT = 8443;
+export const DEFAULT_METRICS_PORT = 8080;
+
+/** Every flag podvirt-api takes, as parseArgs reads them (the docs check lists them against the README). */
+export const API_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  namespace: { type: 'string', default: 'podvirt' },
+  'log-level': { type: 'string', default: 'info' },
+  'bind-address': { type: 'string', default: '0.0.0.0' },
+  'secure-port': { type: 'string', default: String(DEFAULT_SECURE_PORT) },
+  'http-address': { type: 'string', default: '127.0.0.1' },
+  'metrics-port': { type: 'string', default: String(DEFAULT_METRICS_PORT) },
+  'service-name': { type: 'string', default: 'podvirt-api' },
+  'tls-secret-name': { type: 'string', default: 'podvirt-api-certs' },
+  'tls-san': { type: 'string', multiple: true, default: [] as string[] },
+  'validating-webhook-configuration': { type: 'string', default: 'podvirt-api-validator' },
+  'mutating-webhook-configuration': { type: 'string', default: 'podvirt-api-mutator' },
+  'ca-duration': { type: 'string', default: '168h' },
+  'ca-renew-before': { type: 'string', default: '48h' },
+  'cert-duration': { type: 'string', default: '24h' },
+  'cert-renew-before': { type: 'string', default: '12h' },
+} as const;
+
+function bad(message: string, cause?: unknown): PodvirtApiError {
+  return new PodvirtApiError('PODVIRT_API_ERR_BAD_FLAG', message, cause === undefined ? undefined : { cause });
+}
+
+export function parseApiFlags(argv: readonly string[]): ApiFlags {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: API_OPTIONS });
+  } catch (err) {
+    throw bad(err instanceof Error ? err.message : String(err), err);
+  }
+  const v = parsed.values;
+  try {
+    const rotation: RotationPolicy = {
+      caDurationMs: parseDurationFlag('ca-duration', v['ca-duration']),
+      caRenewBeforeMs: parseDurationFlag('ca-renew-before', v['ca-renew-before']),
+      certDurationMs: parseDurationFlag('cert-duration', v['cert-duration']),
+      certRenewBeforeMs: parseDurationFlag('cert-renew-before', v['cert-renew-before']),
+    };
+    const policyProblem = checkPolicy(rotation);
+    if (policyProblem !== undefined) throw bad(`--ca-duration, --ca-renew-before, --cert-duration, --cert-renew-before: ${policyProblem}`);
+    const sans = v['tls-san'].flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+    for (const san of sans) {
+      if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$|^[\d.]+$|^[0-9a-fA-F:]+$/.test(san)) throw bad(`--tls-san: ${JSON.stringify(san)} is neither a DNS name nor an IP address`);
+    }
+    return {
+      kubeconfig: v.kubeconfig,
+      namespace: v.namespace,
+      logLevel: v['log-level'],
+      bindAddress: v['bind-address'],
+      securePort: parseIntegerFlag('secure-port', v['secure-port'], { min: 0, max: 65_535 }),
+      httpAddress: v['http-address'],
+      metricsPort: parseIntegerFlag('metrics-port', v['metrics-port'], { min: 0, max: 65_535 }),
+      serviceName: v['service-name'],
+      tlsSecretName: v['tls-secret-name'],
+      tlsSans: sans,
+      validatingWebhookConfiguration: v['validating-webhook-configuration'],
+      mutatingWebhookConfiguration: v['mutating-webhook-configuration'],
+      rotation,
+    };
+  } catch (err) {
+    if (err instanceof GoFlagError) throw bad(err.message, err);
+    throw err;
+  }
+}
+
+/** The names the serving certificate covers: the Service's DNS names, then `--tls-san`. */
+export function servingNames(flags: Pick<ApiFlags, 'serviceName' | 'namespace' | 'tlsSans'>): string[] {
+  const svc = `${flags.serviceName}.${flags.namespace}.svc`;
+  return [...new Set([svc, `${svc}.cluster.local`, `${flags.serviceName}.${flags.namespace}`, ...flags.tlsSans])];
+}

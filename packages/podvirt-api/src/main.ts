@@ -1,0 +1,91 @@
+// podvirt-api: the entry point, and the only module that touches `process`.
+
+import { homedir } from 'node:os';
+import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute } from '@podvirt/kube-runtime';
+import { destination, pino } from 'pino';
+import { ApiApp } from './api-app.js';
+import { PodvirtApiError } from './api-error.js';
+import { parseApiFlags, servingNames } from './api-flags.js';
+import { ApiMetrics } from './metrics/api-metrics.js';
+
+// Bounds a stop that hangs; the pod's grace period is longer.
+const CLOSE_TIMEOUT_MS = 20_000;
+
+async function main(): Promise<number> {
+  // Synchronous stdout: a pod that gets SIGKILLed must not lose its last lines.
+  const root = pino({ base: { component: 'podvirt-api' }, level: process.env['PODVIRT_LOG_LEVEL'] ?? 'info' }, destination({ sync: true }));
+  let flags;
+  try {
+    flags = parseApiFlags(process.argv.slice(2));
+  } catch (err) {
+    root.error({ err, code: err instanceof PodvirtApiError ? err.code : undefined }, 'bad command line');
+    return 2;
+  }
+  root.level = flags.logLevel;
+  let client: KubeClient;
+  try {
+    client = await KubeClient.create(await loadKubeConfig({ kubeconfig: flags.kubeconfig, env: process.env, homeDir: homedir() }), { userAgent: 'podvirt-api' });
+  } catch (err) {
+    root.fatal({ err }, 'cannot load the Kubernetes client configuration');
+    return 1;
+  }
+  const metrics = new ApiMetrics({ processMetrics: true });
+  let ready = false;
+  const text = (status: number, body: string) => ({ status, contentType: 'text/plain', body });
+  const endpoints = await HttpEndpoints.listen({
+    host: flags.httpAddress,
+    port: flags.metricsPort,
+    routes: {
+      '/metrics': metricsRoute(metrics.registry),
+      '/healthz': () => text(200, 'ok\n'),
+      '/readyz': () => (ready ? text(200, 'ok\n') : text(503, 'not ready: serving-certificate\n')),
+    },
+  });
+  root.info({ address: flags.httpAddress, port: endpoints.port, paths: ['/metrics', '/healthz', '/readyz'] }, 'HTTP endpoints listening');
+  let app: ApiApp;
+  try {
+    app = await ApiApp.start({
+      client,
+      log: root,
+      metrics,
+      namespace: flags.namespace,
+      secretName: flags.tlsSecretName,
+      servingNames: servingNames(flags),
+      rotation: flags.rotation,
+      validatingWebhooks: [flags.validatingWebhookConfiguration],
+      mutatingWebhooks: [flags.mutatingWebhookConfiguration],
+      bindAddress: flags.bindAddress,
+      securePort: flags.securePort,
+    });
+  } catch (err) {
+    root.fatal({ err }, 'cannot start');
+    await client.close();
+    await endpoints.close();
+    return 1;
+  }
+  ready = true;
+  root.info({ address: flags.bindAddress, port: app.securePort }, 'podvirt-api started');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      root.info({ signal }, 'stopping');
+      resolve();
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  ready = false;
+  const closed = app.close().then(() => true);
+  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLOSE_TIMEOUT_MS).unref());
+  if (!(await Promise.race([closed, timeout]))) root.warn({ timeoutMs: CLOSE_TIMEOUT_MS }, 'close timed out');
+  await client.close();
+  await endpoints.close();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`podvirt-api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

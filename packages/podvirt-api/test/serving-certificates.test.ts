@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { KubeApiError, type KubeClient, type KubeRequest } from '@podvirt/kube-runtime';
+import { pino } from 'pino';
+import { splitPemBundle } from '../src/tls/certificate-authority.js';
+import { DEFAULT_ROTATION, type CertificateSet } from '../src/tls/rotation-plan.js';
+import { ServingCertificates } from '../src/tls/serving-certificates.js';
+
+const HOUR = 3_600_000;
+const SECRET = '/api/v1/namespaces/podvirt/secrets/podvirt-api-certs';
+const VALIDATING = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/podvirt-api-validator';
+const MUTATING = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/podvirt-api-mutator';
+
+type Obj = { metadata: { name?: string; resourceVersion?: string }; [k: string]: unknown };
+
+/** An API server in a map: GET, POST (AlreadyExists), PUT (Conflict on a stale resourceVersion); counts writes. */
+class FakeApi {
+  readonly objects = new Map<string, Obj>();
+  readonly writes: string[] = [];
+  /** GETs of these paths answer 404 once, as a read that raced another writer. */
+  readonly staleOnce = new Set<string>();
+  #rv = 1;
+
+  client(): KubeClient {
+    return { request: async (r: KubeRequest) => this.#request(r) } as unknown as KubeClient;
+  }
+
+  put(path: string, obj: Obj): void {
+    this.objects.set(path, { ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.#rv++) } });
+  }
+
+  async #request(r: KubeRequest): Promise<unknown> {
+    const method = r.method ?? 'GET';
+    if (method === 'GET') {
+      const obj = this.objects.get(r.path);
+      if (obj === undefined || this.staleOnce.delete(r.path)) throw new KubeApiError(404, 'NotFound', `${r.path} not found`);
+      return structuredClone(obj);
+    }
+    const body = structuredClone(r.body) as Obj;
+    const path = method === 'POST' ? `${r.path}/${body.metadata.name ?? ''}` : r.path;
+    this.writes.push(`${method} ${path}`);
+    const existing = this.objects.get(path);
+    if (method === 'POST' && existing !== undefined) throw new KubeApiError(409, 'AlreadyExists', 'exists');
+    if (method === 'PUT' && existing?.metadata.resourceVersion !== body.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'stale');
+    this.put(path, body);
+    return this.objects.get(path);
+  }
+}
+
+function webhookConfig(name: string): Obj {
+  return { metadata: { name }, webhooks: [{ name: 'a.podvirt.io', clientConfig: { url: 'https://127.0.0.1:1/a' } }, { name: 'b.podvirt.io', clientConfig: { url: 'https://127.0.0.1:1/b' } }] };
+}
+
+function keeper(api: FakeApi, clock: { now: Date }, seen: CertificateSet[], validating = ['podvirt-api-validator']): ServingCertificates {
+  return new ServingCertificates({
+    client: api.client(), namespace: 'podvirt', secretName: 'podvirt-api-certs', names: ['podvirt-api.podvirt.svc'], policy: DEFAULT_ROTATION,
+    validatingWebhooks: validating, mutatingWebhooks: ['podvirt-api-mutator'], log: pino({ level: 'silent' }), now: () => clock.now,
+    onCertificates: (set) => seen.push(set),
+  });
+}
+
+function bundles(api: FakeApi): string[] {
+  return [VALIDATING, MUTATING].flatMap((p) => ((api.objects.get(p)?.['webhooks'] ?? []) as Array<{ clientConfig: { caBundle?: string } }>).map((w) => Buffer.from(w.clientConfig.caBundle ?? '', 'base64').toString()));
+}
+
+describe('ServingCertificates', () => {
+  test('the first round makes the Secret and writes the CA into every webhook; the next one changes nothing', async () => {
+    const api = new FakeApi();
+    api.put(VALIDATING, webhookConfig('podvirt-api-validator'));
+    api.put(MUTATING, webhookConfig('podvirt-api-mutator'));
+    const clock = { now: new Date('2026-01-01T00:00:00Z') };
+    const seen: CertificateSet[] = [];
+    const k = keeper(api, clock, seen);
+    const set = await k.ensure();
+    assert.deepEqual(api.writes, [`POST ${SECRET}`, `PUT ${VALIDATING}`, `PUT ${MUTATING}`]);
+    assert.equal(seen.length, 1);
+    assert.deepEqual(bundles(api), [set.caBundle, set.caBundle, set.caBundle, set.caBundle]);
+    assert.ok(new X509Certificate(set.serving.cert).checkIssued(new X509Certificate(set.caBundle)));
+    clock.now = new Date(clock.now.getTime() + HOUR);
+    await k.ensure();
+    assert.equal(api.writes.length, 3);
+    assert.equal(seen.length, 1);
+  });
+
+  test('a replica that loses the race to create the Secret serves the winner\'s certificate', async () => {
+    const api = new FakeApi();
+    const clock = { now: new Date('2026-01-01T00:00:00Z') };
+    const a: CertificateSet[] = [];
+    const b: CertificateSet[] = [];
+    const first = await keeper(api, clock, a, []).ensure();
+    api.staleOnce.add(SECRET);
+    const second = await keeper(api, clock, b, []).ensure();
+    assert.equal(second.serving.cert, first.serving.cert);
+    assert.equal(b.length, 1);
+  });
+
+  test('a webhook configuration not there yet is looked for again within 10 s, and gets the bundle then', async () => {
+    const api = new FakeApi();
+    api.put(VALIDATING, webhookConfig('podvirt-api-validator'));
+    const clock = { now: new Date('2026-01-01T00:00:00Z') };
+    const k = keeper(api, clock, []);
+    const set = await k.ensure();
+    assert.equal(k.recheckAt.getTime(), clock.now.getTime() + 10_000);
+    api.put(MUTATING, webhookConfig('podvirt-api-mutator'));
+    clock.now = new Date(clock.now.getTime() + 10_000);
+    await k.ensure();
+    assert.deepEqual(bundles(api), [set.caBundle, set.caBundle, set.caBundle, set.caBundle]);
+    assert.equal(k.recheckAt.getTime(), new Date('2026-01-01T12:00:00Z').getTime());
+  });
+
+  test('renewal: a new certificate from the same CA after 12 h; a new CA after 5 days, the old one still trusted beside it', async () => {
+    const api = new FakeApi();
+    api.put(VALIDATING, webhookConfig('podvirt-api-validator'));
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const clock = { now: t0 };
+    const seen: CertificateSet[] = [];
+    const k = keeper(api, clock, seen);
+    const first = await k.ensure();
+    clock.now = new Date(t0.getTime() + 12 * HOUR);
+    const renewed = await k.ensure();
+    assert.notEqual(renewed.serving.cert, first.serving.cert);
+    assert.equal(renewed.caBundle, first.caBundle);
+    clock.now = new Date(t0.getTime() + 121 * HOUR);
+    const newCa = await k.ensure();
+    const certs = splitPemBundle(newCa.caBundle);
+    assert.equal(certs.length, 2);
+    assert.equal(certs[1], first.caBundle);
+    assert.ok(new X509Certificate(newCa.serving.cert).checkIssued(new X509Certificate(certs[0] ?? '')));
+    assert.deepEqual(bundles(api), [newCa.caBundle, newCa.caBundle]);
+    assert.equal(seen.length, 3);
+  });
+});
