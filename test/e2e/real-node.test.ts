@@ -121,7 +121,9 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
 
     await eventually(async () => {
       const allocatable = JSON.parse(await admin(['get', 'node', NODE, '-o', 'jsonpath={.status.allocatable}'])) as Record<string, string>;
-      return Number(allocatable['devices.kubevirt.io/kvm'] ?? '0') > 0 && Number(allocatable['devices.kubevirt.io/tun'] ?? '0') > 0;
+      // Quantities such as "1k": present and not zero.
+      const some = (q: string | undefined): boolean => q !== undefined && !/^0+$/.test(q);
+      return some(allocatable['devices.kubevirt.io/kvm']) && some(allocatable['devices.kubevirt.io/tun']);
     }, { what: 'devices.kubevirt.io/kvm and tun allocatable on the node', deadlineMs: 60_000 });
 
     await admin(['apply', '-f', join(root, 'manifests/examples/vmi-test-guest.yaml')]);
