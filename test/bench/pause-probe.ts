@@ -10,7 +10,9 @@
 //
 //   node test/dist/bench/pause-probe.js <node-api-socket> <launcher-socket> <namespace> <name> <iterations> <vmi-json> <raw-daemon-socket> <raw-domain>
 //
-// Prints one JSON line: { "viaApi": [ms…], "viaLauncher": [ms…], "raw": [ms…] }, each ascending.
+// Prints one JSON line: { "viaApi": [ms…], "viaLauncher": [ms…], "raw": [ms…], "grpc": [ms…] }, each
+// ascending; "grpc" is two GetDomain calls on the launcher's socket (no libvirt call: the
+// launcher answers from what it holds), the gRPC round trips alone of a pause+unpause.
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { LibvirtClient } from '@podvirt/libvirt';
@@ -21,6 +23,7 @@ export interface PauseProbeResult {
   readonly viaApi: number[];
   readonly viaLauncher: number[];
   readonly raw: number[];
+  readonly grpc: number[];
 }
 
 const BLOCKS = 5;
@@ -49,12 +52,16 @@ async function main(): Promise<void> {
         await launcher.pause({ vmiJson });
         await launcher.unpause({ vmiJson });
       },
+      grpc: async () => {
+        await launcher.getDomain({});
+        await launcher.getDomain({});
+      },
       viaApi: async () => {
         await api.pause({ namespace, name });
         await api.unpause({ namespace, name });
       },
     };
-    const out: Record<keyof typeof series, number[]> = { raw: [], viaLauncher: [], viaApi: [] };
+    const out: Record<keyof typeof series, number[]> = { raw: [], viaLauncher: [], grpc: [], viaApi: [] };
     for (const op of Object.values(series)) await sample(0, op); // warm-up
     const perBlock = Math.max(1, Math.ceil(Number(iterations) / BLOCKS));
     for (let b = 0; b < BLOCKS; b++) {
@@ -64,7 +71,7 @@ async function main(): Promise<void> {
       }
     }
     const sorted = (v: number[]): number[] => [...v].sort((a, b) => a - b);
-    const result: PauseProbeResult = { viaApi: sorted(out.viaApi), viaLauncher: sorted(out.viaLauncher), raw: sorted(out.raw) };
+    const result: PauseProbeResult = { viaApi: sorted(out.viaApi), viaLauncher: sorted(out.viaLauncher), raw: sorted(out.raw), grpc: sorted(out.grpc) };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     apiClient.close();

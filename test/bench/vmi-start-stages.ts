@@ -17,7 +17,7 @@
 // Prints the table and the ratios; asserts nothing.
 //
 //   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
-//   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations)
+//   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations; a part given 0 is left out)
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -25,7 +25,7 @@ import type { VirtualMachineInstance } from '@podvirt/api';
 import { discoverLauncherSocket } from '@podvirt/handler';
 import { nodeApiSocket } from '../e2e/handler-node.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
-import { guestImage } from '../testbed/index.js';
+import { guestImage, type GuestImage } from '../testbed/index.js';
 import { pct, WARMUP } from './latency-sample.js';
 import { bootRawGuest, floor } from './libvirt-floor.js';
 import type { PauseProbeResult } from './pause-probe.js';
@@ -169,6 +169,7 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseP
 }
 
 async function main(): Promise<void> {
+  // A part given 0 is left out (`0 0 60`: pause+unpause alone).
   const [samples = 5, many = 20, iterations = 30] = process.argv.slice(2).map(Number);
   const guest = guestImage();
   const suite = await VmiSuite.start();
@@ -176,45 +177,58 @@ async function main(): Promise<void> {
     // A first start warms the page cache and the node's caches; it is not counted.
     await oneStart(suite, 'stage-warm');
     // Each floor is taken next to what it is compared with (the stack idle meanwhile), so that
-    // both see the same load on a shared machine.
-    const floorOne: number[] = [];
-    const runs: number[][] = [];
-    for (let i = 0; i < samples; i++) {
-      floorOne.push(...(await floor(guest, 1)).running);
-      runs.push(await oneStart(suite, `stage-${i}`));
-    }
-    const floorMany = (await floor(guest, many)).running;
-    const { totals, runs: manyRuns } = await concurrent(suite, many);
-    const { viaApi, viaLauncher, raw } = await pauseUnpause(suite, iterations);
-
-    console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
-    printStages(runs);
-    const scheduled = STAGES.findIndex((s) => s.label === 'Scheduled seen');
-    const scheduledToRunning = median(runs.map((r) => (r[STAGES.length - 1] ?? Number.NaN) - (r[scheduled] ?? Number.NaN)));
-    const podToRunning = median(runs.map((r) => r[STAGES.length - 1] ?? Number.NaN));
-    const f1 = median(floorOne);
-    console.log(`\n  floor: define+start of one domain through @podvirt/libvirt   ${ms(f1)} ms (median of ${samples})`);
-    console.log(`  Scheduled → Running                    ${ms(scheduledToRunning)} ms   ×${(scheduledToRunning / f1).toFixed(2)} the floor (aim ≤ 1.5)`);
-    console.log(`  pod created → Running                  ${ms(podToRunning)} ms   ×${(podToRunning / f1).toFixed(2)} the floor`);
-    const p50 = median(totals);
-    const f20 = median(floorMany);
-    console.log(`\n${many} VMIs created at once: create → Running P50 ${ms(p50)} ms, P95 ${ms(pct([...totals].sort((a, b) => a - b), 95))} ms`);
-    console.log(`  floor: ${many} domains defined+started at once, P50 ${ms(f20)} ms   ratio ×${(p50 / f20).toFixed(2)} (aim ≤ 2.5)`);
-    console.log(`  their stages (median over the ${many}; ms after each one's pod was created):`);
-    printStages(manyRuns);
-    // How long each launcher, once ready, waited for the handler's Sync: a handler that runs
-    // fewer Syncs at once than VMIs start shows as a second group that waits for the first.
-    const ready = STAGES.findIndex((s) => s.label === 'launcher socket ready');
-    const synced = STAGES.findIndex((s) => s.label === 'Sync received');
-    const waits = manyRuns.map((r) => Math.round((r[synced] ?? Number.NaN) - (r[ready] ?? Number.NaN))).sort((a, b) => a - b);
-    console.log(`  launcher ready → Sync received, each: ${waits.join(' ')} ms`);
-    const rp = pct(raw, 50);
-    const ap = pct(viaApi, 50);
-    console.log(`\npause+unpause, ${viaApi.length} iterations after ${WARMUP} warm-up, in turns with the floor: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 3)`);
-    console.log(`  of which the launcher's cmd calls alone (pause+unpause on its socket): P50 ${pct(viaLauncher, 50).toFixed(2)} ms`);
+    // both see the same load on a shared machine. Each part prints as soon as it is done.
+    if (samples > 0) await single(suite, guest, samples);
+    if (many > 0) await atOnce(suite, guest, many);
+    if (iterations > 0) await pauses(suite, iterations);
   } finally {
     await suite.close();
   }
+}
+
+async function single(suite: VmiSuite, guest: GuestImage, samples: number): Promise<void> {
+  const floorOne: number[] = [];
+  const runs: number[][] = [];
+  for (let i = 0; i < samples; i++) {
+    floorOne.push(...(await floor(guest, 1)).running);
+    runs.push(await oneStart(suite, `stage-${i}`));
+  }
+  console.log(`One VMI at a time, ${samples} samples (median; ms after the launcher pod was created):`);
+  printStages(runs);
+  const scheduled = STAGES.findIndex((s) => s.label === 'Scheduled seen');
+  const scheduledToRunning = median(runs.map((r) => (r[STAGES.length - 1] ?? Number.NaN) - (r[scheduled] ?? Number.NaN)));
+  const podToRunning = median(runs.map((r) => r[STAGES.length - 1] ?? Number.NaN));
+  const f1 = median(floorOne);
+  console.log(`\n  floor: define+start of one domain through @podvirt/libvirt   ${ms(f1)} ms (median of ${samples})`);
+  console.log(`  Scheduled → Running                    ${ms(scheduledToRunning)} ms   ×${(scheduledToRunning / f1).toFixed(2)} the floor (aim ≤ 1.5)`);
+  console.log(`  pod created → Running                  ${ms(podToRunning)} ms   ×${(podToRunning / f1).toFixed(2)} the floor\n`);
+}
+
+async function atOnce(suite: VmiSuite, guest: GuestImage, many: number): Promise<void> {
+  const floorMany = (await floor(guest, many)).running;
+  const { totals, runs: manyRuns } = await concurrent(suite, many);
+  const p50 = median(totals);
+  const f20 = median(floorMany);
+  console.log(`${many} VMIs created at once: create → Running P50 ${ms(p50)} ms, P95 ${ms(pct([...totals].sort((a, b) => a - b), 95))} ms`);
+  console.log(`  floor: ${many} domains defined+started at once, P50 ${ms(f20)} ms   ratio ×${(p50 / f20).toFixed(2)} (aim ≤ 2.5)`);
+  console.log(`  their stages (median over the ${many}; ms after each one's pod was created):`);
+  printStages(manyRuns);
+  // How long each launcher, once ready, waited for the handler's Sync: a handler that runs
+  // fewer Syncs at once than VMIs start shows as a second group that waits for the first.
+  const ready = STAGES.findIndex((s) => s.label === 'launcher socket ready');
+  const synced = STAGES.findIndex((s) => s.label === 'Sync received');
+  const waits = manyRuns.map((r) => Math.round((r[synced] ?? Number.NaN) - (r[ready] ?? Number.NaN))).sort((a, b) => a - b);
+  console.log(`  launcher ready → Sync received, each: ${waits.join(' ')} ms\n`);
+}
+
+async function pauses(suite: VmiSuite, iterations: number): Promise<void> {
+  const { viaApi, viaLauncher, raw, grpc } = await pauseUnpause(suite, iterations);
+  const rp = pct(raw, 50);
+  const ap = pct(viaApi, 50);
+  const lp = pct(viaLauncher, 50);
+  console.log(`pause+unpause, ${viaApi.length} iterations after ${WARMUP} warm-up, in turns with the floor: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 2)`);
+  console.log(`  of which the launcher's cmd calls alone (pause+unpause on its socket): P50 ${lp.toFixed(2)} ms   ×${(lp / rp).toFixed(2)} (aim ≤ 1.5)`);
+  console.log(`  two gRPC round trips to the launcher without libvirt (GetDomain twice): P50 ${pct(grpc, 50).toFixed(2)} ms`);
 }
 
 await main();

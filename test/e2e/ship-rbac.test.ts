@@ -41,7 +41,8 @@ const NOT_EXERCISED: Record<string, string> = {
   // runs bare VMIs (test/e2e/vm-lifecycle runs VMs).
   [permission('kubevirt.io', 'virtualmachineinstances', 'create')]: 'a VM\'s VMI, in the VM e2e',
   [permission('kubevirt.io', 'virtualmachineinstances', 'delete')]: 'a VM stopped or restarted, in the VM e2e',
-  [permission('kubevirt.io', 'virtualmachines', 'patch')]: 'a Halted VM asked to start, in the VM e2e',
+  [permission('kubevirt.io', 'virtualmachines', 'patch')]: 'a Halted VM asked to start, and the VM\'s finalizer, in the VM e2e',
+  [permission('kubevirt.io', 'virtualmachines', 'get')]: 'the fresh read before a VM adopts an ownerless VMI, in the VM e2e',
   [permission('kubevirt.io', 'virtualmachines/status', 'update')]: 'a VM\'s status, in the VM e2e',
   [permission('kubevirt.io', 'virtualmachines/finalizers', 'update')]:
     'checked only by the OwnerReferencesPermissionEnforcement admission plugin, which the testbed does not run',

@@ -1,8 +1,11 @@
 // VirtualMachines on the testbed with real guests (controller and handler as processes): a VM
 // manifest in KubeVirt's own form is applied, started, stopped, restarted and deleted with
 // podvirtctl and kubectl, and `kubectl get vm` shows KubeVirt's columns at each step; under
-// RerunOnFailure a guest whose qemu is killed comes back as a new VMI. Figures (restart and
-// crash recovery against a fresh VMI boot in the same run) are printed as test diagnostics.
+// RerunOnFailure a guest whose qemu is killed comes back as a new VMI; a deleted VM is
+// Terminating until its VMI stopped; podvirt-controller SIGKILLed while it starts a VM and
+// started again leaves one VMI, whose guest boots once. PODVIRT_TESTBED_CONTROL_PLANE=real runs
+// it all on the real kube-apiserver. Figures (restart and crash recovery against a fresh VMI boot
+// in the same run) are printed as test diagnostics.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +13,7 @@ import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance, VmPrintableStatus } from '@podvirt/api';
 import { spawn as spawnPty } from 'node-pty';
+import { StackProcess } from '../testbed/index.js';
 import { nodeApiSocket } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
@@ -19,7 +23,9 @@ const VM_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'vi
 const BOOT_TIMEOUT_MS = 150_000;
 
 describe('VirtualMachines on the testbed', () => {
-  const suite = VmiSuite.setUp();
+  /** The controller started again after a kill -9 (the stack's own is dead then); stopped before the stack closes. */
+  let restarted: StackProcess | undefined;
+  const suite = VmiSuite.setUp({ beforeClose: async () => void (await restarted?.stop()) });
 
   /** A VM as KubeVirt's user guide writes one, with the test guest as its template. */
   const vmManifest = (name: string, strategy: string): Record<string, unknown> => {
@@ -71,6 +77,12 @@ describe('VirtualMachines on the testbed', () => {
       .filter((e) => e.involvedObject.kind === 'VirtualMachine' && e.involvedObject.name === name)
       .map((e) => `${e.type ?? ''} ${e.reason ?? ''}`);
 
+  test('the API server the suite runs on', async (t) => {
+    const version = await suite.kubectl(['version', '-o', 'json']);
+    assert.equal(version.code, 0, version.stderr);
+    t.diagnostic(`server ${(JSON.parse(version.stdout) as { serverVersion?: { gitVersion?: string } }).serverVersion?.gitVersion ?? '?'}`);
+  });
+
   test('apply (Halted) → Stopped; start → Running; stop → Stopped; start; restart → a new VMI; delete → VMI and pod gone', async (t) => {
     const name = 'vm-cycle';
     await suite.apply(vmManifest(name, 'Halted'));
@@ -93,6 +105,7 @@ describe('VirtualMachines on the testbed', () => {
     assert.equal(first.metadata.labels?.['kubevirt.io/size'], 'small', 'the template labels are copied');
     const running = await printable(name, 'Running');
     assert.equal(running.status?.created, true);
+    assert.equal(running.status?.conditions?.some((c) => c.type === 'RestartRequired'), false, 'the VMI as stored is the template: no restart required');
     await suite.eventually('VM ready', async () => ((await vm(name))?.status?.ready === true ? true : undefined));
     const [, row] = await getVm(name);
     assert.deepEqual([row?.[2], row?.[3]], ['Running', 'True']);
@@ -124,10 +137,12 @@ describe('VirtualMachines on the testbed', () => {
     assert.ok(events.filter((e) => e === 'Normal SuccessfulCreate').length >= 1 && events.includes('Normal SuccessfulDelete'), events.join(', '));
     t.diagnostic(`fresh VM start to guest ready ${freshBootMs} ms; start after stop ${startAgainMs} ms; restart ${restartMs} ms`);
 
-    // kubectl delete vm: the garbage collector takes the VMI, and the VMI's pod after it.
+    // kubectl delete vm: the VM is Terminating while it stops its VMI (its finalizer holds it),
+    // then goes; the VMI's pod goes with the VMI.
     assert.equal((await suite.kubectl(['delete', 'vm', name, '--wait=false'])).code, 0);
+    await printable(name, 'Terminating', 30_000);
     await suite.eventually('VM gone', async () => ((await vm(name)) === undefined ? true : undefined), 60_000);
-    await suite.waitForGone(name);
+    assert.equal(await suite.vmi(name), undefined, 'the VMI went before the VM');
     await suite.waitForPodsGone(third);
   });
 
@@ -210,10 +225,19 @@ describe('VirtualMachines on the testbed', () => {
     await suite.waitForPodsGone(third);
   });
 
-  test('an invalid VM is named by field on the VM, with a Warning Event; no VMI is made', async () => {
+  test('an invalid VM is named by field: refused at admission on the real lane, else on the VM with a Warning Event; no VMI is made', async () => {
     const name = 'vm-bad';
     const manifest = vmManifest(name, 'Always') as { spec: Record<string, unknown> };
     manifest.spec['running'] = true;
+    if (suite.stack.testbed.controlPlane !== undefined) {
+      // podvirt-api's webhook runs validateVm before the VM is stored, as KubeVirt's admission does.
+      const refused = await suite.kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /spec\.running: Invalid value/);
+      assert.equal(await vm(name), undefined, 'nothing stored');
+      assert.equal(await suite.vmi(name), undefined);
+      return;
+    }
     await suite.apply(manifest);
     const failure = await suite.eventually('Failure condition', async () => (await vm(name))?.status?.conditions?.find((c) => c.type === 'Failure'));
     assert.equal(failure.reason, 'FailedCreate');
@@ -221,5 +245,27 @@ describe('VirtualMachines on the testbed', () => {
     await suite.eventually('Warning FailedCreate', async () => ((await vmEvents(name)).includes('Warning FailedCreate') ? true : undefined));
     assert.equal(await suite.vmi(name), undefined);
     assert.equal((await suite.kubectl(['delete', 'vm', name])).code, 0);
+  });
+
+  test('podvirt-controller SIGKILLed as it starts a VM, then started again: one VMI, its guest booted once, the VM Running', async () => {
+    const name = 'vm-kill';
+    await suite.apply(vmManifest(name, 'Always'));
+    // Killed as soon as the VMI exists: the guest has not booted, the VM's status may not be written.
+    const made = await suite.eventually('VMI made', () => suite.vmi(name), 60_000);
+    suite.stack.controller.kill('SIGKILL');
+    assert.equal((await suite.stack.controller.exited).signal, 'SIGKILL');
+    const command = suite.stack.controllerCommand;
+    restarted = new StackProcess({ name: 'controller', argv: command.argv, env: { ...process.env, ...command.env } });
+    await suite.eventually('controller started again', () => Promise.resolve(restarted?.lines.some((l) => l.msg === 'controller started') === true ? true : undefined), 60_000);
+    const running = await runningVmi(name);
+    await suite.waitForGuestReady(running);
+    assert.equal(running.metadata.uid, made.metadata.uid, 'the one VMI, not a second');
+    assert.equal(suite.phasesSeen(name).filter((p) => p === 'Running').length, 1, 'Running once: the guest was not started twice');
+    const vmNow = await printable(name, 'Running');
+    assert.deepEqual(vmNow.metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
+    assert.equal((await vmEvents(name)).filter((e) => e === 'Normal SuccessfulCreate').length, 1, 'one VMI created');
+    assert.equal((await suite.kubectl(['delete', 'vm', name, '--timeout=120s'])).code, 0);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(running);
   });
 });

@@ -43,6 +43,8 @@ export {
   MIGRATION_TARGET_NODE_LABEL,
   NODE_NAME_LABEL,
   NODE_SCHEDULABLE_LABEL,
+  ORPHAN_FINALIZER,
+  VM_CONTROLLER_FINALIZER,
   VMI_FINALIZER,
   VM_LABEL,
 } from './labels.js';
@@ -72,7 +74,7 @@ export type * from './types/vmi.js';
 export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
 export { vmiLogBindings, type VmiLogBindings } from './vmi-log-bindings.js';
-export { vmiReference, type VmiReference } from './vmi-reference.js';
+export { vmiReference, type ObjectReference } from './vmi-reference.js';
 export {
   parsePodNetworkHandoff,
   PodNetworkHandoffError,

@@ -23,5 +23,12 @@ export const MIGRATION_JOB_LABEL = 'kubevirt.io/migrationJobUID';
 export const MIGRATION_TARGET_NODE_LABEL = 'kubevirt.io/migrationTargetNodeName';
 /** On a migration while it runs: deleting it then cancels it before the object goes. */
 export const MIGRATION_FINALIZER = 'kubevirt.io/migrationJobFinalize';
+/**
+ * On a VirtualMachine and on the VMI made from it (KubeVirt's name): the VM stops its VMI before
+ * it goes, and a VMI's end is seen by the VM controller before the VMI goes.
+ */
+export const VM_CONTROLLER_FINALIZER = 'kubevirt.io/virtualMachineControllerFinalize';
+/** Put on an object by kube-apiserver when it is deleted with its dependents orphaned. */
+export const ORPHAN_FINALIZER = 'orphan';
 /** On a VMI made from a VirtualMachine's template: the VM's name. */
 export const VM_LABEL = 'kubevirt.io/vm';

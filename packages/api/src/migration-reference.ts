@@ -3,8 +3,8 @@
 
 import { MIGRATION_API_VERSION, MIGRATION_KIND } from './migration-kind.js';
 import type { VirtualMachineInstanceMigration } from './types/migration.js';
-import { objectReference, type VmiReference } from './vmi-reference.js';
+import { objectReference, type ObjectReference } from './vmi-reference.js';
 
-export function migrationReference(vmim: VirtualMachineInstanceMigration): VmiReference {
+export function migrationReference(vmim: VirtualMachineInstanceMigration): ObjectReference {
   return objectReference(MIGRATION_API_VERSION, MIGRATION_KIND, vmim.metadata);
 }

@@ -69,6 +69,16 @@ describe('validateVm', () => {
     assert.deepEqual(validateVm(vm).map((e) => e.field), ['spec.template.metadata.finalizers']);
   });
 
+  test('what podvirt does not run is refused by name: instance types, preferences, a paused start', () => {
+    assert.deepEqual(
+      validateVm(withSpec({ instancetype: { name: 'u1.small' }, preference: { name: 'fedora' } })).map((e) => `${e.field} ${e.type}`),
+      ['spec.instancetype NotSupported', 'spec.preference NotSupported'],
+    );
+    const vm = userGuideVm();
+    (vm['spec'] as { template: { spec: Record<string, unknown> } }).template.spec['startStrategy'] = 'Paused';
+    assert.deepEqual(validateVm(vm).map((e) => e.field), ['spec.template.spec.startStrategy']);
+  });
+
   test('runStrategyOf: runStrategy, else running true/false as Always/Halted, else Halted', () => {
     const vm = userGuideVm() as unknown as VirtualMachine;
     assert.equal(runStrategyOf(vm), 'Halted');
@@ -77,11 +87,12 @@ describe('validateVm', () => {
     assert.equal(runStrategyOf({ ...vm, spec: { template: vm.spec.template } }), 'Halted');
   });
 
-  test('templateVmi: the VM name, the template labels plus kubevirt.io/vm, the VM as controlling owner', () => {
+  test('templateVmi: the VM name, the template labels plus kubevirt.io/vm, the VM as controlling owner, its finalizer', () => {
     const vmi = templateVmi(userGuideVm() as unknown as VirtualMachine);
     assert.equal(vmi.metadata.name, 'testvm');
     assert.deepEqual(vmi.metadata.labels, { 'kubevirt.io/size': 'small', 'kubevirt.io/domain': 'testvm', 'kubevirt.io/vm': 'testvm' });
     assert.equal(vmi.metadata.ownerReferences?.[0]?.controller, true);
     assert.equal(vmi.metadata.ownerReferences?.[0]?.uid, 'vm-uid');
+    assert.deepEqual(vmi.metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize'], 'KubeVirt\'s VM controller finalizer');
   });
 });

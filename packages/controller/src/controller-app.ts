@@ -2,8 +2,8 @@
 // leader election, wired together with one lifetime. main.ts and the end-to-end tests both
 // start it through here.
 
-import { migrationReference, vmiReference, vmReference, type VirtualMachine, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { EventRecorder, KubeEventSink, type KubeClient, type ObjectReference } from '@podvirt/kube-runtime';
+import { migrationReference, vmiReference, vmReference, type ObjectReference, type VirtualMachine, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './kube/cluster-informers.js';
 import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js';

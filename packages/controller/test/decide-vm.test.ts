@@ -69,9 +69,14 @@ describe('decideVm: the run strategy table', () => {
     });
   }
 
-  test('a VM being deleted is left to the garbage collector (kept with --cascade=orphan)', () => {
-    const vm = vmFixture({ strategy: 'Halted', deleting: true });
-    assert.equal(decideVm(vm, vmVmi(vm, 'Running'), 'Halted', nowMs).action.kind, 'none');
+  test('a VM being deleted stops its VMI first, whatever its strategy; deleted with orphaning it leaves the VMI running', () => {
+    const vm = vmFixture({ strategy: 'Always', deleting: true });
+    const stop = decideVm(vm, vmVmi(vm, 'Running'), 'Always', nowMs);
+    assert.deepEqual(stop.action, { kind: 'delete', uid: 'vmi-uid', why: 'the VirtualMachine is being deleted' });
+    assert.equal(decideVm(vm, vmVmi(vm, 'Running', { deleting: true }), 'Always', nowMs).action.kind, 'none', 'already going');
+    assert.equal(decideVm(vm, undefined, 'Always', nowMs).action.kind, 'none', 'nothing made for a VM being deleted');
+    const orphaning = { ...vm, metadata: { ...vm.metadata, finalizers: ['orphan', 'kubevirt.io/virtualMachineControllerFinalize'] } };
+    assert.equal(decideVm(orphaning, vmVmi(vm, 'Running'), 'Always', nowMs).action.kind, 'none');
   });
 
   test('a creation not yet in the cache is not repeated', () => {

@@ -2,7 +2,7 @@
 // API until `observe()`), the writes the controller makes, and the Events it records.
 
 import type { EventType, VirtualMachine, VirtualMachineInstance } from '@podvirt/api';
-import type { VmClient, VmEventRecorder, VmiStore, VmStore } from '../src/kube/cluster-roles.js';
+import type { MetadataPatch, VmClient, VmEventRecorder, VmiStore, VmStore } from '../src/kube/cluster-roles.js';
 import { ControllerError } from '../src/controller-error.js';
 
 export interface VmEvent {
@@ -57,6 +57,50 @@ export class FakeVms implements VmStore, VmiStore, VmClient, VmEventRecorder {
 
   list(): VirtualMachineInstance[] {
     return [...this.cachedVmis.values()];
+  }
+
+  readVm(namespace: string, name: string): Promise<VirtualMachine | undefined> {
+    this.calls.push('read VM');
+    return Promise.resolve(this.apiVms.get(`${namespace}/${name}`));
+  }
+
+  setVmFinalizers(vm: VirtualMachine, finalizers: readonly string[]): Promise<VirtualMachine> {
+    this.calls.push('set VM finalizers');
+    const key = `${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`;
+    const current = this.apiVms.get(key);
+    if (current === undefined || current.metadata.resourceVersion !== vm.metadata.resourceVersion) {
+      return Promise.reject(new ControllerError('CONTROLLER_ERR_CONFLICT', `VM ${key} changed`));
+    }
+    if (current.metadata.deletionTimestamp !== undefined && finalizers.length === 0) {
+      // Its last finalizer off: a VM being deleted goes.
+      this.apiVms.delete(key);
+      return Promise.resolve({ ...current, metadata: { ...current.metadata, finalizers: [] } });
+    }
+    const next = { ...current, metadata: { ...current.metadata, finalizers: [...finalizers], resourceVersion: String(++this.#version) } };
+    this.apiVms.set(key, next);
+    return Promise.resolve(next);
+  }
+
+  patchVmiMetadata(namespace: string, name: string, patch: MetadataPatch): Promise<VirtualMachineInstance> {
+    this.calls.push(patch.ownerReferences !== undefined ? 'adopt VMI' : 'set VMI finalizers');
+    const key = `${namespace}/${name}`;
+    const current = this.apiVmis.get(key);
+    if (current === undefined || (patch.resourceVersion !== undefined && current.metadata.resourceVersion !== patch.resourceVersion)) {
+      return Promise.reject(new ControllerError('CONTROLLER_ERR_CONFLICT', `VMI ${key} changed`));
+    }
+    const metadata = {
+      ...current.metadata,
+      ...(patch.finalizers === undefined ? {} : { finalizers: [...patch.finalizers] }),
+      ...(patch.ownerReferences === undefined ? {} : { ownerReferences: [...patch.ownerReferences] }),
+      resourceVersion: String(++this.#version),
+    };
+    if (current.metadata.deletionTimestamp !== undefined && (metadata.finalizers ?? []).length === 0) {
+      this.apiVmis.delete(key);
+      return Promise.resolve({ ...current, metadata });
+    }
+    const next = { ...current, metadata };
+    this.apiVmis.set(key, next);
+    return Promise.resolve(next);
   }
 
   replaceVmStatus(vm: VirtualMachine): Promise<VirtualMachine> {

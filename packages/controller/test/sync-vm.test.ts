@@ -23,6 +23,16 @@ function depsFor(cluster: FakeVms, random = (): number => 0): VmSyncDeps {
   };
 }
 
+/** A cluster whose VM has had its first sync (its VMI made), the informers caught up. */
+async function afterFirstSync(vm = vmFixture()): Promise<{ cluster: FakeVms; deps: VmSyncDeps }> {
+  const cluster = new FakeVms();
+  cluster.addVm(vm);
+  const deps = depsFor(cluster);
+  await syncVm(deps, KEY);
+  cluster.observe();
+  return { cluster, deps };
+}
+
 describe('syncVm', () => {
   beforeEach(() => mock.timers.enable({ apis: ['Date'], now: Date.parse('2025-01-01T00:05:00Z') }));
   afterEach(() => mock.timers.reset());
@@ -55,11 +65,7 @@ describe('syncVm', () => {
   });
 
   test('crash loop: a VMI failing before it runs is replaced only after the back-off, even when the cache lags', async () => {
-    const cluster = new FakeVms();
-    cluster.addVm(vmFixture());
-    const deps = depsFor(cluster);
-    await syncVm(deps, KEY);
-    cluster.observe();
+    const { cluster, deps } = await afterFirstSync();
     cluster.setVmiPhase('Failed');
     await syncVm(deps, KEY);
     assert.equal(cluster.apiVmis.has(KEY), false, 'the failed VMI is deleted');
@@ -145,14 +151,123 @@ describe('syncVm', () => {
     assert.deepEqual(cluster.events.map((e) => `${e.type} ${e.reason}`), ['Warning FailedCreate']);
   });
 
-  test('a VMI of the same name that the VM does not control is left alone', async () => {
+  test('a VMI of the same name that another object controls is left alone', async () => {
     const cluster = new FakeVms();
     cluster.addVm(vmFixture());
-    const foreign = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'testvm', namespace: 'default', uid: 'x' }, spec: vmFixture().spec.template.spec };
+    const foreign = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: { name: 'testvm', namespace: 'default', uid: 'x', ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Other', name: 'o', uid: 'other', controller: true }] },
+      spec: vmFixture().spec.template.spec,
+    };
     cluster.apiVmis.set(KEY, foreign);
     cluster.observe();
     await syncVm(depsFor(cluster), KEY);
-    assert.deepEqual(cluster.calls, ['update VM status']);
-    assert.match(cluster.vm().status?.conditions?.find((c) => c.type === 'Failure')?.message ?? '', /not controlled by this VM/);
+    assert.deepEqual(cluster.calls, ['set VM finalizers', 'update VM status']);
+    assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.ownerReferences, foreign.metadata.ownerReferences);
+    assert.match(cluster.vm().status?.conditions?.find((c) => c.type === 'Failure')?.message ?? '', /controlled by another object/);
+  });
+
+  test('an ownerless VMI of the VM\'s name is adopted (after a fresh read of the VM), not made twice', async () => {
+    const cluster = new FakeVms();
+    cluster.addVm(vmFixture());
+    const orphan = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'testvm', namespace: 'default', uid: 'orphan-uid', resourceVersion: '7' }, spec: vmFixture().spec.template.spec };
+    cluster.apiVmis.set(KEY, orphan);
+    cluster.observe();
+    const deps = depsFor(cluster);
+    await syncVm(deps, KEY);
+    assert.deepEqual(cluster.calls, ['read VM', 'adopt VMI', 'set VM finalizers', 'update VM status']);
+    assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.ownerReferences, [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', name: 'testvm', uid: 'vm-uid', controller: true, blockOwnerDeletion: true }]);
+    assert.equal(cluster.apiVmis.get(KEY)?.metadata.uid, 'orphan-uid');
+    assert.deepEqual(cluster.events.map((e) => `${e.type} ${e.reason}`), ['Normal SuccessfulAdopt']);
+    assert.equal(cluster.vm().status?.created, true);
+    assert.equal(cluster.vm().status?.conditions?.some((c) => c.type === 'Failure'), false);
+    // A VM being deleted adopts nothing (the fresh read says so even when the cache does not).
+    const other = new FakeVms();
+    other.addVm(vmFixture());
+    other.apiVmis.set(KEY, orphan);
+    other.observe();
+    other.apiVms.set(KEY, { ...vmFixture(), metadata: { ...vmFixture().metadata, deletionTimestamp: '2025-01-01T00:04:00Z' } });
+    await syncVm(depsFor(other), KEY);
+    assert.equal(other.calls.includes('adopt VMI'), false);
+    assert.equal(other.apiVmis.get(KEY)?.metadata.ownerReferences, undefined);
+  });
+
+  test('finalizers: the VM gets its own before its VMI is made; the VMI carries it until it ended and the VM recorded how', async () => {
+    const cluster = new FakeVms();
+    cluster.addVm(vmFixture({ strategy: 'Manual', status: { stateChangeRequests: [{ action: 'Start' }] } }));
+    const deps = depsFor(cluster);
+    await syncVm(deps, KEY);
+    assert.deepEqual(cluster.calls.slice(0, 2), ['set VM finalizers', 'create VMI']);
+    assert.deepEqual(cluster.vm().metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
+    assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
+    cluster.observe();
+    cluster.setVmiPhase('Running');
+    await syncVm(deps, KEY);
+    assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize'], 'kept while it runs');
+    cluster.observe();
+    cluster.setVmiPhase('Succeeded');
+    await syncVm(deps, KEY);
+    assert.equal(cluster.vm().status?.printableStatus, 'Stopped', 'the end recorded first');
+    assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.finalizers, [], 'then the finalizer comes off');
+    assert.equal(cluster.calls.filter((c) => c === 'set VM finalizers').length, 1, 'the VM finalizer is added once');
+  });
+
+  test('deleting the VM stops its VMI gracefully and the VM goes once the VMI is gone; with orphaning it goes at once', async () => {
+    const { cluster, deps } = await afterFirstSync();
+    cluster.setVmiPhase('Running');
+    await syncVm(deps, KEY);
+    cluster.observe();
+    const live = cluster.vm();
+    cluster.addVm({ ...live, metadata: { ...live.metadata, deletionTimestamp: '2025-01-01T00:05:00Z' } });
+    await syncVm(deps, KEY);
+    assert.equal(cluster.apiVmis.has(KEY), false, 'the VMI was deleted');
+    assert.equal(cluster.vm().status?.printableStatus, 'Terminating');
+    assert.ok(cluster.apiVms.has(KEY), 'the VM waits for its VMI');
+    assert.deepEqual(cluster.events.map((e) => e.reason), ['SuccessfulCreate', 'SuccessfulDelete']);
+    cluster.observe();
+    await syncVm(deps, KEY);
+    assert.equal(cluster.apiVms.has(KEY), false, 'its finalizer came off: the VM is gone');
+
+    const { cluster: orphaned, deps: d2 } = await afterFirstSync();
+    const vm = orphaned.vm();
+    orphaned.addVm({ ...vm, metadata: { ...vm.metadata, deletionTimestamp: '2025-01-01T00:05:00Z', finalizers: ['orphan', ...(vm.metadata.finalizers ?? [])] } });
+    await syncVm(d2, KEY);
+    assert.ok(orphaned.apiVmis.has(KEY), 'the VMI is left running');
+    assert.deepEqual(orphaned.vm().metadata.finalizers, ['orphan'], 'only the garbage collector\'s finalizer is left');
+  });
+
+  test('a start request asking for a paused start is refused by name: no VMI, a Warning', async () => {
+    const cluster = new FakeVms();
+    cluster.addVm(vmFixture({ strategy: 'Manual', status: { stateChangeRequests: [{ action: 'Start', data: { startPaused: 'true' } }] } }));
+    await syncVm(depsFor(cluster), KEY);
+    assert.equal(cluster.apiVmis.size, 0);
+    const failure = cluster.vm().status?.conditions?.find((c) => c.type === 'Failure');
+    assert.match(failure?.message ?? '', /^status\.stateChangeRequests\[0\]\.data\.startPaused: Unsupported value/);
+    assert.deepEqual(cluster.events.map((e) => `${e.type} ${e.reason}`), ['Warning FailedCreate']);
+    assert.deepEqual(cluster.vm().status?.stateChangeRequests, [{ action: 'Start', data: { startPaused: 'true' } }], 'the request is left for the user to replace');
+  });
+
+  test('a VMI no VM controls any more loses the VM finalizer once it is going or ended', async () => {
+    const cluster = new FakeVms();
+    const vmi = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'testvm', namespace: 'default', uid: 'left', resourceVersion: '5', finalizers: ['foregroundDeleteVirtualMachine', 'kubevirt.io/virtualMachineControllerFinalize'] }, spec: vmFixture().spec.template.spec };
+    cluster.apiVmis.set(KEY, vmi);
+    cluster.observe();
+    await syncVm(depsFor(cluster), KEY);
+    assert.deepEqual(cluster.calls, [], 'a running orphan keeps it (a VM of its name may adopt it)');
+    cluster.apiVmis.set(KEY, { ...vmi, metadata: { ...vmi.metadata, deletionTimestamp: '2025-01-01T00:05:00Z' } });
+    cluster.observe();
+    await syncVm(depsFor(cluster), KEY);
+    assert.deepEqual(cluster.apiVmis.get(KEY)?.metadata.finalizers, ['foregroundDeleteVirtualMachine'], 'only ours comes off');
+
+    // A VM of the same name again, while the earlier VM's VMI is still going: that one is let go too.
+    const again = new FakeVms();
+    again.addVm(vmFixture());
+    const earlier = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', name: 'testvm', uid: 'earlier-vm-uid', controller: true };
+    again.apiVmis.set(KEY, { ...vmi, metadata: { ...vmi.metadata, ownerReferences: [earlier], deletionTimestamp: '2025-01-01T00:05:00Z' } });
+    again.observe();
+    await syncVm(depsFor(again), KEY);
+    assert.deepEqual(again.apiVmis.get(KEY)?.metadata.finalizers, ['foregroundDeleteVirtualMachine']);
+    assert.equal(again.calls.includes('create VMI'), false, 'no second VMI while it goes');
   });
 });

@@ -68,6 +68,9 @@ export class HandlerController {
   readonly #backoffs: BackoffHold;
   readonly #reconciling = new Set<string>();
   readonly #deferred = new Map<string, VirtualMachineInstance>();
+  /** Keys a node API call is answering for (holders per key), and those changed meanwhile. */
+  readonly #answering = new Map<string, number>();
+  readonly #changedWhileAnswering = new Set<string>();
   #resync: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
 
@@ -92,7 +95,7 @@ export class HandlerController {
       log: log.child({ subcomponent: 'launchers' }),
       now,
       watchdogMs: options.watchdogMs,
-      onChange: (key) => this.queue.add(key),
+      onChange: (key) => this.#domainChanged(key),
       onNotice: (key, uid, notice) => this.reconciler.relay(key, uid, notice),
       ...(options.initTimeoutMs === undefined ? {} : { initTimeoutMs: options.initTimeoutMs }),
       ...(options.launcherTimeouts === undefined ? {} : { timeouts: options.launcherTimeouts }),
@@ -143,6 +146,36 @@ export class HandlerController {
       ...(options.network === undefined ? {} : { network: options.network }),
       ...(options.ioErrorRetry === undefined ? {} : { ioErrorRetry: options.ioErrorRetry }),
     });
+  }
+
+  /**
+   * A node API call (pause, unpause …) is about to answer for `key`: a change of its domain
+   * the launcher reports meanwhile is reconciled (the status write) once the answer is sent,
+   * not beside it on the same event loop. The caller's answer waits for the launcher alone;
+   * the status follows a moment later. The returned release is called once the call is done.
+   */
+  holdForAnswer(key: string): () => void {
+    this.#answering.set(key, (this.#answering.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // After the answer's write: the call's promise chain runs in microtasks, this after them.
+      setImmediate(() => {
+        const left = (this.#answering.get(key) ?? 1) - 1;
+        if (left > 0) {
+          this.#answering.set(key, left);
+          return;
+        }
+        this.#answering.delete(key);
+        if (this.#changedWhileAnswering.delete(key)) this.queue.add(key);
+      });
+    };
+  }
+
+  #domainChanged(key: string): void {
+    if (this.#answering.has(key)) this.#changedWhileAnswering.add(key);
+    else this.queue.add(key);
   }
 
   /**

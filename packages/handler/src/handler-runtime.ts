@@ -151,6 +151,7 @@ export class HandlerRuntime {
       recorder: this.controller.recorder,
       list: () => this.controller.informer.list(),
       enqueue: (key) => this.controller.queue.add(key),
+      holdForAnswer: (key) => this.controller.holdForAnswer(key),
       log: log.child({ subcomponent: 'node-api' }),
     });
     const observe = (method: string, code: string): void => this.metrics.observeNodeApiCall(method, code);

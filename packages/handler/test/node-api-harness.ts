@@ -31,6 +31,7 @@ export interface NodeApiHarness {
   readonly calls: string[];
   readonly streams: GuestStreams;
   readonly client: node.NodeClient;
+  readonly controller: HandlerController;
   vmi(): VirtualMachineInstance;
   /** The node API's calls through @podvirt/proto's promise client, as podvirtctl makes them. */
   readonly node: NodeCalls;
@@ -65,6 +66,7 @@ export async function nodeApiHarness(
     recorder: controller.recorder,
     list: () => controller.informer.list(),
     enqueue: (key) => controller.queue.add(key),
+    holdForAnswer: (key) => controller.holdForAnswer(key),
     log: quietLog(),
   });
   const calls: string[] = [];
@@ -84,7 +86,7 @@ export async function nodeApiHarness(
   const client = new node.NodeClient(`unix:${server.socketPath}`, grpc.credentials.createInsecure());
   t.after(() => client.close());
   return {
-    dir, kube, events, launcher, server, calls, streams, client,
+    dir, kube, events, launcher, server, calls, streams, client, controller,
     vmi: () => kube.current(KEY) ?? assert.fail('VMI vanished'),
     node: nodeCalls(client),
   };

@@ -149,6 +149,31 @@ test('back-to-back pause, unpause, pause: each call sees the previous one (read-
   await eventually(() => paused(h) === undefined && h.vmi().status?.fsFreezeStatus === undefined);
 });
 
+test('a domain change reported while a call answers is reconciled (the status write) once the answer is out', async (t) => {
+  const h = await nodeApiHarness(t);
+  await running(h);
+  const uid = h.vmi().metadata.uid ?? '';
+  const writes = h.kube.statusWrites;
+  const release = h.controller.holdForAnswer(KEY);
+  const second = h.controller.holdForAnswer(KEY);
+  h.launcher.setDomain({ state: 'Paused', reason: 'User', pausedByUser: true });
+  // The handler has the change (its cache, which the call's precondition checks read) ...
+  await eventually(() => h.controller.registry.cache.get(uid)?.domain?.state === 'Paused', { what: 'the change seen' });
+  await new Promise((r) => setImmediate(r));
+  // ... but its status write waits for every answer in flight for the VMI.
+  assert.equal(h.kube.statusWrites, writes, 'no status write while answering');
+  release();
+  release();
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(h.kube.statusWrites, writes, 'one release of two holders writes nothing');
+  second();
+  await eventually(() => h.vmi().status?.conditions?.some((c) => c.type === 'Paused') === true, { what: 'the Paused condition written' });
+  // A change with no call answering is reconciled at once, as before.
+  h.launcher.setDomain({ state: 'Running', reason: 'Unpaused', pausedByUser: false });
+  await eventually(() => h.vmi().status?.conditions?.some((c) => c.type === 'Paused') !== true, { what: 'the Paused condition gone' });
+});
+
 test('namespace and name are checked as Kubernetes does before use, and never echoed unbounded', async (t) => {
   const h = await nodeApiHarness(t);
   await running(h);

@@ -6,9 +6,9 @@
 // dropped (and that is logged once), so a loop on one object cannot flood the API server. The
 // controller and the handler both record through it.
 
-import { kubeTime } from '@podvirt/api';
+import { kubeTime, type ObjectReference } from '@podvirt/api';
 import { eventName } from './event-name.js';
-import type { CoreEvent, EventSink, ObjectReference } from './event-sink.js';
+import type { CoreEvent, EventSink } from './event-sink.js';
 import { isKubeApiError } from './kube-api-error.js';
 
 export interface EventRecorderOptions<T> {

@@ -1,13 +1,6 @@
 // core/v1 Events as the recorder writes them: created once, then merge-patched with a new count.
 
-export interface ObjectReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly uid: string;
-  readonly resourceVersion?: string;
-}
+import type { ObjectReference } from '@podvirt/api';
 
 export interface CoreEvent {
   apiVersion: 'v1';

@@ -1,7 +1,7 @@
 export { abortableSleep } from './abortable-sleep.js';
 export { TOKEN_REFRESH_MS } from './bearer-token.js';
 export { EventRecorder, type EventRecorderOptions } from './event-recorder.js';
-export type { CoreEvent, EventCountPatch, EventSink, ObjectReference } from './event-sink.js';
+export type { CoreEvent, EventCountPatch, EventSink } from './event-sink.js';
 export {
   Informer,
   type InformerEventType, type InformerLog, type InformerOptions, type ListWatchSource, type ObjectList,

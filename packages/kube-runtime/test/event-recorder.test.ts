@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { ObjectReference } from '@podvirt/api';
 import { EventRecorder } from '../src/event-recorder.js';
-import type { CoreEvent, EventCountPatch, EventSink, ObjectReference } from '../src/event-sink.js';
+import type { CoreEvent, EventCountPatch, EventSink } from '../src/event-sink.js';
 import { KubeApiError } from '../src/kube-api-error.js';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');

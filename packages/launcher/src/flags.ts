@@ -16,6 +16,8 @@ export interface LauncherFlags {
   readonly gracePeriodSeconds: number;
   readonly allowEmulation: boolean;
   readonly capsCacheDir: string | undefined;
+  /** A virtqemud outside /usr/sbin to run instead of libvirtd (env PODVIRT_VIRTQEMUD). */
+  readonly virtqemud: string | undefined;
   readonly simulateCrash: boolean;
   /** Flags accepted for compatibility that change nothing here; logged once at start. */
   readonly ignored: readonly string[];
@@ -61,6 +63,7 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     gracePeriodSeconds: v['grace-period-seconds'] ?? DEFAULT_GRACE_PERIOD_SECONDS,
     allowEmulation: v['allow-emulation'] ?? (emulationEnv === undefined ? false : parseGoBool('allow-emulation', emulationEnv)),
     capsCacheDir: v['libvirt-caps-cache'] ?? env['PODVIRT_LIBVIRT_CAPS_CACHE'],
+    virtqemud: env['PODVIRT_VIRTQEMUD'],
     simulateCrash: v['simulate-crash'] ?? false,
     ignored: given.filter((flag) => Object.hasOwn(IGNORED, flag)),
   };

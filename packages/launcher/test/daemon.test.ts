@@ -63,6 +63,12 @@ test('config: unix socket only, 0700, logs to stderr; qemu.conf without cgroups,
   assert.equal(pickDaemon((p) => p === LIBVIRTD.binary), LIBVIRTD);
   assert.equal(pickDaemon(() => true), VIRTQEMUD);
   assert.throws(() => pickDaemon(() => false), /no libvirt daemon/);
+  // A virtqemud built outside /usr/sbin (PODVIRT_VIRTQEMUD) runs as virtqemud; a wrong path is refused, not replaced.
+  const built = '/var/cache/podvirt/virtqemud/9.0.0/sbin/virtqemud';
+  const kind = pickDaemon((p) => p === built || p === LIBVIRTD.binary, built);
+  assert.deepEqual([kind.binary, kind.configName, kind.socketName], [built, 'virtqemud.conf', 'virtqemud-sock']);
+  assert.ok(!daemonConf(kind, '/run/libvirt', 3).includes('listen_tcp'), 'a built virtqemud has no listen options either');
+  assert.throws(() => pickDaemon((p) => p === LIBVIRTD.binary, '/nowhere/virtqemud'), /PODVIRT_VIRTQEMUD names \/nowhere\/virtqemud, which does not exist/);
   // libvirtd gets the QEMU driver module alone, found where the distribution installed it.
   assert.equal(qemuOnlyDriverModule((p) => p === '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so'), '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so');
   assert.equal(qemuOnlyDriverModule(() => false), undefined);

@@ -115,6 +115,37 @@ test('pause and unpause make one libvirt call each, and the answer already shows
   assert.deepEqual(h.fake().calls.slice(from).filter((c) => c !== 'getState' && c !== 'setTime'), ['suspend', 'resume'], h.fake().calls.slice(from).join(', '));
 });
 
+test('the lifecycle event that confirms a pause or unpause is not read back; any other event is', async (t) => {
+  const h = await harness(t);
+  await h.cmd.sync(vmiRequest(h.vmi));
+  await eventually(async () => (await h.cmd.getDomain({})).domain?.state === 'Running', { what: 'the domain running' });
+  const fake = h.fake();
+  const name = fake.name ?? '';
+  const settled = async (): Promise<number> => {
+    await h.manager.tracker.refresh();
+    await new Promise((r) => setImmediate(r));
+    return fake.calls.length;
+  };
+  await h.cmd.pause(vmiRequest(h.vmi));
+  let from = await settled();
+  // libvirt's event may come after the call's answer: the state it names is already published.
+  fake.emit({ kind: 'lifecycle', domain: name, event: 'SUSPENDED', detail: 'PAUSED' });
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(fake.calls.slice(from), [], 'no read for a confirmed pause');
+  await h.cmd.unpause(vmiRequest(h.vmi));
+  from = await settled();
+  fake.emit({ kind: 'lifecycle', domain: name, event: 'RESUMED', detail: 'UNPAUSED' });
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(fake.calls.slice(from).filter((c) => c !== 'setTime'), [], 'no read for a confirmed unpause');
+  // An event that says something else (an I/O error paused the guest) is read from libvirt.
+  fake.setState('PAUSED', 'IOERROR', ['SUSPENDED', 'IOERROR']);
+  await eventually(() => h.manager.tracker.snapshot()?.reason === 'IOError', { what: 'the I/O error read back' });
+  // And so is a pause event while the published state is not the user's pause.
+  from = fake.calls.length;
+  fake.emit({ kind: 'lifecycle', domain: name, event: 'SUSPENDED', detail: 'PAUSED' });
+  await eventually(() => fake.calls.slice(from).includes('getState'), { what: 'a re-read' });
+});
+
 test('pause is idempotent, unpause of a running domain is accepted, and a stopped domain is refused by its state', async (t) => {
   const h = await harness(t);
   await h.cmd.sync(vmiRequest(h.vmi));

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { VirtqemudBuild } from '../libvirt-daemon/virtqemud-build.js';
 
 /** What an image gives a container: its ENTRYPOINT, CMD and ENV, as local commands. */
 export interface ImageCommand {
@@ -28,6 +29,8 @@ export interface ImageTableSources {
   readonly repoRoot: string;
   /** The node binary that runs the monitor and launcher (the testbed's own). */
   readonly node: string;
+  /** The virtqemud the launcher runs (with its own capabilities cache); libvirtd without one. */
+  readonly virtqemud?: VirtqemudBuild | undefined;
 }
 
 // The test guest image's content, as a containerDisk / kernelBoot image would hold it:
@@ -68,7 +71,8 @@ export function defaultImageTable(sources: ImageTableSources): ImageMapEntry[] {
       cmd: [],
       env: {
         PODVIRT_LAUNCHER_BIN: join(root, 'packages/launcher/bin/podvirt-launcher.js'),
-        PODVIRT_LIBVIRT_CAPS_CACHE: join(root, '.cache/libvirt-caps'),
+        PODVIRT_LIBVIRT_CAPS_CACHE: sources.virtqemud?.capsCache ?? join(root, '.cache/libvirt-caps'),
+        ...(sources.virtqemud === undefined ? {} : { PODVIRT_VIRTQEMUD: sources.virtqemud.binary }),
       },
       files: {
         '/usr/bin/podvirt-launcher-monitor': monitor,

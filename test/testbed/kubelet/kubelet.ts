@@ -11,6 +11,7 @@ import { PodWorker } from './pod-worker.js';
 import { PodNetwork } from '../sandbox/pod-network.js';
 import { processRuntime, type ContainerRuntime } from './container-runtime.js';
 import { DevicePluginRegistry, withDeviceResources } from './device-plugin-registry.js';
+import { virtqemudBuild } from '../libvirt-daemon/virtqemud-build.js';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -66,7 +67,9 @@ export class Kubelet {
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
     this.#log = options.logger.child({ component: 'kubelet', node: options.nodeName });
     this.#hostIP = options.hostIP ?? '127.0.0.1';
-    this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({ repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node' }));
+    this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({
+      repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node', virtqemud: virtqemudBuild(repoRoot(import.meta.url)),
+    }));
     this.#network = options.network ?? new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
     this.#runtime = options.runtime ?? processRuntime();
     this.devicePlugins = new DevicePluginRegistry({ dir: join(options.rootDir, 'device-plugins'), log: this.#log, onChange: () => this.#beatSoon?.() });

@@ -95,6 +95,10 @@ export class Scheduler {
     let waiting = false;
     let usage: Map<string, Map<string, number>> | undefined;
     let allPods: V1Pod[] | undefined;
+    // Placements are decided one pod at a time (each counts the ones before it); the bindings
+    // go out together, as the real scheduler binds in a goroutine per pod: 20 pods created at
+    // once reach the kubelet at once, not one API round trip (and Event) after another.
+    const binds: Promise<void>[] = [];
     for (const pod of this.#pods.list()) {
       if (this.#closed) return;
       if (pod.spec?.nodeName !== undefined && pod.spec.nodeName !== '') continue;
@@ -116,12 +120,13 @@ export class Scheduler {
         }
         continue;
       }
-      await this.#bind(pod, placement.node, key);
+      binds.push(this.#bind(pod, placement.node, key));
       if (usage !== undefined) addUsage(usage, placement.node, wanted);
       // Pods bound in this pass count for the next pod's anti-affinity.
       if (allPods !== undefined) allPods.push({ ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], nodeName: placement.node } });
       podsPerNode.set(placement.node, (podsPerNode.get(placement.node) ?? 0) + 1);
     }
+    await Promise.all(binds);
     if (waiting) this.#schedule(this.options.retryMs ?? 1000);
   }
 

@@ -11,8 +11,10 @@
 //   Once            —                           —                              create
 //
 // Deleting is graceful: the VMI gets its termination grace period, as `kubectl delete vmi` would.
+// A VM being deleted stops its VMI first (its finalizer holds it meanwhile), unless it is deleted
+// with its dependents orphaned (`kubectl delete --cascade=orphan`): then the VMI is left running.
 
-import type { RunStrategy, StateChangeRequest, VirtualMachine, VirtualMachineInstance } from '@podvirt/api';
+import { ORPHAN_FINALIZER, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance } from '@podvirt/api';
 import { startBackoffLeftMs } from './vm-start-backoff.js';
 
 export type VmAction =
@@ -45,6 +47,11 @@ export function hasStopRequestFor(vm: VirtualMachine, vmi: VirtualMachineInstanc
   return request?.action === 'Stop' && request.uid !== undefined && request.uid === vmi.metadata.uid;
 }
 
+/** Deleted with `propagationPolicy: Orphan`: its VMI outlives it. */
+export function orphaning(vm: VirtualMachine): boolean {
+  return vm.metadata.deletionTimestamp !== undefined && (vm.metadata.finalizers?.includes(ORPHAN_FINALIZER) ?? false);
+}
+
 function remove(vmi: VirtualMachineInstance, why: string): VmDecision {
   // One being deleted already only needs waiting for.
   if (vmi.metadata.deletionTimestamp !== undefined) return NONE;
@@ -61,7 +68,9 @@ function createAfterBackoff(vm: VirtualMachine, nowMs: number): VmDecision {
  * created VMI has not reached the cache yet (nothing is created twice).
  */
 export function decideVm(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined, strategy: RunStrategy, nowMs: number, startPending = false): VmDecision {
-  if (vm.metadata.deletionTimestamp !== undefined) return NONE;
+  if (vm.metadata.deletionTimestamp !== undefined) {
+    return vmi === undefined || orphaning(vm) ? NONE : remove(vmi, 'the VirtualMachine is being deleted');
+  }
   if (vmi === undefined && startPending) return NONE;
   const final = vmi?.status?.phase === 'Failed' || vmi?.status?.phase === 'Succeeded';
   switch (strategy) {

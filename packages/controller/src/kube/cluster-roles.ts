@@ -6,7 +6,7 @@
 // the object is gone, CONTROLLER_ERR_API_FAILED otherwise.
 
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
-import type { EventType, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
+import type { EventType, OwnerReference, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 
 /** The informer's view of VMIs: possibly stale, never blocking. */
 export interface VmiStore {
@@ -30,6 +30,8 @@ export interface MetadataPatch {
   readonly labels?: Readonly<Record<string, string | null>>;
   /** The whole new finalizer list. */
   readonly finalizers?: readonly string[];
+  /** The whole new owner reference list (a VM adopting its VMI). */
+  readonly ownerReferences?: readonly OwnerReference[];
   /** Makes the patch fail with CONTROLLER_ERR_CONFLICT unless the object is still at this version. */
   readonly resourceVersion?: string;
 }
@@ -79,8 +81,14 @@ export interface VmStore {
   listVms(): VirtualMachine[];
 }
 
-/** What the VM controller writes: the VM's status and strategy, and the VMI it owns. */
+/** What the VM controller writes: the VM's status, strategy and finalizers, and the VMI it owns. */
 export interface VmClient {
+  /** A fresh read from the API server (before an adoption); undefined when the VM is gone. */
+  readVm(namespace: string, name: string, signal?: AbortSignal): Promise<VirtualMachine | undefined>;
+  /** Sets the VM's whole finalizer list, guarded by its resourceVersion. */
+  setVmFinalizers(vm: VirtualMachine, finalizers: readonly string[], signal?: AbortSignal): Promise<VirtualMachine>;
+  /** Patches the VMI's finalizers or owner references (an adoption), guarded as the patch says. */
+  patchVmiMetadata(namespace: string, name: string, patch: MetadataPatch, signal?: AbortSignal): Promise<VirtualMachineInstance>;
   /** Writes `vm.status` through the status subresource, guarded by its resourceVersion. */
   replaceVmStatus(vm: VirtualMachine, signal?: AbortSignal): Promise<VirtualMachine>;
   /** Sets spec.runStrategy (or spec.running when the VM uses that), guarded by the resourceVersion. */

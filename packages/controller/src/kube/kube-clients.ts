@@ -19,10 +19,12 @@ function ref(object: { metadata: { namespace?: string | undefined; name?: string
   return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
 }
 
-function metadataOf(patch: MetadataPatch): Record<string, unknown> {
+/** The metadata of a merge patch: the lists given replace the object's whole lists. */
+export function metadataOf(patch: MetadataPatch): Record<string, unknown> {
   return {
     ...(patch.labels === undefined ? {} : { labels: patch.labels }),
     ...(patch.finalizers === undefined ? {} : { finalizers: patch.finalizers }),
+    ...(patch.ownerReferences === undefined ? {} : { ownerReferences: patch.ownerReferences }),
     ...(patch.resourceVersion === undefined ? {} : { resourceVersion: patch.resourceVersion }),
   };
 }

@@ -4,6 +4,7 @@
 import { VM_RESOURCE, VMI_RESOURCE, type VirtualMachine, type VirtualMachineInstance } from '@podvirt/api';
 import { ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import { apiFailure } from './api-failure.js';
+import { metadataOf } from './kube-clients.js';
 import type { VmClient } from './cluster-roles.js';
 
 async function mapped<R>(what: string, call: () => Promise<R>): Promise<R> {
@@ -18,6 +19,12 @@ export function kubeVmClient(client: KubeClient): VmClient {
   const vms = new ResourceClient<VirtualMachine>(client, VM_RESOURCE);
   const vmis = new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE);
   return {
+    readVm: (namespace, name, signal) => mapped(`get VM ${namespace}/${name}`, () => vms.get(namespace, name, signal)),
+    setVmFinalizers: (vm, finalizers, signal) => {
+      const { namespace = '', name = '', resourceVersion } = vm.metadata;
+      return mapped(`patch VM ${namespace}/${name}`, () => vms.mergePatch(namespace, name, { metadata: metadataOf({ finalizers, ...(resourceVersion === undefined ? {} : { resourceVersion }) }) }, signal));
+    },
+    patchVmiMetadata: (namespace, name, patch, signal) => mapped(`patch VMI ${namespace}/${name}`, () => vmis.mergePatch(namespace, name, { metadata: metadataOf(patch) }, signal)),
     replaceVmStatus: (vm, signal) => mapped(`update status of VM ${vm.metadata.namespace ?? ''}/${vm.metadata.name ?? ''}`, () => vms.replaceStatus(vm, signal)),
     setVmRunning: (vm, signal) => {
       const { namespace = '', name = '', resourceVersion } = vm.metadata;

@@ -29,6 +29,11 @@ export interface NodeOperationsOptions {
   readonly list: () => Iterable<VirtualMachineInstance>;
   /** Asks for a reconcile of the key, so the status shows the change at once. */
   readonly enqueue: (key: string) => void;
+  /**
+   * Holds the key's reconciles (the status write) until the returned release: an operation's
+   * answer does not wait behind the status work its own change set off.
+   */
+  readonly holdForAnswer?: (key: string) => () => void;
   readonly log: Logger;
   /** How long an operation waits to see its effect in the launcher's domain (default 2 s). */
   readonly settleTimeoutMs?: number;
@@ -135,19 +140,25 @@ export class NodeOperations {
     this.#refuseUnless(vmi, check);
     const connection = await this.#connection(vmi, signal);
     const client = connection.client;
-    const log = this.#o.log.child(vmiLogBindings(vmi.metadata));
+    const key = objectKey(vmi);
+    const release = this.#o.holdForAnswer?.(key);
     try {
-      await act(client, Buffer.from(JSON.stringify(vmi)));
-    } catch (err) {
-      // KubeVirt records freeze and thaw failures on the VMI; other failures only reach the caller.
-      if (event === undefined) void this.#o.recorder.record(vmi, EventType.Warning, EventReason.FreezeError, errorText(err));
-      throw err;
+      try {
+        await act(client, Buffer.from(JSON.stringify(vmi)));
+      } catch (err) {
+        // KubeVirt records freeze and thaw failures on the VMI; other failures only reach the caller.
+        if (event === undefined) void this.#o.recorder.record(vmi, EventType.Warning, EventReason.FreezeError, errorText(err));
+        throw err;
+      }
+      if (settled !== undefined) await this.#settle(connection, uid, key, settled, signal);
+    } finally {
+      release?.();
     }
     // Not awaited, as client-go's recorder is asynchronous: the caller should not wait for the
-    // API server's Event write; the recorder never throws and flushes on close().
-    if (event !== undefined) void this.#o.recorder.record(vmi, EventType.Normal, ...event);
-    if (settled !== undefined) await this.#settle(connection, uid, objectKey(vmi), settled, signal);
-    log.info({ operation: event?.[0] ?? 'freeze/unfreeze' }, 'node API operation done');
+    // API server's Event write (nor for building it: it is made once the answer is sent); the
+    // recorder never throws and flushes on close().
+    if (event !== undefined) setImmediate(() => void this.#o.recorder.record(vmi, EventType.Normal, ...event));
+    this.#o.log.child(vmiLogBindings(vmi.metadata)).info({ operation: event?.[0] ?? 'freeze/unfreeze' }, 'node API operation done');
     return { uid };
   }
 

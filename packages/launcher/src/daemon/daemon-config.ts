@@ -11,8 +11,17 @@ export interface DaemonKind {
 export const VIRTQEMUD: DaemonKind = { binary: '/usr/sbin/virtqemud', configName: 'virtqemud.conf', socketName: 'virtqemud-sock', pidName: 'virtqemud.pid' };
 export const LIBVIRTD: DaemonKind = { binary: '/usr/sbin/libvirtd', configName: 'libvirtd.conf', socketName: 'libvirt-sock', pidName: 'libvirtd.pid' };
 
-/** Debian ships only libvirtd; distributions with the split daemons get virtqemud, as KubeVirt uses. */
-export function pickDaemon(exists: (path: string) => boolean): DaemonKind {
+/**
+ * Debian ships only libvirtd; distributions with the split daemons get virtqemud, as KubeVirt
+ * uses. `virtqemud` names one installed elsewhere (podvirt builds it from Debian's own libvirt
+ * source, tools/build-virtqemud; env PODVIRT_VIRTQEMUD): it must exist, a wrong path is not
+ * silently replaced by libvirtd.
+ */
+export function pickDaemon(exists: (path: string) => boolean, virtqemud?: string): DaemonKind {
+  if (virtqemud !== undefined && virtqemud !== '' && !exists(VIRTQEMUD.binary)) {
+    if (!exists(virtqemud)) throw new LauncherError('LAUNCHER_ERR_DAEMON', `PODVIRT_VIRTQEMUD names ${virtqemud}, which does not exist`);
+    return { ...VIRTQEMUD, binary: virtqemud };
+  }
   if (exists(VIRTQEMUD.binary)) return VIRTQEMUD;
   if (exists(LIBVIRTD.binary)) return LIBVIRTD;
   throw new LauncherError('LAUNCHER_ERR_DAEMON', `no libvirt daemon found (looked for ${VIRTQEMUD.binary} and ${LIBVIRTD.binary})`);

@@ -30,8 +30,8 @@ export interface StartedDaemon {
  * Writes the daemon's configs into the container's private /etc/libvirt, seeds the QEMU
  * capabilities cache, and starts the supervised daemon. On failure the daemon is stopped.
  */
-export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | undefined, log: Logger, signal: AbortSignal): Promise<StartedDaemon> {
-  const kind = pickDaemon(existsSync);
+export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | undefined, log: Logger, signal: AbortSignal, virtqemud?: string): Promise<StartedDaemon> {
+  const kind = pickDaemon(existsSync, virtqemud);
   await mkdir(dirs.etc, { recursive: true });
   await writeFile(join(dirs.etc, kind.configName), daemonConf(kind, dirs.run, 3));
   await writeFile(join(dirs.etc, 'qemu.conf'), qemuConf());

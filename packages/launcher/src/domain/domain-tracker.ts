@@ -159,6 +159,10 @@ export class DomainTracker {
     this.#o.log.debug({ event: e }, 'libvirt event');
     switch (e.kind) {
       case 'lifecycle':
+        // A user's pause or unpause: the call published the state it left (assume) before its
+        // answer, and the event only confirms it; a re-read would be one more daemon round trip
+        // beside the next call. Any other event, or one that does not match, re-reads.
+        if (this.#confirms(e.event, e.detail)) return;
         if (e.event === 'STARTED') this.#needXml = true;
         if (e.event === 'CRASHED') this.notice('Warning', 'GuestPanicked', `the guest crashed (${e.detail.toLowerCase()})`);
         if (e.event === 'RESUMED' && (e.detail === 'MIGRATED' || e.detail === 'POSTCOPY')) this.#o.onResumedAfterMigration?.();
@@ -183,6 +187,14 @@ export class DomainTracker {
         return;
     }
     void this.refresh();
+  }
+
+  #confirms(event: string, detail: string): boolean {
+    const s = this.#status;
+    if (this.#refreshing !== undefined || s === undefined) return false;
+    if (event === 'SUSPENDED' && detail === 'PAUSED') return s.state === 'PAUSED' && s.reason === 'USER';
+    if (event === 'RESUMED' && detail === 'UNPAUSED') return s.state === 'RUNNING' && s.reason === 'UNPAUSED';
+    return false;
   }
 
   async #fetchGuestInfo(): Promise<void> {

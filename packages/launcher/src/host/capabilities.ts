@@ -4,7 +4,7 @@
 // the launcher's log names the capability and what needs it, and the VMI fails at once.
 //
 // Why each one is needed was measured by starting the launcher without it
-// (test/bench/compute-capabilities.ts); the README's Images section has the table.
+// (test/bench/compute-capabilities.ts); docs/install.md, "The compute container's capabilities", has the table.
 
 import { readFile } from 'node:fs/promises';
 import { LauncherError } from '../errors.js';
