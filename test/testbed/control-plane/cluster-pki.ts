@@ -44,6 +44,21 @@ export interface ClusterPkiOptions {
   readonly nodes: readonly string[];
   /** The kubernetes Service's ClusterIP (the first of --service-cluster-ip-range). */
   readonly serviceIP: string;
+  /** Where the API server listens when not on loopback alone (the real node's address). */
+  readonly apiServerIPs?: readonly string[];
+}
+
+/**
+ * A certificate signed by the cluster CA of `pki` (written into its directory as NAME.crt and
+ * NAME.key): `subject` as openssl writes it (/O=group/CN=user), `san` as subjectAltName wants it.
+ */
+export async function issueCertificate(pki: Pick<ClusterPki, 'dir' | 'caCert' | 'caKey'>, name: string, subject: string, usage: 'serverAuth' | 'clientAuth', san?: string): Promise<CertPair> {
+  const dir = pki.dir;
+  const ext = join(dir, `${name}.ext`);
+  await writeFile(ext, `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=${usage}\n${san === undefined ? '' : `subjectAltName=${san}\n`}`);
+  await run('openssl', ['req', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], { cwd: dir });
+  await run('openssl', ['x509', '-req', '-in', `${name}.csr`, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial', '-days', DAYS, '-extfile', ext, '-out', `${name}.crt`], { cwd: dir });
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }
 
 /** Writes the whole PKI under `dir` (mode 0700). */
@@ -52,15 +67,10 @@ export async function makeClusterPki(dir: string, o: ClusterPkiOptions): Promise
   const ssl = (...args: string[]): Promise<unknown> => run('openssl', args, { cwd: dir });
   await ssl('req', '-x509', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', DAYS, '-subj', '/CN=podvirt-testbed-kubernetes-ca',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
-  const issue = async (name: string, subject: string, usage: 'serverAuth' | 'clientAuth', san?: string): Promise<CertPair> => {
-    const ext = join(dir, `${name}.ext`);
-    await writeFile(ext, `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=${usage}\n${san === undefined ? '' : `subjectAltName=${san}\n`}`);
-    await ssl('req', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
-    await ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', DAYS, '-extfile', ext, '-out', `${name}.crt`);
-    return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
-  };
+  const ca = { dir, caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key') };
+  const issue = (name: string, subject: string, usage: 'serverAuth' | 'clientAuth', san?: string): Promise<CertPair> => issueCertificate(ca, name, subject, usage, san);
   const serviceNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
-  const apiServer = await issue('apiserver', '/CN=kube-apiserver', 'serverAuth', ['IP:127.0.0.1', `IP:${o.serviceIP}`, 'DNS:localhost', ...serviceNames.map((n) => `DNS:${n}`)].join(','));
+  const apiServer = await issue('apiserver', '/CN=kube-apiserver', 'serverAuth', ['IP:127.0.0.1', `IP:${o.serviceIP}`, ...(o.apiServerIPs ?? []).map((ip) => `IP:${ip}`), 'DNS:localhost', ...serviceNames.map((n) => `DNS:${n}`)].join(','));
   const apiServerKubeletClient = await issue('apiserver-kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', 'clientAuth');
   const admin = await issue('admin', '/O=system:masters/CN=kubernetes-admin', 'clientAuth');
   const controllerManager = await issue('controller-manager', '/CN=system:kube-controller-manager', 'clientAuth');

@@ -29,15 +29,18 @@ export interface ControlPlaneBinaries {
   readonly kubectl: string;
 }
 
+/** The cache directory of one project of tools/ (kube, etcd, containerd, cri-tools); rejects when it is not built. */
+export async function binaryDir(repoRoot: string, project: string): Promise<string> {
+  try {
+    return (await run(join(repoRoot, 'tools/build-binaries'), ['--dir', project], { env: { ...process.env, PATH: `${process.env['PATH'] ?? '/usr/bin:/bin'}:${GO_ARCHIVE_BIN}` } })).stdout.trim();
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim() ?? (err as Error).message;
+    throw new ControlPlaneError('CONTROL_PLANE_NOT_BUILT', `the ${project} binaries of tools/ are not built: ${stderr}`, { cause: err });
+  }
+}
+
 export async function controlPlaneBinaries(repoRoot: string): Promise<ControlPlaneBinaries> {
-  const dir = async (project: string): Promise<string> => {
-    try {
-      return (await run(join(repoRoot, 'tools/build-binaries'), ['--dir', project], { env: { ...process.env, PATH: `${process.env['PATH'] ?? '/usr/bin:/bin'}:${GO_ARCHIVE_BIN}` } })).stdout.trim();
-    } catch (err) {
-      const stderr = (err as { stderr?: string }).stderr?.trim() ?? (err as Error).message;
-      throw new ControlPlaneError('CONTROL_PLANE_NOT_BUILT', `the real control plane's ${project} binaries are not built: ${stderr}`, { cause: err });
-    }
-  };
+  const dir = (project: string): Promise<string> => binaryDir(repoRoot, project);
   const [kube, etcd] = await Promise.all([dir('kube'), dir('etcd')]);
   return {
     etcd: join(etcd, 'etcd'),

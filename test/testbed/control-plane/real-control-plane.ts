@@ -24,13 +24,19 @@ export interface RealControlPlaneOptions {
   /** The nodes that get a system:node:<name> kubeconfig. */
   readonly nodes: readonly string[];
   readonly logger: Logger;
+  /**
+   * The address the API server listens and advertises on (default 127.0.0.1): the real node's
+   * own address (real-node/), so its pods reach the API server too. Never the machine's address.
+   */
+  readonly address?: string;
 }
 
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler';
 
 // The Service range must not overlap the pod network (10.200.0.0/13, sandbox/stack-network.ts).
 const SERVICE_RANGE = '10.96.0.0/16';
-const SERVICE_IP = '10.96.0.1';
+/** The kubernetes Service's ClusterIP, which pods are told the API server is at. */
+export const SERVICE_IP = '10.96.0.1';
 // A cold kube-apiserver installs its bootstrap RBAC and priority levels before /readyz says ok:
 // 10–20 s on this 2-core machine under load; the bound is generous, not an expectation.
 const READY_TIMEOUT_MS = 120_000;
@@ -57,6 +63,8 @@ export async function freePort(): Promise<number> {
 
 export class RealControlPlane {
   readonly url: string;
+  /** Where the API server listens (the port is in `url`). */
+  readonly address: string;
   readonly pki: ClusterPki;
   readonly binaries: ControlPlaneBinaries;
   /** system:masters: what kubectl and the testbed's own set-up use. */
@@ -85,7 +93,8 @@ export class RealControlPlane {
     this.etcdUrl = this.#etcdUrl;
     this.#peerUrl = `http://127.0.0.1:${ports.peer}`;
     this.#port = ports.api;
-    this.url = `https://127.0.0.1:${ports.api}`;
+    this.address = o.address ?? '127.0.0.1';
+    this.url = `https://${this.address}:${ports.api}`;
     this.adminKubeconfig = join(o.dir, 'admin.kubeconfig');
     this.auditLogPath = join(o.dir, 'audit.log');
     this.#log = o.logger.child({ component: 'real-control-plane' });
@@ -95,7 +104,7 @@ export class RealControlPlane {
   static async start(o: RealControlPlaneOptions): Promise<RealControlPlane> {
     const binaries = await controlPlaneBinaries(o.repoRoot);
     await mkdir(o.dir, { recursive: true, mode: 0o700 });
-    const pki = await makeClusterPki(join(o.dir, 'pki'), { nodes: o.nodes, serviceIP: SERVICE_IP });
+    const pki = await makeClusterPki(join(o.dir, 'pki'), { nodes: o.nodes, serviceIP: SERVICE_IP, ...(o.address === undefined ? {} : { apiServerIPs: [o.address] }) });
     const cp = new RealControlPlane(o, pki, binaries, { etcd: await freePort(), peer: await freePort(), api: await freePort() });
     try {
       await cp.#startAll();
@@ -163,7 +172,7 @@ export class RealControlPlane {
       case 'kube-apiserver':
         await writeTlsKubeconfig(this.adminKubeconfig, this.url, pki.caCert, pki.admin);
         await writeFile(join(dir, 'audit-policy.yaml'), AUDIT_POLICY);
-        return [b.kubeApiserver, `--etcd-servers=${this.#etcdUrl}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${this.#port}`,
+        return [b.kubeApiserver, `--etcd-servers=${this.#etcdUrl}`, `--bind-address=${this.address}`, `--advertise-address=${this.address}`, `--secure-port=${this.#port}`,
           `--tls-cert-file=${pki.apiServer.cert}`, `--tls-private-key-file=${pki.apiServer.key}`, `--client-ca-file=${pki.caCert}`,
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local', `--service-account-key-file=${pki.serviceAccountPub}`,
           `--service-account-signing-key-file=${pki.serviceAccountKey}`, `--service-cluster-ip-range=${SERVICE_RANGE}`,

@@ -30,6 +30,7 @@ export class PodNetwork {
   /** `ipv4` (the default), `dual` (also IPv6) or `ipv6` (IPv6 only). */
   readonly #families: PodIPFamilies;
   #subnet = '';
+  #gateway = '';
   #subnet6 = '';
 
   /**
@@ -46,6 +47,11 @@ export class PodNetwork {
 
   get subnet(): string {
     return this.#subnet;
+  }
+
+  /** The bridge's IPv4 address in the stack's /24 (the pods' gateway; the host's side of the network). */
+  get gateway(): string {
+    return this.#gateway;
   }
 
   /** The stack's IPv6 /64 when dual-stack, else ''. */
@@ -68,6 +74,7 @@ export class PodNetwork {
         continue;
       }
       this.#subnet = subnet;
+      this.#gateway = gateway;
       const v6 = this.#families === 'ipv4' ? undefined : ipv6Range(subnet);
       if (v6 !== undefined) {
         // Only the bridge gets the /64 (a connected route, no forwarding): the host reaches the
