@@ -60,6 +60,7 @@ const NOT_EXERCISED: Record<string, string> = {
   [permission('kubevirt.io', 'virtualmachineinstances', 'delete')]: 'a VirtualMachine stopped or restarted (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachines', 'patch')]: 'a Halted VirtualMachine asked to start (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachines/status', 'update')]: 'a VirtualMachine\'s status (vm-lifecycle e2e)',
+  [permission('kubevirt.io', 'virtualmachines', 'get')]: 'a fresh read of a VirtualMachine before it adopts an ownerless VMI of its name (controller-vm e2e)',
   // Never a request of their own: kube-apiserver's OwnerReferencesPermissionEnforcement asks the
   // authorizer for it when a launcher pod (owner: the VMI) or a VM's VMI carries
   // blockOwnerDeletion; the pod create in the log succeeding is the proof for the VMI's.
