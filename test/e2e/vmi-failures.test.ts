@@ -1,7 +1,8 @@
 // What a user sees when a VMI goes wrong on the testbed (controller and handler as processes):
 // qemu killed under a running guest → Failed with a Warning Event, and the launcher pod ends;
 // a VMI asking for a device podvirt does not have → Synchronized=False and a Warning SyncFailed
-// naming the field, while a good VMI next to it runs undisturbed; a volume the launcher cannot
+// naming the field (on the real control plane podvirt-api refuses it at apply, by the same
+// field), while a good VMI next to it runs undisturbed; a volume the launcher cannot
 // prepare (an emptyDisk larger than the pod's filesystem) → Failed with a reason, not retried.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -35,8 +36,22 @@ describe('VMI failures on the testbed', () => {
     await suite.eventually('launcher pod deleted', async () => ((await suite.podsOf(running)).length === 0 ? true : undefined));
   });
 
-  test('an unsupported device → Synchronized=False and a Warning SyncFailed naming the field; nothing else breaks', async () => {
+  test('an unsupported device → refused at apply on the real lane, else Synchronized=False and a Warning SyncFailed, naming the field; nothing else breaks', async () => {
     const gpu = { gpus: [{ name: 'gpu1', deviceName: 'nvidia.com/GP102GL_Tesla_P40' }] };
+    if (suite.stack.testbed.controlPlane !== undefined) {
+      // podvirt-api's webhook runs the controller's own checks before the VMI is stored.
+      await suite.apply(guestVmi(suite.guest, 'vm-good'));
+      const refused = await suite.kubectl(['apply', '-f', '-'], JSON.stringify(guestVmi(suite.guest, 'vm-gpu', { devices: gpu })));
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /The VirtualMachineInstance "vm-gpu" is invalid: spec\.domain\.devices\.gpus\[0\]/);
+      assert.equal(await suite.vmi('vm-gpu'), undefined, 'nothing stored');
+      const good = await suite.waitForPhase('vm-good', 'Running');
+      await suite.waitForGuestReady(good);
+      assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-good', '--wait=false'])).code, 0);
+      await suite.waitForPhase('vm-good', 'Succeeded');
+      await suite.waitForGone('vm-good');
+      return;
+    }
     await suite.apply(guestVmi(suite.guest, 'vm-gpu', { devices: gpu }), guestVmi(suite.guest, 'vm-good'));
     const reported = await suite.eventually('Synchronized=False on vm-gpu', async () => {
       const vmi = await suite.vmi('vm-gpu');
