@@ -5,17 +5,24 @@
 //   a later VMI opens it as Disk and finds the marker; two VMIs run on one `shared` host disk.
 // - PVC: a marker written and synced survives deleting the VMI, a handler restart, and qemu
 //   SIGKILLed right after the fsync: each new VMI on the claim finds every earlier marker.
+// - a VirtualMachine on a claim of the default StorageClass: restarted with podvirtctl, its new
+//   VMI finds what the old one synced (a restart keeps the VM's disks).
 // - block PVC (volumeMode Block): the kubelet gives the launcher the loop device at /dev/<volume>,
 //   the guest's marker lands on the device and the next VMI on the claim finds it.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const MIB = 1024 * 1024;
+const run = promisify(execFile);
+const CTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
 
 type Vmi = Record<string, unknown>;
@@ -125,6 +132,30 @@ describe('disks that outlive the VM', () => {
     const four = await bootAndMark(suite, persistVmi(suite, 'vm-dur-4', claim));
     assert.deepEqual(four.found, [one.wrote, two.wrote, three.wrote], 'every synced marker survived');
     await remove('vm-dur-4');
+  });
+
+  test('a VirtualMachine restarted with podvirtctl keeps its claim: the new VMI finds what the old one synced', async () => {
+    const name = 'vm-keeps-disk';
+    // No storageClassName: the testbed's default StorageClass provisions it, as on kind or minikube.
+    await suite.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'vm-disk', namespace: NS },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } } });
+    const template = persistVmi(suite, name, { persistentVolumeClaim: { claimName: 'vm-disk' } }) as { spec: unknown };
+    await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: NS }, spec: { runStrategy: 'Always', template: { spec: template.spec } } });
+    const first = await suite.waitForPhase(name, 'Running');
+    assert.deepEqual((await consoleLine(suite, first, /^PODVIRT-GUEST-PERSIST found=(.*)$/))[1], '', 'a new claim holds no marker');
+    const wrote = (await consoleLine(suite, first, /^PODVIRT-GUEST-PERSIST wrote=([0-9a-f-]{36})$/))[1] ?? '';
+
+    await run(process.execPath, [CTL, 'restart', 'vm', name, '--kubeconfig', suite.stack.kubeconfigPath], { timeout: 60_000 });
+    const second = await suite.eventually(`a new VMI of VM ${name} Running`, async () => {
+      const vmi = await suite.vmi(name);
+      return vmi?.status?.phase === 'Running' && vmi.metadata.uid !== first.metadata.uid ? vmi : undefined;
+    }, BOOT_TIMEOUT_MS);
+    const found = (await consoleLine(suite, second, /^PODVIRT-GUEST-PERSIST found=(.*)$/))[1]?.split(',').filter((s) => s !== '') ?? [];
+    assert.deepEqual(found, [wrote], 'the restarted VM found on its claim what it synced before the restart');
+
+    assert.equal((await suite.kubectl(['delete', 'vm', name, '--timeout=120s'])).code, 0);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(second);
   });
 
   test('block PVC: the device reaches the guest through the pod; what it wrote is on the device for the next VMI', async () => {
