@@ -1,7 +1,7 @@
 // podvirt-controller: the entry point, and the only module that touches `process`.
 
 import { homedir, hostname } from 'node:os';
-import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute } from '@podvirt/kube-runtime';
+import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute, probeRoutes } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ControllerApp } from './controller-app.js';
 import { ControllerError } from './controller-error.js';
@@ -34,15 +34,10 @@ async function main(): Promise<number> {
   // /metrics, /healthz (the process serves) and /readyz (caches synced) from before the sync on.
   const metrics = new ControllerMetrics({ processMetrics: true });
   let ready = false;
-  const text = (status: number, body: string) => ({ status, contentType: 'text/plain', body });
   const endpoints = await HttpEndpoints.listen({
     host: flags.httpAddress,
     port: flags.metricsPort,
-    routes: {
-      '/metrics': metricsRoute(metrics.registry),
-      '/healthz': () => text(200, 'ok\n'),
-      '/readyz': () => (ready ? text(200, 'ok\n') : text(503, 'not ready: caches-synced\n')),
-    },
+    routes: { '/metrics': metricsRoute(metrics.registry), ...probeRoutes(() => (ready ? [] : ['caches-synced'])) },
   });
   root.info({ address: flags.httpAddress, port: endpoints.port, paths: ['/metrics', '/healthz', '/readyz'] }, 'HTTP endpoints listening');
   const app = await ControllerApp.start({

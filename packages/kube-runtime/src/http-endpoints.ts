@@ -43,6 +43,23 @@ export function metricsRoute(source: MetricsSource): EndpointRoute {
   return async () => ({ status: 200, contentType: source.contentType, body: await source.metrics() });
 }
 
+const text = (status: number, body: string): EndpointResponse => ({ status, contentType: 'text/plain', body });
+
+/**
+ * The probe routes of a component: /healthz says the process serves requests (a liveness probe
+ * must not fail on a slow API server, or the kubelet would restart a process that is merely
+ * waiting); /readyz says it does its job, and names what is missing (`missing()`) when it does not.
+ */
+export function probeRoutes(missing: () => readonly string[]): Record<string, EndpointRoute> {
+  return {
+    '/healthz': () => text(200, 'ok\n'),
+    '/readyz': () => {
+      const failing = missing();
+      return failing.length === 0 ? text(200, 'ok\n') : text(503, `not ready: ${failing.join(', ')}\n`);
+    },
+  };
+}
+
 export class HttpEndpoints {
   readonly #server: Server;
   readonly #o: HttpEndpointsOptions;

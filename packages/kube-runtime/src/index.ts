@@ -7,7 +7,7 @@ export {
   type InformerEventType, type InformerLog, type InformerOptions, type ListWatchSource, type ObjectList,
 } from './informer.js';
 export {
-  HttpEndpoints, HttpEndpointsError, metricsRoute,
+  HttpEndpoints, HttpEndpointsError, metricsRoute, probeRoutes,
   type EndpointResponse, type EndpointRoute, type HttpEndpointsOptions, type MetricsSource,
 } from './http-endpoints.js';
 export { objectKey, splitObjectKey, type KubeObject } from './object-key.js';

@@ -1,7 +1,7 @@
 // podvirt-api: the entry point, and the only module that touches `process`.
 
 import { homedir } from 'node:os';
-import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute } from '@podvirt/kube-runtime';
+import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute, probeRoutes } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ApiApp } from './api-app.js';
 import { PodvirtApiError } from './api-error.js';
@@ -31,15 +31,10 @@ async function main(): Promise<number> {
   }
   const metrics = new ApiMetrics({ processMetrics: true });
   let ready = false;
-  const text = (status: number, body: string) => ({ status, contentType: 'text/plain', body });
   const endpoints = await HttpEndpoints.listen({
     host: flags.httpAddress,
     port: flags.metricsPort,
-    routes: {
-      '/metrics': metricsRoute(metrics.registry),
-      '/healthz': () => text(200, 'ok\n'),
-      '/readyz': () => (ready ? text(200, 'ok\n') : text(503, 'not ready: serving-certificate\n')),
-    },
+    routes: { '/metrics': metricsRoute(metrics.registry), ...probeRoutes(() => (ready ? [] : ['serving-certificate'])) },
   });
   root.info({ address: flags.httpAddress, port: endpoints.port, paths: ['/metrics', '/healthz', '/readyz'] }, 'HTTP endpoints listening');
   let app: ApiApp;
