@@ -6,6 +6,7 @@ import type { KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { handleAdmission, isAdmissionPath } from './admission/admission-handler.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
+import type { SubresourceApi } from './subresources/subresource-api.js';
 import { SecureServer } from './server/secure-server.js';
 import { validityOf } from './tls/certificate-authority.js';
 import type { RotationPolicy } from './tls/rotation-plan.js';
@@ -21,20 +22,26 @@ export interface ApiAppOptions {
   readonly rotation: RotationPolicy;
   readonly validatingWebhooks: readonly string[];
   readonly mutatingWebhooks: readonly string[];
+  /** APIServices whose caBundle is kept (the subresource API's). */
+  readonly apiServices?: readonly string[];
   readonly bindAddress: string;
   readonly securePort: number;
+  /** The aggregated subresource API on the same port; undefined serves admission only. */
+  readonly subresources?: SubresourceApi;
 }
 
 export class ApiApp {
   readonly #server: SecureServer;
   readonly #stop: AbortController;
   readonly #loop: Promise<void>;
+  readonly #subresources: SubresourceApi | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(server: SecureServer, stop: AbortController, loop: Promise<void>) {
+  private constructor(server: SecureServer, stop: AbortController, loop: Promise<void>, subresources: SubresourceApi | undefined) {
     this.#server = server;
     this.#stop = stop;
     this.#loop = loop;
+    this.#subresources = subresources;
   }
 
   get securePort(): number {
@@ -53,6 +60,7 @@ export class ApiApp {
       policy: o.rotation,
       validatingWebhooks: o.validatingWebhooks,
       mutatingWebhooks: o.mutatingWebhooks,
+      ...(o.apiServices === undefined ? {} : { apiServices: o.apiServices }),
       log,
       onCertificates: (set) => {
         const ends = validityOf(set.serving.cert)?.notAfter;
@@ -70,19 +78,23 @@ export class ApiApp {
       handler: async (req, res) => {
         const path = new URL(req.url ?? '/', 'https://localhost').pathname;
         if (isAdmissionPath(path)) return handleAdmission(path, req, res, { log: webhookLog, metrics: o.metrics });
+        if (o.subresources?.handles(path) === true) return o.subresources.serve(req, res);
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end(`nothing at ${path}\n`);
       },
+      ...(o.subresources === undefined ? {} : { upgrade: o.subresources.upgrade.bind(o.subresources) }),
     });
     serving.server = server;
     const stop = new AbortController();
-    return new ApiApp(server, stop, certs.run(stop.signal));
+    return new ApiApp(server, stop, certs.run(stop.signal), o.subresources);
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#stop.abort();
       await this.#loop;
+      // Streams first: an upgraded socket is not the server's to close.
+      await this.#subresources?.close();
       await this.#server.close();
     })();
     return this.#closing;
