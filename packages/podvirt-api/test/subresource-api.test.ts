@@ -3,7 +3,7 @@ import { request } from 'node:https';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { eventually } from '@podvirt/test-support';
+import { eventually, openTestWebSocket } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { SecureServer } from '../src/server/secure-server.js';
 import type { AccessQuestion } from '../src/subresources/access-review.js';
@@ -12,7 +12,6 @@ import { parseRequestHeaderConfig } from '../src/subresources/request-header-aut
 import { SubresourceApi } from '../src/subresources/subresource-api.js';
 import { issueClientCert, issueServingCert, makeCa, type PemPair } from '../src/tls/certificate-authority.js';
 import { startFakeNodeApi, type FakeNodeApi } from './fake-node-api.js';
-import { openTestWebSocket } from './websocket-client.js';
 
 const BASE = '/apis/subresources.kubevirt.io/v1/namespaces';
 const HOUR = 3_600_000;

@@ -1,5 +1,6 @@
-// A WebSocket client for tests, on a TLS socket with the front proxy's certificate: the handshake,
-// masked frames out, frames in. Enough to speak plain.kubevirt.io to podvirt-api.
+// A WebSocket client for tests, on a TLS socket with a client certificate (the front proxy's, or a
+// user's towards kube-apiserver): the handshake, masked frames out, frames in. Enough to speak
+// KubeVirt's plain.kubevirt.io to podvirt-api directly or through the aggregation layer.
 
 import { randomBytes } from 'node:crypto';
 import { connect, type TLSSocket } from 'node:tls';
@@ -25,6 +26,8 @@ export interface TestWebSocket {
 }
 
 export interface WsConnectOptions {
+  /** Default 127.0.0.1. */
+  readonly host?: string;
   readonly port: number;
   readonly path: string;
   readonly ca: string;
@@ -36,11 +39,13 @@ export interface WsConnectOptions {
 
 export function openTestWebSocket(o: WsConnectOptions): Promise<TestWebSocket> {
   return new Promise((resolve, reject) => {
-    const socket: TLSSocket = connect({ host: '127.0.0.1', port: o.port, ca: o.ca, ...(o.cert === undefined ? {} : { cert: o.cert, key: o.key }), servername: 'localhost', checkServerIdentity: () => undefined });
+    const socket: TLSSocket = connect({ host: o.host ?? '127.0.0.1', port: o.port, ca: o.ca, ...(o.cert === undefined ? {} : { cert: o.cert, key: o.key }), servername: 'localhost', checkServerIdentity: () => undefined });
     const frames: WsFrame[] = [];
     const closed = new Promise<void>((r) => socket.once('close', () => r()));
     let buf: Buffer = Buffer.alloc(0);
     let state: 'head' | 'refused' | 'open' = 'head';
+    let length = Number.NaN;
+    let head = '';
     socket.once('error', reject);
     socket.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
@@ -48,18 +53,25 @@ export function openTestWebSocket(o: WsConnectOptions): Promise<TestWebSocket> {
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) return;
         const text = buf.subarray(0, end).toString();
+        head = text;
         const status = Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0);
         const protocol = /\r\nsec-websocket-protocol: *([^\r]*)/i.exec(text)?.[1];
         buf = buf.subarray(end + 4);
         if (status !== 101) {
+          // Whole once content-length bytes came (a server may keep the connection), or at its end.
           state = 'refused';
+          length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? Number.NaN);
           socket.once('end', () => resolve(result(status, buf.toString(), protocol)));
-          return;
+        } else {
+          state = 'open';
+          resolve(result(status, '', protocol));
         }
-        state = 'open';
-        resolve(result(status, '', protocol));
       }
       if (state === 'open') buf = parseFrames(buf, frames);
+      else if (state === 'refused' && buf.length >= length) {
+        resolve(result(Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1] ?? 0), buf.toString(), undefined));
+        socket.end();
+      }
     });
     socket.write([
       `GET ${o.path} HTTP/1.1`, 'host: localhost', 'upgrade: websocket', 'connection: Upgrade', 'sec-websocket-version: 13',
@@ -100,7 +112,7 @@ function parseFrames(buf: Buffer, out: WsFrame[]): Buffer {
   }
 }
 
-export function maskedFrame(opcode: number, payload: Buffer): Buffer {
+function maskedFrame(opcode: number, payload: Buffer): Buffer {
   const mask = randomBytes(4);
   const n = payload.length;
   const header = n < 126 ? Buffer.from([0x80 | opcode, 0x80 | n]) : Buffer.alloc(4);
