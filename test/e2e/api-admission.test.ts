@@ -1,5 +1,6 @@
 // podvirt-api's admission webhooks on the real control plane: kube-apiserver calls them (the
-// testbed points the manifests' webhook configurations at 127.0.0.1, podvirt-api-process.ts),
+// testbed points the manifests' webhook configurations at the host's pod-network address,
+// podvirt-api-process.ts),
 // so `kubectl apply` of a bad VMI or VM is refused naming the field, the stored VMI carries its
 // defaults, and with podvirt-api down nothing gets in unchecked.
 import assert from 'node:assert/strict';

@@ -10,6 +10,7 @@ import { ADMISSION_PATHS, POD_EVICTION_PATH } from './admission/admitters.js';
 import { kubeEvictionDeps, type KubeEvictionDeps } from './admission/kube-eviction-deps.js';
 import { podEvictionAdmitter } from './admission/pod-eviction-admitter.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
+import type { SubresourceApi } from './subresources/subresource-api.js';
 import { SecureServer } from './server/secure-server.js';
 import { validityOf } from './tls/certificate-authority.js';
 import type { RotationPolicy } from './tls/rotation-plan.js';
@@ -25,12 +26,16 @@ export interface ApiAppOptions {
   readonly rotation: RotationPolicy;
   readonly validatingWebhooks: readonly string[];
   readonly mutatingWebhooks: readonly string[];
+  /** APIServices whose caBundle is kept (the subresource API's). */
+  readonly apiServices?: readonly string[];
   readonly bindAddress: string;
   readonly securePort: number;
   /** The eviction webhook's default for a VMI without `spec.evictionStrategy`; None when unset. */
   readonly evictionStrategy?: EvictionStrategy;
   /** Names this replica in the Events it records. */
   readonly instance?: string;
+  /** The aggregated subresource API on the same port; undefined serves admission only. */
+  readonly subresources?: SubresourceApi;
 }
 
 export class ApiApp {
@@ -38,13 +43,15 @@ export class ApiApp {
   readonly #stop: AbortController;
   readonly #loop: Promise<void>;
   readonly #eviction: KubeEvictionDeps;
+  readonly #subresources: SubresourceApi | undefined;
   #closing: Promise<void> | undefined;
 
-  private constructor(server: SecureServer, stop: AbortController, loop: Promise<void>, eviction: KubeEvictionDeps) {
+  private constructor(server: SecureServer, stop: AbortController, loop: Promise<void>, eviction: KubeEvictionDeps, subresources: SubresourceApi | undefined) {
     this.#server = server;
     this.#stop = stop;
     this.#loop = loop;
     this.#eviction = eviction;
+    this.#subresources = subresources;
   }
 
   get securePort(): number {
@@ -63,6 +70,7 @@ export class ApiApp {
       policy: o.rotation,
       validatingWebhooks: o.validatingWebhooks,
       mutatingWebhooks: o.mutatingWebhooks,
+      ...(o.apiServices === undefined ? {} : { apiServices: o.apiServices }),
       log,
       onCertificates: (set) => {
         const ends = validityOf(set.serving.cert)?.notAfter;
@@ -83,19 +91,23 @@ export class ApiApp {
       handler: async (req, res) => {
         const path = new URL(req.url ?? '/', 'https://localhost').pathname;
         if (isAdmissionPath(path, admitters)) return handleAdmission(path, req, res, { log: webhookLog, metrics: o.metrics, admitters });
+        if (o.subresources?.handles(path) === true) return o.subresources.serve(req, res);
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end(`nothing at ${path}\n`);
       },
+      ...(o.subresources === undefined ? {} : { upgrade: o.subresources.upgrade.bind(o.subresources) }),
     });
     serving.server = server;
     const stop = new AbortController();
-    return new ApiApp(server, stop, certs.run(stop.signal), eviction);
+    return new ApiApp(server, stop, certs.run(stop.signal), eviction, o.subresources);
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#stop.abort();
       await this.#loop;
+      // Streams first: an upgraded socket is not the server's to close.
+      await this.#subresources?.close();
       await this.#server.close();
       await this.#eviction.close();
     })();

@@ -26,11 +26,26 @@ export interface ApiFlags {
   readonly rotation: RotationPolicy;
   /** The cluster's eviction strategy, for a VMI that names none (the same as podvirt-controller's). */
   readonly evictionStrategy: EvictionStrategy;
+  /** The handlers' node API, for the subresource API; undefined when no client certificate is given. */
+  readonly handlerApi: HandlerApiFlags | undefined;
+}
+
+export interface HandlerApiFlags {
+  /** Files: the CA the handlers' certificates are checked against, podvirt-api's client pair. */
+  readonly caFile: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** The handlers' TLS port, on their pods' IPs. */
+  readonly port: number;
+  /** Node name → host:port, instead of the handler pod's IP. */
+  readonly addresses: ReadonlyMap<string, string>;
 }
 
 /** virt-api serves on 8443. */
 export const DEFAULT_SECURE_PORT = 8443;
 export const DEFAULT_METRICS_PORT = 8080;
+/** virt-handler serves virt-api on 8186. */
+export const DEFAULT_HANDLER_PORT = 8186;
 
 /** Every flag podvirt-api takes, as parseArgs reads them (the docs check lists them against the README). */
 export const API_OPTIONS = {
@@ -51,6 +66,11 @@ export const API_OPTIONS = {
   'cert-duration': { type: 'string', default: '24h' },
   'cert-renew-before': { type: 'string', default: '12h' },
   'eviction-strategy': { type: 'string', default: 'None' },
+  'handler-ca': { type: 'string' },
+  'handler-client-cert': { type: 'string' },
+  'handler-client-key': { type: 'string' },
+  'handler-port': { type: 'string', default: String(DEFAULT_HANDLER_PORT) },
+  'handler-address': { type: 'string', multiple: true, default: [] as string[] },
 } as const;
 
 function bad(message: string, cause?: unknown): PodvirtApiError {
@@ -95,11 +115,36 @@ export function parseApiFlags(argv: readonly string[]): ApiFlags {
       mutatingWebhookConfiguration: v['mutating-webhook-configuration'],
       rotation,
       evictionStrategy,
+      handlerApi: handlerApiFlags(v),
     };
   } catch (err) {
     if (err instanceof GoFlagError) throw bad(err.message, err);
     throw err;
   }
+}
+
+function handlerApiFlags(v: { 'handler-ca'?: string | undefined; 'handler-client-cert'?: string | undefined; 'handler-client-key'?: string | undefined; 'handler-port': string; 'handler-address': string[] }): HandlerApiFlags | undefined {
+  const files = { 'handler-ca': v['handler-ca'], 'handler-client-cert': v['handler-client-cert'], 'handler-client-key': v['handler-client-key'] };
+  const given = Object.entries(files).filter(([, f]) => f !== undefined);
+  if (given.length === 0) {
+    if (v['handler-address'].length > 0) throw bad('--handler-address: needs --handler-ca, --handler-client-cert and --handler-client-key');
+    return undefined;
+  }
+  const missing = Object.entries(files).filter(([, f]) => f === undefined).map(([k]) => `--${k}`);
+  if (missing.length > 0) throw bad(`${missing.join(', ')}: needed with --${given[0]?.[0] ?? ''} (the three go together)`);
+  const addresses = new Map<string, string>();
+  for (const entry of v['handler-address']) {
+    const m = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)=(\[[0-9a-fA-F:]+\]|[^:=\s]+):(\d{1,5})$/.exec(entry);
+    if (m === null) throw bad(`--handler-address: ${JSON.stringify(entry)} is not NODE=HOST:PORT`);
+    addresses.set(m[1] ?? '', `${m[3] ?? ''}:${m[4] ?? ''}`);
+  }
+  return {
+    caFile: files['handler-ca'] ?? '',
+    certFile: files['handler-client-cert'] ?? '',
+    keyFile: files['handler-client-key'] ?? '',
+    port: parseIntegerFlag('handler-port', v['handler-port'], { min: 1, max: 65_535 }),
+    addresses,
+  };
 }
 
 /** The names the serving certificate covers: the Service's DNS names, then `--tls-san`. */

@@ -1,12 +1,19 @@
 // podvirt-api: the entry point, and the only module that touches `process`.
 
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute, probeRoutes } from '@podvirt/kube-runtime';
+import { VMI_RESOURCE, type VirtualMachineInstance } from '@podvirt/api';
+import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute, probeRoutes, ResourceClient } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ApiApp } from './api-app.js';
 import { PodvirtApiError } from './api-error.js';
-import { parseApiFlags, servingNames } from './api-flags.js';
+import { parseApiFlags, servingNames, type ApiFlags } from './api-flags.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
+import { kubeAccessReviewer } from './subresources/access-review.js';
+import { KubeHandlerNodes, type HandlerNodes } from './subresources/handler-nodes.js';
+import { RequestHeaderSource } from './subresources/request-header-auth.js';
+import { SubresourceApi } from './subresources/subresource-api.js';
+import { SUBRESOURCE_API_SERVICE } from './subresources/subresource-routes.js';
 
 // Bounds a stop that hangs; the pod's grace period is longer.
 const CLOSE_TIMEOUT_MS = 20_000;
@@ -37,6 +44,23 @@ async function main(): Promise<number> {
     routes: { '/metrics': metricsRoute(metrics.registry), ...probeRoutes(() => (ready ? [] : ['serving-certificate'])) },
   });
   root.info({ address: flags.httpAddress, port: endpoints.port, paths: ['/metrics', '/healthz', '/readyz'] }, 'HTTP endpoints listening');
+  let handlers: HandlerNodes | undefined;
+  try {
+    handlers = await handlerNodes(flags, client);
+  } catch (err) {
+    root.fatal({ err }, 'cannot read the node API client certificate');
+    await client.close();
+    await endpoints.close();
+    return 1;
+  }
+  if (handlers === undefined) root.warn('no --handler-client-cert: the subresource API answers 503 (admission only)');
+  const subresources = new SubresourceApi({
+    log: root.child({ subcomponent: 'subresources' }),
+    identities: new RequestHeaderSource(client),
+    review: kubeAccessReviewer(client),
+    vmis: new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE),
+    handlers,
+  });
   let app: ApiApp;
   try {
     app = await ApiApp.start({
@@ -49,13 +73,16 @@ async function main(): Promise<number> {
       rotation: flags.rotation,
       validatingWebhooks: [flags.validatingWebhookConfiguration],
       mutatingWebhooks: [flags.mutatingWebhookConfiguration],
+      apiServices: [SUBRESOURCE_API_SERVICE],
       bindAddress: flags.bindAddress,
       securePort: flags.securePort,
       evictionStrategy: flags.evictionStrategy,
       ...(process.env['POD_NAME'] === undefined ? {} : { instance: process.env['POD_NAME'] }),
+      subresources,
     });
   } catch (err) {
     root.fatal({ err }, 'cannot start');
+    handlers?.close();
     await client.close();
     await endpoints.close();
     return 1;
@@ -74,9 +101,17 @@ async function main(): Promise<number> {
   const closed = app.close().then(() => true);
   const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLOSE_TIMEOUT_MS).unref());
   if (!(await Promise.race([closed, timeout]))) root.warn({ timeoutMs: CLOSE_TIMEOUT_MS }, 'close timed out');
+  handlers?.close();
   await client.close();
   await endpoints.close();
   return 0;
+}
+
+async function handlerNodes(flags: ApiFlags, client: KubeClient): Promise<HandlerNodes | undefined> {
+  const h = flags.handlerApi;
+  if (h === undefined) return undefined;
+  const [ca, cert, key] = await Promise.all([readFile(h.caFile), readFile(h.certFile), readFile(h.keyFile)]);
+  return new KubeHandlerNodes({ client, tls: { ca, cert, key }, namespace: flags.namespace, port: h.port, addresses: h.addresses });
 }
 
 main().then(

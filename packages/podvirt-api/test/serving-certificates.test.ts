@@ -11,6 +11,7 @@ const HOUR = 3_600_000;
 const SECRET = '/api/v1/namespaces/podvirt/secrets/podvirt-api-certs';
 const VALIDATING = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/podvirt-api-validator';
 const MUTATING = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/podvirt-api-mutator';
+const API_SERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1.subresources.kubevirt.io';
 
 type Obj = { metadata: { name?: string; resourceVersion?: string }; [k: string]: unknown };
 
@@ -81,6 +82,27 @@ describe('ServingCertificates', () => {
     await k.ensure();
     assert.equal(api.writes.length, 3);
     assert.equal(seen.length, 1);
+  });
+
+  test('the APIService of the subresource API gets the bundle too, keeping its spec; missing, it is looked for again', async () => {
+    const api = new FakeApi();
+    const clock = { now: new Date('2026-01-01T00:00:00Z') };
+    const k = new ServingCertificates({
+      client: api.client(), namespace: 'podvirt', secretName: 'podvirt-api-certs', names: ['podvirt-api.podvirt.svc'], policy: DEFAULT_ROTATION,
+      validatingWebhooks: [], mutatingWebhooks: [], apiServices: ['v1.subresources.kubevirt.io'], log: pino({ level: 'silent' }), now: () => clock.now,
+      onCertificates: () => undefined,
+    });
+    await k.ensure();
+    assert.equal(k.recheckAt.getTime(), clock.now.getTime() + 10_000);
+    api.put(API_SERVICE, { metadata: { name: 'v1.subresources.kubevirt.io' }, spec: { group: 'subresources.kubevirt.io', version: 'v1', service: { name: 'podvirt-api', namespace: 'podvirt' } } });
+    clock.now = new Date(clock.now.getTime() + 10_000);
+    const set = await k.ensure();
+    const spec = api.objects.get(API_SERVICE)?.['spec'] as { caBundle: string; group: string };
+    assert.equal(Buffer.from(spec.caBundle, 'base64').toString(), set.caBundle);
+    assert.equal(spec.group, 'subresources.kubevirt.io');
+    const writes = api.writes.length;
+    await k.ensure();
+    assert.equal(api.writes.length, writes);
   });
 
   test('a replica that loses the race to create the Secret serves the winner\'s certificate', async () => {

@@ -62,6 +62,7 @@ const specs: Spec[] = [
   { group: admission, resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false, strategy: storedObjectStrategy('subdomain') },
   { group: admission, resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false, strategy: storedObjectStrategy('subdomain') },
   { group: admission, resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, strategy: storedObjectStrategy('subdomain') },
+  { group: 'apiregistration.k8s.io', resource: 'apiservices', kind: 'APIService', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
 ];
 
 /** The built-in kinds the testbed serves (what the podvirt components and kubectl use). */

@@ -58,6 +58,12 @@ export interface Testbed {
   nodeName: string;
   kubeletRoot: string;
   nodes: readonly TestbedNode[];
+  /**
+   * The host's address on the testbed's pod network (its bridge's IPv4 gateway, a private address
+   * the testbed made): where kube-apiserver reaches a stack process that an Endpoints object must
+   * name (Endpoints refuse loopback).
+   */
+  hostAddress: string;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,7 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
   let apiServer: ApiServer | undefined;
   let controlPlane: RealControlPlane | undefined;
   let apiUrl = '';
+  let network: PodNetwork | undefined;
   try {
     const kubeConfig = new KubeConfig();
     const nodeKubeConfigs = new Map<string, KubeConfig>();
@@ -119,7 +126,6 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     });
     closers.push(() => volumes.close());
     await volumes.start();
-    let network: PodNetwork | undefined;
     for (const n of nodes) {
       const servingCert = controlPlane?.pki.nodeServing.get(n.nodeName);
       const kubelet = new Kubelet({
@@ -141,6 +147,6 @@ export async function startTestbed(options: TestbedOptions): Promise<Testbed> {
     await closeOnce();
     throw err;
   }
-  return { kubeconfigPath, apiUrl, apiServer, controlPlane, nodeName, kubeletRoot, nodes, close: closeOnce };
+  return { kubeconfigPath, apiUrl, apiServer, controlPlane, nodeName, kubeletRoot, nodes, hostAddress: network?.gateway ?? '', close: closeOnce };
 }
 

@@ -35,10 +35,16 @@ export interface ClusterPki {
   readonly nodes: ReadonlyMap<string, CertPair>;
   /** Each node's kubelet serving certificate (127.0.0.1, where the testbed's kubelets listen). */
   readonly nodeServing: ReadonlyMap<string, CertPair>;
+  /** The aggregation layer: the requestheader CA (its own, as kubeadm's front-proxy CA) and the client certificate kube-apiserver shows an aggregated API server. */
+  readonly frontProxyCaCert: string;
+  readonly frontProxyClient: CertPair;
   /** Signs service-account tokens (private) and verifies them (public). */
   readonly serviceAccountKey: string;
   readonly serviceAccountPub: string;
 }
+
+/** The CN of kube-apiserver's proxy client certificate, its --requestheader-allowed-names. */
+export const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
 export interface ClusterPkiOptions {
   readonly nodes: readonly string[];
@@ -68,6 +74,10 @@ export async function makeClusterPki(dir: string, o: ClusterPkiOptions): Promise
   await ssl('req', '-x509', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', DAYS, '-subj', '/CN=podvirt-testbed-kubernetes-ca',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
   const ca = { dir, caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key') };
+  await ssl('req', '-x509', ...EC_KEY, '-keyout', 'front-proxy-ca.key', '-out', 'front-proxy-ca.crt', '-days', DAYS, '-subj', '/CN=podvirt-testbed-front-proxy-ca',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
+  const frontProxyCa = { dir, caCert: join(dir, 'front-proxy-ca.crt'), caKey: join(dir, 'front-proxy-ca.key') };
+  const frontProxyClient = await issueCertificate(frontProxyCa, 'front-proxy-client', `/CN=${FRONT_PROXY_CLIENT}`, 'clientAuth');
   const issue = (name: string, subject: string, usage: 'serverAuth' | 'clientAuth', san?: string): Promise<CertPair> => issueCertificate(ca, name, subject, usage, san);
   const serviceNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
   const apiServer = await issue('apiserver', '/CN=kube-apiserver', 'serverAuth', ['IP:127.0.0.1', `IP:${o.serviceIP}`, ...(o.apiServerIPs ?? []).map((ip) => `IP:${ip}`), 'DNS:localhost', ...serviceNames.map((n) => `DNS:${n}`)].join(','));
@@ -94,6 +104,8 @@ export async function makeClusterPki(dir: string, o: ClusterPkiOptions): Promise
     scheduler,
     nodes,
     nodeServing,
+    frontProxyCaCert: frontProxyCa.caCert,
+    frontProxyClient,
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
   };

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { eventually } from '@podvirt/test-support';
 import { writeTlsKubeconfig } from '../apiserver/kubeconfig.js';
 import { StackProcess } from '../stack/stack-process.js';
-import { makeClusterPki, type CertPair, type ClusterPki } from './cluster-pki.js';
+import { FRONT_PROXY_CLIENT, makeClusterPki, type CertPair, type ClusterPki } from './cluster-pki.js';
 import { ControlPlaneError, controlPlaneBinaries, type ControlPlaneBinaries } from './control-plane-binaries.js';
 
 export interface RealControlPlaneOptions {
@@ -183,6 +183,11 @@ export class RealControlPlane {
           '--endpoint-reconciler-type=none', '--profiling=false',
           // No kube-proxy: a webhook's (or aggregated API's) Service is called on one of its endpoints' pod IPs, not its ClusterIP.
           '--enable-aggregator-routing=true',
+          // The aggregation layer: the front proxy's identity and the headers it names the user in
+          // (published in kube-system/extension-apiserver-authentication for podvirt-api).
+          `--requestheader-client-ca-file=${pki.frontProxyCaCert}`, `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+          '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group', '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+          `--proxy-client-cert-file=${pki.frontProxyClient.cert}`, `--proxy-client-key-file=${pki.frontProxyClient.key}`,
           // Blocking mode (the log backend's default): an event is on disk before its answer, so a kill -9 loses none.
           `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${this.auditLogPath}`];
       case 'kube-controller-manager':

@@ -54,7 +54,7 @@ export async function loadManifests(root: string): Promise<Doc[]> {
 }
 
 /** Kinds the real lane does not apply as written: the workloads it runs as processes, and the webhook configurations it points at them (podvirt-api-process.ts). */
-const RUN_BY_THE_STACK = ['Deployment', 'DaemonSet', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
+const RUN_BY_THE_STACK = ['Deployment', 'DaemonSet', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService'];
 
 /** The files of `<root>/manifests/*.yaml` that hold none of RUN_BY_THE_STACK (what the real lane applies). */
 export async function manifestFilesWithoutWorkloads(root: string): Promise<string[]> {

@@ -1,9 +1,13 @@
 // podvirt-api on the real lane, as the install manifests start it (its Deployment, through the
-// testbed mapping), with the one departure the testbed needs: kube-apiserver reaches it on
-// 127.0.0.1. The manifests' webhook configurations name the Service podvirt/podvirt-api, whose
-// endpoints would be a pod IP; here each webhook's clientConfig becomes a `url` on the port
-// podvirt-api listens on (webhooks may call loopback, unlike an APIService), applied before
-// podvirt-api starts, which then writes their caBundle as in a cluster.
+// testbed mapping), with the departures the testbed needs. It listens on the host's address on
+// the pod network (the testbed's bridge, `Testbed.hostAddress`), not on a pod IP. The manifests'
+// webhook configurations name the Service podvirt/podvirt-api; here each webhook's clientConfig
+// becomes a `url` on that address. The APIService (aggregation) can only name a Service: the
+// stack makes podvirt-api a Service without selector whose Endpoints is that address (Endpoints
+// refuse loopback), and kube-apiserver (--enable-aggregator-routing) dials it. All of it is
+// applied before podvirt-api starts, which then writes the caBundles as in a cluster. podvirt-api
+// reaches each node's handler on its TLS node API port (127.0.0.1) with a client certificate of
+// the cluster CA, CN=podvirt-api, which the handlers allow.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kubectlAs } from '../control-plane/kubectl-as.js';
@@ -17,14 +21,14 @@ type Doc = Record<string, unknown>;
 /** The kinds the stack applies itself, rewritten, instead of the manifests' form. */
 export const WEBHOOK_KINDS: readonly string[] = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'];
 
-/** The webhook configurations of `manifests`, each webhook's Service reference turned into a URL on `port`. */
-export function webhooksOnLoopback(manifests: readonly Doc[], port: number): Doc[] {
+/** The webhook configurations of `manifests`, each webhook's Service reference turned into a URL on `host`:`port`. */
+export function webhooksAt(manifests: readonly Doc[], host: string, port: number): Doc[] {
   return manifests.filter((d) => WEBHOOK_KINDS.includes(String(d['kind']))).map((doc) => {
     const copy = structuredClone(doc);
     for (const hook of (copy['webhooks'] as Doc[] | undefined) ?? []) {
       const config = hook['clientConfig'] as { service?: { path?: string } } | undefined;
       if (config?.service === undefined) throw new ManifestError(`${String(hook['name'])}: expected a service clientConfig`);
-      hook['clientConfig'] = { url: `https://127.0.0.1:${port}${config.service.path ?? '/'}` };
+      hook['clientConfig'] = { url: `https://${host}:${port}${config.service.path ?? '/'}` };
     }
     return copy;
   });
@@ -36,9 +40,37 @@ export interface PodvirtApiProcess {
   readonly securePort: number;
 }
 
-/** Applies the webhook configurations and starts podvirt-api (the caller waits for its start line and stops it). */
+/**
+ * The APIService of `manifests` and, for the Service it names, a Service without selector and its
+ * Endpoints at `host`:`port`: kube-apiserver resolves the Service to that endpoint.
+ */
+export function aggregatedApiAt(manifests: readonly Doc[], host: string, port: number): Doc[] {
+  const apiServices = manifests.filter((d) => d['kind'] === 'APIService');
+  return apiServices.flatMap((doc) => {
+    const service = (doc['spec'] as { service?: { namespace?: string; name?: string; port?: number } } | undefined)?.service;
+    if (service?.name === undefined || service.namespace === undefined) throw new ManifestError(`APIService ${String((doc['metadata'] as Doc | undefined)?.['name'])}: expected a service`);
+    const metadata = { name: service.name, namespace: service.namespace };
+    return [
+      { apiVersion: 'v1', kind: 'Service', metadata, spec: { ports: [{ name: 'https', port: service.port ?? 443, targetPort: port, protocol: 'TCP' }] } },
+      { apiVersion: 'v1', kind: 'Endpoints', metadata, subsets: [{ addresses: [{ ip: host }], ports: [{ name: 'https', port, protocol: 'TCP' }] }] },
+      doc,
+    ];
+  });
+}
+
+/** What podvirt-api needs to call the handlers' node API: the CA, its client pair, each node's address. */
+export interface HandlerApiAccess {
+  readonly ca: string;
+  readonly client: { readonly cert: string; readonly key: string };
+  readonly addresses: ReadonlyMap<string, string>;
+}
+
+/** Applies the webhook configurations and the APIService, and starts podvirt-api (the caller waits for its start line and stops it). */
 export async function startPodvirtApi(o: {
   readonly cp: RealControlPlane;
+  /** Where kube-apiserver reaches podvirt-api (not loopback). */
+  readonly host: string;
+  readonly handlers: HandlerApiAccess;
   readonly adminKubeconfig: string;
   readonly manifests: readonly Doc[];
   readonly stateDir: string;
@@ -48,11 +80,20 @@ export async function startPodvirtApi(o: {
 }): Promise<PodvirtApiProcess> {
   const securePort = await freePort();
   const file = join(o.stateDir, 'podvirt-api-webhooks.json');
-  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: webhooksOnLoopback(o.manifests, securePort) }));
+  const items = [...webhooksAt(o.manifests, o.host, securePort), ...aggregatedApiAt(o.manifests, o.host, securePort)];
+  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   await kubectlAs(o.cp, o.adminKubeconfig, ['apply', '-f', file]);
   const workload = findWorkload(o.manifests, 'Deployment', 'podvirt-api');
   const mapping = await o.mapping(workload);
-  const command = testbedCommand(workload, { ...mapping, flagValues: { ...mapping.flagValues, '--secure-port': String(securePort) }, extraArgs: [...mapping.extraArgs, '--bind-address=127.0.0.1', '--tls-san=127.0.0.1'] });
+  const handlerArgs = [
+    `--handler-ca=${o.handlers.ca}`, `--handler-client-cert=${o.handlers.client.cert}`, `--handler-client-key=${o.handlers.client.key}`,
+    ...[...o.handlers.addresses].map(([node, address]) => `--handler-address=${node}=${address}`),
+  ];
+  const command = testbedCommand(workload, {
+    ...mapping,
+    flagValues: { ...mapping.flagValues, '--secure-port': String(securePort) },
+    extraArgs: [...mapping.extraArgs, `--bind-address=${o.host}`, `--tls-san=${o.host}`, ...handlerArgs],
+  });
   const proc = new StackProcess({ name: 'podvirt-api', argv: command.argv, env: o.env(command), ...(o.onLine === undefined ? {} : { onLine: o.onLine }) });
   return { process: proc, command, securePort };
 }

@@ -13,6 +13,7 @@ import { ServiceAccountTokens } from '../control-plane/service-account-tokens.js
 import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
+import { nodeApiAccess } from './node-api-access.js';
 import { startPodvirtApi } from './podvirt-api-process.js';
 import { StackProcess, type LogLine } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
@@ -201,7 +202,9 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     const controllerWorkload = findWorkload(manifests, 'Deployment', 'podvirt-controller');
     const handlerWorkload = findWorkload(manifests, 'DaemonSet', 'podvirt-handler');
     const controllerCommand = testbedCommand(controllerWorkload, await mapping(controllerWorkload, ['--allow-emulation']));
-    const handlerCommand = testbedCommand(handlerWorkload, await mapping(handlerWorkload, []));
+    // The real lane's handlers also serve their node API on TLS, for podvirt-api.
+    const nodeApi = cp === undefined ? undefined : await nodeApiAccess(cp, testbed.nodes.map((n) => n.nodeName));
+    const handlerCommand = testbedCommand(handlerWorkload, await mapping(handlerWorkload, nodeApi?.handlerArgs.get(testbed.nodeName) ?? []));
     const env = (command: TestbedCommand): Record<string, string | undefined> => ({ ...process.env, ...command.env, ...options.env });
     const controller = new StackProcess({
       name: 'controller',
@@ -213,15 +216,15 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     const nodes: StackNode[] = [];
     for (const [index, n] of testbed.nodes.entries()) {
       const at = { nodeName: n.nodeName, podsDir: podsDirs[index] ?? '', handlerDir: index === 0 ? handlerDir : join(stateDir, `handler-${index + 1}`), kubeletRoot: n.kubeletRoot, index };
-      const command = index === 0 ? handlerCommand : testbedCommand(handlerWorkload, await mapping(handlerWorkload, [], at));
+      const command = index === 0 ? handlerCommand : testbedCommand(handlerWorkload, await mapping(handlerWorkload, nodeApi?.handlerArgs.get(n.nodeName) ?? [], at));
       const deviceRoot = options.deviceRoot === undefined ? [] : ['--device-root', options.deviceRoot];
       nodes.push(stackNode(at, [...command.argv, ...deviceRoot, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
     }
     // podvirt-api on the real lane only: the in-repo API server calls no webhooks.
     let api: StackProcess | undefined;
-    if (cp !== undefined) {
+    if (cp !== undefined && nodeApi !== undefined) {
       const started = await startPodvirtApi({
-        cp, adminKubeconfig: testbed.kubeconfigPath, manifests, stateDir, env, mapping: (w) => mapping(w, []),
+        cp, host: testbed.hostAddress, handlers: nodeApi.access, adminKubeconfig: testbed.kubeconfigPath, manifests, stateDir, env, mapping: (w) => mapping(w, []),
         ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('api', line) }),
       });
       api = started.process;

@@ -5,16 +5,20 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { PodvirtApiError } from '../api-error.js';
 import type { PemPair } from '../tls/certificate-authority.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/** An `Upgrade:` request; the socket is the handler's from then on (the server's close does not end it). */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>;
 
 export interface SecureServerOptions {
   readonly host: string;
   readonly port: number;
   readonly serving: PemPair;
   readonly handler: RequestHandler;
+  readonly upgrade?: UpgradeHandler;
   /** A request whose headers and body take longer is cut (kube-apiserver's webhook calls last at most 30 s). */
   readonly requestTimeoutMs?: number;
   readonly closeTimeoutMs?: number;
@@ -31,12 +35,22 @@ export class SecureServer {
   }
 
   static async listen(o: SecureServerOptions): Promise<SecureServer> {
-    const server = createServer({ cert: o.serving.cert, key: o.serving.key, minVersion: 'TLSv1.2', requestTimeout: o.requestTimeoutMs ?? 30_000 }, (req, res) => {
+    // A client certificate is asked for, never required: the aggregation layer presents its
+    // front-proxy certificate, which the subresource API checks itself against the requestheader
+    // CA it reads from the cluster; webhook calls come without one.
+    const tls = { cert: o.serving.cert, key: o.serving.key, minVersion: 'TLSv1.2', requestCert: true, rejectUnauthorized: false } as const;
+    const server = createServer({ ...tls, requestTimeout: o.requestTimeoutMs ?? 30_000 }, (req, res) => {
       o.handler(req, res).catch((err: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
         res.end(`${err instanceof Error ? err.message : String(err)}\n`);
       });
     });
+    const upgrade = o.upgrade;
+    if (upgrade !== undefined) {
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        upgrade(req, socket, head).catch(() => socket.destroy());
+      });
+    }
     server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err) => reject(new PodvirtApiError('PODVIRT_API_ERR_LISTEN', `cannot listen on ${o.host}:${o.port}: ${err.message}`, { cause: err })));

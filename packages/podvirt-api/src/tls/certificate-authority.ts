@@ -79,14 +79,26 @@ export async function makeCa(commonName: string, now: Date, durationMs: number):
 }
 
 /** A serving certificate for `names` (DNS names, or IP addresses), signed by `ca`. */
-export async function issueServingCert(ca: PemPair, names: readonly string[], now: Date, durationMs: number): Promise<PemPair> {
+export function issueServingCert(ca: PemPair, names: readonly string[], now: Date, durationMs: number): Promise<PemPair> {
+  const sans = names.map((n) => (/^[\d.]+$|:/.test(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }));
+  return issue(ca, `CN=${names[0] ?? 'podvirt-api'}`, [
+    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
+    new x509.SubjectAlternativeNameExtension(sans, false),
+  ], now, durationMs);
+}
+
+/** A client certificate (clientAuth only) for `commonName`, signed by `ca`: a front proxy's or a node API client's. */
+export function issueClientCert(ca: PemPair, commonName: string, now: Date, durationMs: number): Promise<PemPair> {
+  return issue(ca, `CN=${commonName}`, [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth], false)], now, durationMs);
+}
+
+async function issue(ca: PemPair, subject: string, usage: readonly x509.Extension[], now: Date, durationMs: number): Promise<PemPair> {
   const caCert = new x509.X509Certificate(ca.cert);
   const keys = await keyPair();
   const notAfter = new Date(Math.min(now.getTime() + durationMs, caCert.notAfter.getTime()));
-  const sans = names.map((n) => (/^[\d.]+$|:/.test(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }));
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
-    subject: `CN=${names[0] ?? 'podvirt-api'}`,
+    subject,
     issuer: caCert.subject,
     notBefore: new Date(now.getTime() - BACKDATE_MS),
     notAfter,
@@ -96,8 +108,7 @@ export async function issueServingCert(ca: PemPair, names: readonly string[], no
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
-      new x509.SubjectAlternativeNameExtension(sans, false),
+      ...usage,
       await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
     ],
   });

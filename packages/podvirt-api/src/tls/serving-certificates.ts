@@ -1,6 +1,6 @@
 // Keeps podvirt-api's certificates: in the Secret (shared by every replica, so all serve the same
 // certificate), renewed before they end (rotation-plan.ts), and the CA bundle written into each
-// webhook configuration that points at podvirt-api. A replica that loses a write race (409) takes
+// webhook configuration and APIService that point at podvirt-api. A replica that loses a write race (409) takes
 // the winner's Secret. run() re-checks at the next renewal time, at least every `maxRecheckMs`
 // (another replica may have renewed, or someone re-applied a configuration without its bundle).
 
@@ -8,7 +8,7 @@ import { abortableSleep, isKubeApiError, ResourceClient, type KubeClient } from 
 import type { Logger } from 'pino';
 import { PodvirtApiError } from '../api-error.js';
 import { issueServingCert, makeCa, splitPemBundle, type PemPair } from './certificate-authority.js';
-import { MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, type Secret, type WebhookConfiguration } from './kube-objects.js';
+import { API_SERVICES, MUTATING_WEBHOOK_CONFIGURATIONS, SECRETS, VALIDATING_WEBHOOK_CONFIGURATIONS, type ApiService, type Secret, type WebhookConfiguration } from './kube-objects.js';
 import { planRotation, type CertificateSet, type RotationPolicy } from './rotation-plan.js';
 
 export interface ServingCertificatesOptions {
@@ -21,6 +21,8 @@ export interface ServingCertificatesOptions {
   /** ValidatingWebhookConfigurations / MutatingWebhookConfigurations that get the CA bundle. */
   readonly validatingWebhooks: readonly string[];
   readonly mutatingWebhooks: readonly string[];
+  /** APIServices served by podvirt-api (the subresource API): kube-apiserver checks its certificate against their caBundle. */
+  readonly apiServices?: readonly string[];
   readonly log: Logger;
   readonly now?: () => Date;
   /** Upper bound between two checks. */
@@ -47,6 +49,7 @@ export class ServingCertificates {
   readonly #secrets: ResourceClient<Secret>;
   readonly #validating: ResourceClient<WebhookConfiguration>;
   readonly #mutating: ResourceClient<WebhookConfiguration>;
+  readonly #apiServices: ResourceClient<ApiService>;
   #current: CertificateSet | undefined;
   #recheckAt = 0;
 
@@ -55,6 +58,7 @@ export class ServingCertificates {
     this.#secrets = new ResourceClient(o.client, SECRETS);
     this.#validating = new ResourceClient(o.client, VALIDATING_WEBHOOK_CONFIGURATIONS);
     this.#mutating = new ResourceClient(o.client, MUTATING_WEBHOOK_CONFIGURATIONS);
+    this.#apiServices = new ResourceClient(o.client, API_SERVICES);
   }
 
   get current(): CertificateSet | undefined {
@@ -169,6 +173,18 @@ export class ServingCertificates {
       if (webhooks.every((w) => w.clientConfig?.caBundle === encoded)) continue;
       await client.replace({ ...config, webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: encoded } })) }, signal);
       this.#o.log.info({ configuration: name }, 'CA bundle written into the webhook configuration');
+    }
+    for (const name of this.#o.apiServices ?? []) {
+      // An API server without the aggregation layer has no apiservices: its 404 reads as missing.
+      const service = await this.#apiServices.get(undefined, name, signal);
+      if (service === undefined) {
+        this.#o.log.warn({ apiService: name }, 'APIService not found; its CA bundle is not set');
+        found = false;
+        continue;
+      }
+      if (service.spec?.caBundle === encoded) continue;
+      await this.#apiServices.replace({ ...service, spec: { ...service.spec, caBundle: encoded } }, signal);
+      this.#o.log.info({ apiService: name }, 'CA bundle written into the APIService');
     }
     return found;
   }

@@ -1,0 +1,101 @@
+// KubeVirt's subresource API through kube-apiserver's aggregation layer on the real control plane:
+// a user with a Role granting virtualmachineinstances/pause, /unpause and /console in one
+// namespace pauses, unpauses and opens the console of a VMI there (a websocket through
+// kube-apiserver, podvirt-api and the node's handler), and is refused elsewhere and for verbs
+// the Role does not grant, with a 403 naming the user and the verb.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { before, describe, test } from 'node:test';
+import { eventually, openTestWebSocket } from '@podvirt/test-support';
+import { issueCertificate } from '../testbed/control-plane/cluster-pki.js';
+import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+
+const skip = process.env['PODVIRT_SKIP_REAL_CONTROL_PLANE'] === '1' ? 'PODVIRT_SKIP_REAL_CONTROL_PLANE=1' : false;
+const VM = 'tenant-vm';
+const OTHER_NS = 'tenant-b';
+const BASE = '/apis/subresources.kubevirt.io/v1/namespaces';
+
+describe('the subresource API as a tenant, through kube-apiserver', { skip }, () => {
+  const suite = VmiSuite.setUp({ stack: { controlPlane: 'real' } });
+  let tls: { ca: string; cert: string; key: string };
+  let url: URL;
+
+  before(async () => {
+    const cp = suite.stack.testbed.controlPlane;
+    assert.ok(cp !== undefined);
+    url = new URL(cp.url);
+    const alice = await issueCertificate(cp.pki, 'tenant-alice', '/CN=alice/O=tenants', 'clientAuth');
+    const [ca, cert, key] = await Promise.all([cp.pki.caCert, alice.cert, alice.key].map((f) => readFile(f, 'utf8')));
+    tls = { ca: ca ?? '', cert: cert ?? '', key: key ?? '' };
+    await suite.apply(
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER_NS } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'vm-operator', namespace: NS },
+        rules: [
+          { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/pause', 'virtualmachineinstances/unpause'], verbs: ['update'] },
+          { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/console'], verbs: ['get'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-vm-operator', namespace: NS },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'vm-operator' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+      },
+      guestVmi(suite.guest, VM),
+    );
+    const running = await suite.waitForPhase(VM, 'Running');
+    await suite.waitForGuestReady(running);
+  });
+
+  function put(path: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path, method: 'PUT', ...tls, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  const paused = async (): Promise<boolean> => (await suite.vmi(VM))?.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') === true;
+
+  test('pause and unpause in the namespace the Role grants', async () => {
+    // The APIService turns Available once podvirt-api has written its caBundle.
+    const first = await eventually(async () => {
+      const r = await put(`${BASE}/${NS}/virtualmachineinstances/${VM}/pause`);
+      return r.status === 503 ? undefined : r;
+    }, { deadlineMs: 60_000, stepMs: 1_000, what: 'the aggregated API available' });
+    assert.equal(first.status, 200, first.body);
+    await eventually(paused, { deadlineMs: 30_000, what: 'Paused condition' });
+    const resumed = await put(`${BASE}/${NS}/virtualmachineinstances/${VM}/unpause`);
+    assert.equal(resumed.status, 200, resumed.body);
+    await eventually(async () => !(await paused()), { deadlineMs: 30_000, what: 'Paused condition gone' });
+    assert.ok(suite.stack.api?.lines.some((l) => l.msg === 'subresource served' && l['user'] === 'alice' && l['subresource'] === 'pause'));
+  });
+
+  test('403 naming the user and the verb in another namespace and for a verb not granted', async () => {
+    const elsewhere = await put(`${BASE}/${OTHER_NS}/virtualmachineinstances/${VM}/pause`);
+    assert.equal(elsewhere.status, 403);
+    assert.match(elsewhere.body, /User \\?"alice\\?" cannot update resource \\?"virtualmachineinstances\/pause\\?" in API group \\?"subresources.kubevirt.io\\?" in the namespace \\?"tenant-b\\?"/);
+    const reset = await put(`${BASE}/${NS}/virtualmachineinstances/${VM}/reset`);
+    assert.equal(reset.status, 403);
+    assert.match(reset.body, /User \\?"alice\\?" cannot update resource \\?"virtualmachineinstances\/reset\\?"/);
+  });
+
+  test('the console: a websocket through kube-apiserver, a command typed and its answer read', async () => {
+    const ws = await openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+    assert.equal(ws.status, 101, ws.body);
+    ws.send('\r');
+    ws.send('cat /proc/sys/kernel/random/boot_id\r');
+    const text = (): string => Buffer.concat(ws.frames.filter((f) => f.opcode === 0x2 || f.opcode === 0x1).map((f) => f.payload)).toString();
+    await eventually(() => /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.test(text()), { deadlineMs: 30_000, what: 'boot_id on the console', detail: text });
+    ws.send(Buffer.from([0x03, 0xe8]), 0x8);
+    await ws.closed;
+    const elsewhere = await openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${OTHER_NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+    assert.equal(elsewhere.status, 403);
+    assert.match(elsewhere.body, /cannot get resource \\?"virtualmachineinstances\/console\\?"/);
+  });
+});
