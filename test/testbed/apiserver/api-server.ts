@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { WebhookAdmission, type ServiceResolver } from './admission/webhook-admission.js';
 import { builtinResourceTypes } from './builtin-resources.js';
 import { resourceTypesFromCrd } from './crd.js';
 import { Discovery } from './discovery.js';
@@ -27,6 +28,11 @@ export interface ApiServerOptions {
   /** CustomResourceDefinitions (apiextensions.k8s.io/v1 objects) to serve. */
   crds?: JsonObject[];
   namespaces?: string[];
+  /**
+   * Where an admission webhook's `clientConfig.service` is reached; without it such a webhook
+   * cannot be called (this server routes to no Service) and fails by its failurePolicy.
+   */
+  resolveService?: ServiceResolver;
   now?: () => Date;
   logger?: Logger;
 }
@@ -76,6 +82,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     new OpenApiV3(registry),
     { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000, maxWatchSeconds: options.maxWatchSeconds ?? 1800 },
     lifetime.signal,
+    new WebhookAdmission(store, options.resolveService),
   );
   const log = options.logger;
   const listeners = new Set<RequestListener>();
