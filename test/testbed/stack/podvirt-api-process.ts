@@ -1,13 +1,12 @@
-// podvirt-api on the real lane, as the install manifests start it (its Deployment, through the
-// testbed mapping), with the one departure the testbed needs: kube-apiserver reaches it on
-// 127.0.0.1. The manifests' webhook configurations name the Service podvirt/podvirt-api, whose
+// podvirt-api on both lanes, as the install manifests start it (its Deployment, through the
+// testbed mapping), with the one departure the testbed needs: the API server (kube-apiserver or
+// the in-repo one, which calls webhooks the same way) reaches it on 127.0.0.1. The manifests' webhook configurations name the Service podvirt/podvirt-api, whose
 // endpoints would be a pod IP; here each webhook's clientConfig becomes a `url` on the port
 // podvirt-api listens on (webhooks may call loopback, unlike an APIService), applied before
 // podvirt-api starts, which then writes their caBundle as in a cluster.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { kubectlAs } from '../control-plane/kubectl-as.js';
-import { freePort, type RealControlPlane } from '../control-plane/real-control-plane.js';
+import { freePort } from '../control-plane/real-control-plane.js';
 import { findWorkload, ManifestError, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
@@ -38,8 +37,8 @@ export interface PodvirtApiProcess {
 
 /** Applies the webhook configurations and starts podvirt-api (the caller waits for its start line and stops it). */
 export async function startPodvirtApi(o: {
-  readonly cp: RealControlPlane;
-  readonly adminKubeconfig: string;
+  /** `kubectl apply -f FILE` as the cluster's admin (the lane's own kubectl). */
+  readonly apply: (file: string) => Promise<unknown>;
   readonly manifests: readonly Doc[];
   readonly stateDir: string;
   readonly mapping: (workload: ManifestWorkload) => Promise<TestbedMapping>;
@@ -49,7 +48,7 @@ export async function startPodvirtApi(o: {
   const securePort = await freePort();
   const file = join(o.stateDir, 'podvirt-api-webhooks.json');
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: webhooksOnLoopback(o.manifests, securePort) }));
-  await kubectlAs(o.cp, o.adminKubeconfig, ['apply', '-f', file]);
+  await o.apply(file);
   const workload = findWorkload(o.manifests, 'Deployment', 'podvirt-api');
   const mapping = await o.mapping(workload);
   const command = testbedCommand(workload, { ...mapping, flagValues: { ...mapping.flagValues, '--secure-port': String(securePort) }, extraArgs: [...mapping.extraArgs, '--bind-address=127.0.0.1', '--tls-san=127.0.0.1'] });
