@@ -222,6 +222,24 @@ describe('testbed API server: admission webhooks', () => {
     await http(base(), 'PATCH', '/api/v1/namespaces/default', { metadata: { labels: { admission: null } } }, 'application/merge-patch+json');
   });
 
+  test('a webhook on pods/eviction sees the Eviction and its refusal (429 with its message) reaches the client', async () => {
+    await configure('Validating', 'evictions', [webhook('evictions.podvirt.io', '/evict', { rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] }] })]);
+    const pod = podManifest('held');
+    (pod['spec'] as JsonObject)['nodeName'] = 'node-1';
+    assert.equal((await http(base(), 'POST', pods, pod)).status, 201);
+    await http(base(), 'PATCH', `${pods}/held/status`, { status: { phase: 'Running' } }, 'application/merge-patch+json');
+    hook.answers.set('/evict', () => ({ allowed: false, status: { code: 429, reason: 'TooManyRequests', message: 'Eviction triggered evacuation of VMI "default/vm"' } }));
+    const res = await http(base(), 'POST', `${pods}/held/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'held', namespace: 'default' } });
+    assert.equal(res.status, 429);
+    assert.equal(res.body['message'], 'admission webhook "evictions.podvirt.io" denied the request: Eviction triggered evacuation of VMI "default/vm"');
+    const seen = hook.reviews.find((r) => r.path === '/evict')?.request as JsonObject;
+    assert.deepEqual({ kind: seen['kind'], resource: seen['resource'], subResource: seen['subResource'], name: seen['name'], operation: seen['operation'] },
+      { kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, resource: { group: '', version: 'v1', resource: 'pods' }, subResource: 'eviction', name: 'held', operation: 'CREATE' });
+    assert.equal((await http(base(), 'GET', `${pods}/held`)).status, 200, 'not deleted');
+    hook.answers.delete('/evict');
+    assert.equal((await http(base(), 'POST', `${pods}/held/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'held' } })).status, 201);
+  });
+
   test('dry-run: the webhook is told, nothing is stored', async () => {
     await configure('Mutating', 'dry', [webhook('dry.podvirt.io', '/dry', { sideEffects: 'NoneOnDryRun' })]);
     const res = await http(base(), 'POST', `${pods}?dryRun=All`, podManifest('dry'));

@@ -5,6 +5,7 @@ import { WebhookAdmission, type ServiceResolver } from './admission/webhook-admi
 import { builtinResourceTypes } from './builtin-resources.js';
 import { resourceTypesFromCrd } from './crd.js';
 import { Discovery } from './discovery.js';
+import { DisruptionController } from './disruption-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
 import type { JsonObject } from './json.js';
 import { NamespaceController } from './namespace-controller.js';
@@ -71,8 +72,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   }
   const gc = new GarbageCollector(service, deleter);
   const namespaces = new NamespaceController(service, deleter);
+  const pdbType = registry.find('policy', 'v1', 'poddisruptionbudgets');
+  const disruption = pdbType === undefined ? undefined : new DisruptionController(service, pdbType);
   gc.start();
   namespaces.start();
+  disruption?.start();
   const lifetime = new AbortController();
   let address = '';
   const handler = new RequestHandler(
@@ -124,6 +128,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         lifetime.abort();
         gc.close();
         namespaces.close();
+        disruption?.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const w of [...handler.watches]) w.drop(true);
         server.closeAllConnections();

@@ -6,6 +6,7 @@ import { leaseStrategy } from './strategies/lease.js';
 import { namespaceStrategy } from './strategies/namespace.js';
 import { nodeStrategy } from './strategies/node.js';
 import { podStrategy } from './strategies/pod.js';
+import { podDisruptionBudgetStrategy } from './strategies/pod-disruption-budget.js';
 import { checkBinding, checkRules } from './strategies/rbac-checks.js';
 import { storedObjectStrategy } from './strategies/stored-object.js';
 import { persistentVolumeClaimStrategy, persistentVolumeStrategy, secretStrategy, storageClassStrategy } from './strategies/storage.js';
@@ -37,7 +38,7 @@ const specs: Spec[] = [
     namespaced: true,
     shortNames: ['po'],
     categories: ['all'],
-    subresources: ['status', 'binding', 'log'],
+    subresources: ['status', 'binding', 'log', 'eviction'],
     strategy: podStrategy,
   },
   // Only POST is served (the handler turns it into pods/binding), as in Kubernetes.
@@ -48,6 +49,7 @@ const specs: Spec[] = [
   { group: 'storage.k8s.io', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'], strategy: storageClassStrategy },
   { group: '', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], strategy: eventStrategy },
   { group: 'events.k8s.io', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], storageKey: 'events', strategy: eventsV1Strategy },
+  { group: 'policy', resource: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, shortNames: ['pdb'], subresources: ['status'], strategy: podDisruptionBudgetStrategy },
   { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },
   // Stored only, so that podvirt's install manifests apply here (dry-run included).
   { group: '', resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], strategy: storedObjectStrategy('label') },

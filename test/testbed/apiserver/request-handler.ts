@@ -3,6 +3,7 @@ import type { Discovery } from './discovery.js';
 import { ApiError } from './errors.js';
 import { isObject, meta, str, type JsonObject, type JsonValue } from './json.js';
 import { type ObjectDeleter, parseDeleteOptions } from './object-deleter.js';
+import { evict, evictionDeleteOptions } from './eviction.js';
 import { objectFilter } from './object-filter.js';
 import { listObjects, type ListQuery } from './object-lister.js';
 import type { AdmissionSteps, ObjectService, PatchType } from './object-service.js';
@@ -122,6 +123,16 @@ export class RequestHandler {
       const bodyName = str(meta(isObject(body) ? body : {})['name']) ?? '';
       const created = await this.service.createAdmitted(rt, namespace, body ?? null, { dryRun }, admit('CREATE', bodyName, writeOptions('CreateOptions')));
       sendObject(req, res, rt, 201, created, query, this.service.now());
+    } else if (method === 'POST' && subresource === 'eviction' && name !== undefined) {
+      const pdbType = this.service.registry.find('policy', 'v1', 'poddisruptionbudgets');
+      if (pdbType === undefined) throw ApiError.methodNotAllowed();
+      const eviction = evictionDeleteOptions(name, body, dryRun);
+      await this.#admitConnectLike(this.#admission({
+        rt, subresource: 'eviction', operation: 'CREATE', namespace, name, user, dryRun: eviction.dryRun, options: writeOptions('CreateOptions'),
+        kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+      }), body);
+      const status = evict(this.service, this.deleter, pdbType, rt, namespace, name, eviction.options, eviction.dryRun);
+      send(res, typeof status['code'] === 'number' ? status['code'] : 201, status);
     } else if (method === 'POST' && subresource === 'binding' && name !== undefined) {
       await this.#admitConnectLike(admit('CREATE', name, writeOptions('CreateOptions')), body);
       send(res, 201, this.service.bind(rt, namespace, name, body ?? null, { dryRun }));
