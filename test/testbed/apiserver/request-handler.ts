@@ -11,6 +11,7 @@ import type { AdmissionAttributes, Operation, WebhookAdmission } from './admissi
 import { openApiV2, type OpenApiV3 } from './openapi.js';
 import { proxyPodLog } from './pod-log-proxy.js';
 import { readBody } from './request-body.js';
+import { callerOf } from './request-record.js';
 import type { ResourceType } from './resource-type.js';
 import { route, type Route } from './router.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
@@ -105,7 +106,7 @@ export class RequestHandler {
       return;
     }
     const body = await readBody(req);
-    const user = userOf(req);
+    const user = callerOf(req);
     const admit = (operation: Operation, objectName: string, options: JsonObject, at: ResourceType = rt, sub = subresource ?? '') => this.#admission({
       rt: at, subresource: sub, operation, namespace, name: objectName, user, dryRun, options,
     });
@@ -222,12 +223,6 @@ export class RequestHandler {
     }
     send(res, 200, { ...list, items: deleted });
   }
-}
-
-/** The caller: the testbed authenticates nobody and takes a bearer token as the user name (request-record.ts). */
-function userOf(req: IncomingMessage): string {
-  const auth = req.headers.authorization ?? '';
-  return auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : '';
 }
 
 function nameOf(object: JsonObject | undefined): string {
