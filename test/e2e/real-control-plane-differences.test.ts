@@ -1,7 +1,8 @@
 // The same requests against the in-repo API server and the real kube-apiserver (etcd and
 // kube-apiserver from tools/build-binaries), both serving podvirt's CRDs, and their answers
 // compared: unknown fields, validation, patch types, the status subresource,
-// generation, field selectors, a watch from a compacted version, an invalid Event. Where the
+// generation, field selectors, a watch from a compacted version, an invalid Event, an eviction
+// against a PodDisruptionBudget. Where the
 // in-repo server answered differently it was fixed; what stays different is in
 // test/testbed/README.md ("Where the in-repo API server differed").
 //
@@ -14,6 +15,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { startApiServer, type ApiServer } from '../testbed/apiserver/index.js';
 import { readPodvirtCrds } from '../testbed/cli/podvirt-crds.js';
@@ -152,6 +154,42 @@ describe('the in-repo API server answers as kube-apiserver does', { skip }, () =
       const a = await send('GET', `${VMIS}?watch=true&resourceVersion=1`);
       const object = a.firstLine?.['object'] as { code?: number; reason?: string; message?: string } | undefined;
       return { status: a.status, type: a.firstLine?.['type'], code: object?.code, reason: object?.reason, message: /^too old resource version: 1 \(\d+\)$/.test(str(object?.message)) };
+    });
+  });
+
+  test('an eviction spends the PodDisruptionBudget the disruption controller keeps, then 429 naming the budget', async () => {
+    await same('eviction and budget', async (send) => {
+      const pods = '/api/v1/namespaces/default/pods';
+      const pdbs = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';
+      await send('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'evict-node' } });
+      for (const name of ['ev-a', 'ev-b']) {
+        const made = await send('POST', pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'ev' } }, spec: { nodeName: 'evict-node', automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox' }] } });
+        assert.equal(made.status, 201, str(made.body));
+        await send('PATCH', `${pods}/${name}/status`, { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } }, 'application/merge-patch+json');
+      }
+      await send('POST', pdbs, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ev' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'ev' } } } });
+      const pdbStatus = async (): Promise<Record<string, unknown>> => ((await send('GET', `${pdbs}/ev`)).body['status'] ?? {}) as Record<string, unknown>;
+      const settled = await eventually(async () => {
+        const s = await pdbStatus();
+        return s['observedGeneration'] === 1 && s['currentHealthy'] === 2 ? s : undefined;
+      }, { what: 'budget settled', deadlineMs: 20_000 });
+      const eviction = (name: string): Record<string, unknown> => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name } });
+      const first = await send('POST', `${pods}/ev-a/eviction`, eviction('ev-a'));
+      const evicted = (await send('GET', `${pods}/ev-a`)).body as { metadata?: { deletionTimestamp?: string }; status?: { conditions?: Array<Record<string, unknown>> } };
+      await eventually(async () => ((await pdbStatus())['currentHealthy'] === 1 ? true : undefined), { what: 'budget after the eviction', deadlineMs: 20_000 });
+      const second = await send('POST', `${pods}/ev-b/eviction`, eviction('ev-b'));
+      const after = await pdbStatus();
+      for (const name of ['ev-a', 'ev-b']) await send('DELETE', `${pods}/${name}?gracePeriodSeconds=0`);
+      await send('DELETE', `${pdbs}/ev`);
+      await send('DELETE', '/api/v1/nodes/evict-node');
+      const condition = (settled['conditions'] as Array<Record<string, unknown>> | undefined)?.find((c) => c['type'] === 'DisruptionAllowed');
+      return {
+        settled: { currentHealthy: settled['currentHealthy'], desiredHealthy: settled['desiredHealthy'], expectedPods: settled['expectedPods'], disruptionsAllowed: settled['disruptionsAllowed'], condition: [condition?.['status'], condition?.['reason']] },
+        first: [first.status, first.body['status']],
+        evicted: [evicted.metadata?.deletionTimestamp !== undefined, evicted.status?.conditions?.find((c) => c['type'] === 'DisruptionTarget')?.['reason']],
+        second: [second.status, second.body['reason'], second.body['message'], (second.body['details'] as Record<string, unknown> | undefined)?.['causes']],
+        after: { currentHealthy: after['currentHealthy'], disruptionsAllowed: after['disruptionsAllowed'] },
+      };
     });
   });
 

@@ -36,43 +36,19 @@ describe('VMI failures on the testbed', () => {
     await suite.eventually('launcher pod deleted', async () => ((await suite.podsOf(running)).length === 0 ? true : undefined));
   });
 
-  test('an unsupported device → refused at apply on the real lane, else Synchronized=False and a Warning SyncFailed, naming the field; nothing else breaks', async () => {
+  test('an unsupported device → refused at apply naming the field (both lanes call podvirt-api), nothing stored; the good VMI beside it runs', async () => {
     const gpu = { gpus: [{ name: 'gpu1', deviceName: 'nvidia.com/GP102GL_Tesla_P40' }] };
-    if (suite.stack.testbed.controlPlane !== undefined) {
-      // podvirt-api's webhook runs the controller's own checks before the VMI is stored.
-      await suite.apply(guestVmi(suite.guest, 'vm-good'));
-      const refused = await suite.kubectl(['apply', '-f', '-'], JSON.stringify(guestVmi(suite.guest, 'vm-gpu', { devices: gpu })));
-      assert.notEqual(refused.code, 0);
-      assert.match(refused.stderr, /The VirtualMachineInstance "vm-gpu" is invalid: spec\.domain\.devices\.gpus\[0\]/);
-      assert.equal(await suite.vmi('vm-gpu'), undefined, 'nothing stored');
-      const good = await suite.waitForPhase('vm-good', 'Running');
-      await suite.waitForGuestReady(good);
-      assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-good', '--wait=false'])).code, 0);
-      await suite.waitForPhase('vm-good', 'Succeeded');
-      await suite.waitForGone('vm-good');
-      return;
-    }
-    await suite.apply(guestVmi(suite.guest, 'vm-gpu', { devices: gpu }), guestVmi(suite.guest, 'vm-good'));
-    const reported = await suite.eventually('Synchronized=False on vm-gpu', async () => {
-      const vmi = await suite.vmi('vm-gpu');
-      return vmi?.status?.conditions?.find((c) => c.type === 'Synchronized' && c.status === 'False');
-    });
-    assert.match(reported.message ?? '', /spec\.domain\.devices\.gpus\[0\]/);
-    const syncFailed = await suite.eventually('SyncFailed Event', async () =>
-      (await suite.events('vm-gpu')).find((e) => e.type === 'Warning' && e.reason === 'SyncFailed'));
-    assert.match(syncFailed.message ?? '', /spec\.domain\.devices\.gpus\[0\]/);
-    const describe = await suite.kubectl(['describe', 'vmi', 'vm-gpu']);
-    assert.match(describe.stdout, /SyncFailed/);
-
+    // podvirt-api's webhook runs the controller's own checks before the VMI is stored.
+    await suite.apply(guestVmi(suite.guest, 'vm-good'));
+    const refused = await suite.kubectl(['apply', '-f', '-'], JSON.stringify(guestVmi(suite.guest, 'vm-gpu', { devices: gpu })));
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /The VirtualMachineInstance "vm-gpu" is invalid: spec\.domain\.devices\.gpus\[0\]/);
+    assert.equal(await suite.vmi('vm-gpu'), undefined, 'nothing stored');
     const good = await suite.waitForPhase('vm-good', 'Running');
     await suite.waitForGuestReady(good);
-    const bad = await suite.vmi('vm-gpu');
-    assert.equal(bad?.status?.phase, 'Pending', 'the bad VMI does not move');
-    assert.deepEqual(await suite.podsOf(bad ?? good), [], 'and gets no launcher pod');
-
-    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-gpu', 'vm-good', '--wait=false'])).code, 0);
+    assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-good', '--wait=false'])).code, 0);
     await suite.waitForPhase('vm-good', 'Succeeded');
-    await Promise.all([suite.waitForGone('vm-gpu'), suite.waitForGone('vm-good')]);
+    await suite.waitForGone('vm-good');
   });
 
   test("what the node lacks → Synchronized=False and a Warning SyncFailed naming the field, before libvirt sees it", async () => {

@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { WebhookAdmission, type ServiceResolver } from './admission/webhook-admission.js';
 import { builtinResourceTypes } from './builtin-resources.js';
 import { resourceTypesFromCrd } from './crd.js';
 import { Discovery } from './discovery.js';
+import { DisruptionController } from './disruption-controller.js';
 import { GarbageCollector } from './garbage-collector.js';
 import type { JsonObject } from './json.js';
 import { NamespaceController } from './namespace-controller.js';
@@ -27,6 +29,11 @@ export interface ApiServerOptions {
   /** CustomResourceDefinitions (apiextensions.k8s.io/v1 objects) to serve. */
   crds?: JsonObject[];
   namespaces?: string[];
+  /**
+   * Where an admission webhook's `clientConfig.service` is reached; without it such a webhook
+   * cannot be called (this server routes to no Service) and fails by its failurePolicy.
+   */
+  resolveService?: ServiceResolver;
   now?: () => Date;
   logger?: Logger;
 }
@@ -65,8 +72,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   }
   const gc = new GarbageCollector(service, deleter);
   const namespaces = new NamespaceController(service, deleter);
+  const pdbType = registry.find('policy', 'v1', 'poddisruptionbudgets');
+  const disruption = pdbType === undefined ? undefined : new DisruptionController(service, pdbType);
   gc.start();
   namespaces.start();
+  disruption?.start();
   const lifetime = new AbortController();
   let address = '';
   const handler = new RequestHandler(
@@ -76,6 +86,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     new OpenApiV3(registry),
     { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000, maxWatchSeconds: options.maxWatchSeconds ?? 1800 },
     lifetime.signal,
+    new WebhookAdmission(store, options.resolveService),
   );
   const log = options.logger;
   const listeners = new Set<RequestListener>();
@@ -117,6 +128,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         lifetime.abort();
         gc.close();
         namespaces.close();
+        disruption?.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const w of [...handler.watches]) w.drop(true);
         server.closeAllConnections();

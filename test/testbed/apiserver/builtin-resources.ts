@@ -1,3 +1,4 @@
+import { mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admission/webhook-configuration.js';
 import type { ResourceType, Strategy, Subresource } from './resource-type.js';
 import { bindingStrategy } from './strategies/binding.js';
 import { eventStrategy, eventsV1Strategy } from './strategies/event.js';
@@ -5,6 +6,7 @@ import { leaseStrategy } from './strategies/lease.js';
 import { namespaceStrategy } from './strategies/namespace.js';
 import { nodeStrategy } from './strategies/node.js';
 import { podStrategy } from './strategies/pod.js';
+import { podDisruptionBudgetStrategy } from './strategies/pod-disruption-budget.js';
 import { checkBinding, checkRules } from './strategies/rbac-checks.js';
 import { storedObjectStrategy } from './strategies/stored-object.js';
 import { persistentVolumeClaimStrategy, persistentVolumeStrategy, secretStrategy, storageClassStrategy } from './strategies/storage.js';
@@ -36,7 +38,7 @@ const specs: Spec[] = [
     namespaced: true,
     shortNames: ['po'],
     categories: ['all'],
-    subresources: ['status', 'binding', 'log'],
+    subresources: ['status', 'binding', 'log', 'eviction'],
     strategy: podStrategy,
   },
   // Only POST is served (the handler turns it into pods/binding), as in Kubernetes.
@@ -47,6 +49,7 @@ const specs: Spec[] = [
   { group: 'storage.k8s.io', resource: 'storageclasses', kind: 'StorageClass', namespaced: false, shortNames: ['sc'], strategy: storageClassStrategy },
   { group: '', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], strategy: eventStrategy },
   { group: 'events.k8s.io', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'], storageKey: 'events', strategy: eventsV1Strategy },
+  { group: 'policy', resource: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, shortNames: ['pdb'], subresources: ['status'], strategy: podDisruptionBudgetStrategy },
   { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },
   // Stored only, so that podvirt's install manifests apply here (dry-run included).
   { group: '', resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], strategy: storedObjectStrategy('label') },
@@ -59,8 +62,8 @@ const specs: Spec[] = [
   { group: rbac, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: storedObjectStrategy('path-segment', checkBinding) },
   { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
   { group: admission, resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
-  { group: admission, resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false, strategy: storedObjectStrategy('subdomain') },
-  { group: admission, resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false, strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false, strategy: validatingWebhookConfigurationStrategy },
+  { group: admission, resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false, strategy: mutatingWebhookConfigurationStrategy },
   { group: admission, resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, strategy: storedObjectStrategy('subdomain') },
   { group: 'apiregistration.k8s.io', resource: 'apiservices', kind: 'APIService', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
 ];

@@ -3,7 +3,7 @@ import type { Registry } from './registry.js';
 import type { ResourceType } from './resource-type.js';
 
 const mainVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-const subresourceVerbs: Record<string, string[]> = { status: ['get', 'patch', 'update'], binding: ['create'], log: ['get'] };
+const subresourceVerbs: Record<string, string[]> = { status: ['get', 'patch', 'update'], binding: ['create'], log: ['get'], eviction: ['create'] };
 
 /** The discovery documents kubectl and client libraries read to map kinds to resources. */
 export class Discovery {
@@ -81,5 +81,7 @@ function mainResource(t: ResourceType): JsonObject {
 
 function subresource(t: ResourceType, name: string): JsonObject {
   const kind = name === 'binding' ? 'Binding' : t.kind;
+  // kubectl drain finds the Eviction's group and version here (CheckEvictionSupport).
+  if (name === 'eviction') return { name: `${t.resource}/${name}`, singularName: '', namespaced: t.namespaced, group: 'policy', version: 'v1', kind: 'Eviction', verbs: subresourceVerbs[name] ?? [] };
   return { name: `${t.resource}/${name}`, singularName: '', namespaced: t.namespaced, kind, verbs: subresourceVerbs[name] ?? [] };
 }

@@ -31,7 +31,7 @@ export class ApiError extends Error {
   ) {
     super(message, options);
     this.name = 'ApiError';
-    this.code = `APISERVER_${reason.toUpperCase()}`;
+    this.code = reason === '' ? 'APISERVER_FAILURE' : `APISERVER_${reason.toUpperCase()}`;
   }
 
   toStatus(): JsonObject {
@@ -41,8 +41,9 @@ export class ApiError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
     };
+    // A webhook's refusal may name no reason; Kubernetes then leaves the field out.
+    if (this.reason !== '') status['reason'] = this.reason;
     if (this.details !== undefined) status['details'] = this.details;
     status['code'] = this.httpCode;
     return status;

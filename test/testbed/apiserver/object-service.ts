@@ -18,6 +18,13 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 
+/** The admission webhooks of one request (`admission/webhook-admission.ts`), on external objects. */
+export interface AdmissionSteps {
+  /** Returns the object the mutating webhooks leave; `object` is undefined on DELETE. */
+  mutate(object: JsonObject | undefined, oldObject: JsonObject | undefined): Promise<JsonObject | undefined>;
+  validate(object: JsonObject | undefined, oldObject: JsonObject | undefined): Promise<void>;
+}
+
 const serverOwnedMeta = ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink'];
 
 /**
@@ -52,27 +59,60 @@ export class ObjectService {
   }
 
   create(rt: ResourceType, namespace: string, body: JsonValue, options: WriteOptions = {}): JsonObject {
+    const object = this.#newObject(rt, namespace, body);
+    this.#completeCreate(rt, object);
+    return this.#storeCreate(rt, object, options);
+  }
+
+  /**
+   * create with admission, in kube-apiserver's order: the mutating webhooks see the decoded,
+   * defaulted object (before its name is generated and its uid set), the validating ones the
+   * object as it will be stored.
+   */
+  async createAdmitted(rt: ResourceType, namespace: string, body: JsonValue, options: WriteOptions, admission: AdmissionSteps): Promise<JsonObject> {
+    let object = this.#newObject(rt, namespace, body);
+    const mutated = await admission.mutate(this.external(rt, object), undefined);
+    if (mutated !== undefined) object = this.#newObject(rt, namespace, mutated);
+    this.#completeCreate(rt, object);
+    await admission.validate(this.external(rt, object), undefined);
+    return this.#storeCreate(rt, object, options);
+  }
+
+  #newObject(rt: ResourceType, namespace: string, body: JsonValue): JsonObject {
     const object = this.#internal(rt, body);
     const m = meta(object);
     this.#settleNamespace(rt, m, namespace);
     if (rt.namespaced) this.#checkNamespaceOpen(rt, namespace, str(m['name']));
+    for (const key of [...serverOwnedMeta, 'resourceVersion', 'managedFields']) delete m[key];
+    rt.strategy.prune?.(object);
+    rt.strategy.defaults?.(object);
+    return object;
+  }
+
+  #completeCreate(rt: ResourceType, object: JsonObject): void {
+    const m = meta(object);
     if ((str(m['name']) ?? '') === '' && typeof m['generateName'] === 'string' && m['generateName'] !== '') {
       // As Kubernetes' SimpleNameGenerator: the base is cut to 58 characters, so that base and
       // suffix fit a DNS label; a 253-character object's generated names stay valid.
       m['name'] = `${m['generateName'].slice(0, 58)}${generateNameSuffix()}`;
     }
-    for (const key of [...serverOwnedMeta, 'resourceVersion', 'managedFields']) delete m[key];
     m['uid'] = randomUUID();
     m['creationTimestamp'] = kubeTime(this.now());
     m['generation'] = 1;
-    rt.strategy.prune?.(object);
-    rt.strategy.defaults?.(object);
     rt.strategy.prepareForCreate(object);
     this.#validate(rt, object, undefined);
-    const name = str(m['name']) ?? '';
-    if (this.store.get(rt.storageKey, str(m['namespace']) ?? '', name) !== undefined) {
+    this.#checkAbsent(rt, object);
+  }
+
+  #checkAbsent(rt: ResourceType, object: JsonObject): void {
+    const name = str(meta(object)['name']) ?? '';
+    if (this.store.get(rt.storageKey, str(meta(object)['namespace']) ?? '', name) !== undefined) {
       throw ApiError.alreadyExists(this.ref(rt, name));
     }
+  }
+
+  #storeCreate(rt: ResourceType, object: JsonObject, options: WriteOptions): JsonObject {
+    this.#checkAbsent(rt, object);
     if (options.dryRun === true) return this.external(rt, object);
     return this.external(rt, this.store.put(rt.storageKey, object));
   }
@@ -85,17 +125,52 @@ export class ObjectService {
 
   patch(rt: ResourceType, namespace: string, name: string, type: PatchType, patch: JsonValue, subresource: string | undefined, options: WriteOptions = {}): JsonObject {
     const current = this.getStored(rt, namespace, name);
+    return this.#write(rt, current, this.#patched(rt, current, type, patch), subresource, options);
+  }
+
+  /**
+   * update (a PUT body) or patch with admission. As kube-apiserver's GuaranteedUpdate, a write
+   * whose object changed while the webhooks were asked is tried again from the new object
+   * (webhooks included); one that named a resourceVersion then fails with a conflict.
+   */
+  async writeAdmitted(
+    rt: ResourceType, namespace: string, name: string,
+    change: { type: 'update'; body: JsonValue } | { type: PatchType; patch: JsonValue },
+    subresource: string | undefined, options: WriteOptions, admission: AdmissionSteps,
+  ): Promise<JsonObject> {
+    for (let attempt = 0; ; attempt++) {
+      const current = this.getStored(rt, namespace, name);
+      const next = change.type === 'update' ? this.#internal(rt, change.body) : this.#patched(rt, current, change.type, change.patch);
+      let result = this.#prepareWrite(rt, current, next, subresource);
+      const old = this.external(rt, current);
+      const mutated = await admission.mutate(this.external(rt, result), old);
+      if (mutated !== undefined) result = this.#prepareWrite(rt, current, this.#internal(rt, mutated), subresource);
+      this.#completeWrite(rt, current, result);
+      await admission.validate(this.external(rt, result), old);
+      const now = this.store.get(rt.storageKey, rt.namespaced ? namespace : '', name);
+      if (now !== undefined && meta(now)['resourceVersion'] !== meta(current)['resourceVersion'] && attempt < 5) continue;
+      return this.#storeWrite(rt, current, result, options);
+    }
+  }
+
+  #patched(rt: ResourceType, current: JsonObject, type: PatchType, patch: JsonValue): JsonObject {
     const external = this.external(rt, current);
     let patched: JsonValue;
     if (type === 'merge') patched = applyMergePatch(external, patch);
     else if (type === 'json') patched = applyJsonPatch(external, patch);
     else if (rt.strategicMerge) patched = applyStrategicMergePatch(external, patch);
     else throw ApiError.unsupportedMediaType('application/strategic-merge-patch+json');
-    return this.#write(rt, current, this.#internal(rt, patched), subresource, options);
+    return this.#internal(rt, patched);
   }
 
   /** Writes `next` over `current` with update semantics; removes the object when its deletion is complete. */
   #write(rt: ResourceType, current: JsonObject, next: JsonObject, subresource: string | undefined, options: WriteOptions): JsonObject {
+    const result = this.#prepareWrite(rt, current, next, subresource);
+    this.#completeWrite(rt, current, result);
+    return this.#storeWrite(rt, current, result, options);
+  }
+
+  #prepareWrite(rt: ResourceType, current: JsonObject, next: JsonObject, subresource: string | undefined): JsonObject {
     const currentMeta = meta(current);
     const m = meta(next);
     const name = str(currentMeta['name']) ?? '';
@@ -114,11 +189,23 @@ export class ObjectService {
     const result = this.#merge(rt, current, next, subresource);
     rt.strategy.prune?.(result);
     rt.strategy.defaults?.(result);
+    return result;
+  }
+
+  #completeWrite(rt: ResourceType, current: JsonObject, result: JsonObject): void {
     this.#validate(rt, result, current);
     if (!deepEqual(result['spec'], current['spec'])) {
-      const generation = currentMeta['generation'];
+      const generation = meta(current)['generation'];
       meta(result)['generation'] = (typeof generation === 'number' ? generation : 0) + 1;
     }
+  }
+
+  #storeWrite(rt: ResourceType, current: JsonObject, result: JsonObject, options: WriteOptions): JsonObject {
+    const currentMeta = meta(current);
+    const name = str(currentMeta['name']) ?? '';
+    const stored = this.store.get(rt.storageKey, str(currentMeta['namespace']) ?? '', name);
+    if (stored === undefined) throw ApiError.notFound(this.ref(rt, name));
+    if (meta(stored)['resourceVersion'] !== currentMeta['resourceVersion']) throw ApiError.staleUpdate(this.ref(rt, name));
     if (deepEqual(result, current)) return this.external(rt, current);
     if (options.dryRun === true) return this.external(rt, result);
     if (this.deletionComplete(rt, result)) {

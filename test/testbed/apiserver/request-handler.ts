@@ -3,12 +3,15 @@ import type { Discovery } from './discovery.js';
 import { ApiError } from './errors.js';
 import { isObject, meta, str, type JsonObject, type JsonValue } from './json.js';
 import { type ObjectDeleter, parseDeleteOptions } from './object-deleter.js';
+import { evict, evictionDeleteOptions } from './eviction.js';
 import { objectFilter } from './object-filter.js';
 import { listObjects, type ListQuery } from './object-lister.js';
-import type { ObjectService, PatchType } from './object-service.js';
+import type { AdmissionSteps, ObjectService, PatchType } from './object-service.js';
+import type { AdmissionAttributes, Operation, WebhookAdmission } from './admission/webhook-admission.js';
 import { openApiV2, type OpenApiV3 } from './openapi.js';
 import { proxyPodLog } from './pod-log-proxy.js';
 import { readBody } from './request-body.js';
+import { callerOf } from './request-record.js';
 import type { ResourceType } from './resource-type.js';
 import { route, type Route } from './router.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
@@ -38,6 +41,7 @@ export class RequestHandler {
     private readonly openapi: OpenApiV3,
     private readonly options: HandlerOptions,
     private readonly signal: AbortSignal,
+    private readonly admission: WebhookAdmission,
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -102,27 +106,49 @@ export class RequestHandler {
       return;
     }
     const body = await readBody(req);
+    const user = callerOf(req);
+    const admit = (operation: Operation, objectName: string, options: JsonObject, at: ResourceType = rt, sub = subresource ?? '') => this.#admission({
+      rt: at, subresource: sub, operation, namespace, name: objectName, user, dryRun, options,
+    });
+    const fieldManager = query.get('fieldManager');
+    const writeOptions = (kind: string): JsonObject => ({ kind, apiVersion: 'meta.k8s.io/v1', ...(dryRun ? { dryRun: ['All'] } : {}), ...(fieldManager === null ? {} : { fieldManager }) });
     if (method === 'POST' && name === undefined && rt.resource === 'bindings') {
       const podType = this.service.registry.find('', 'v1', 'pods');
       const podName = str(meta(isObject(body) ? body : {})['name']) ?? '';
       if (podType === undefined) throw ApiError.methodNotAllowed();
+      await this.#admitConnectLike(admit('CREATE', podName, writeOptions('CreateOptions'), podType, 'binding'), body);
       send(res, 201, this.service.bind(podType, namespace, podName, body ?? null, { dryRun }));
     } else if (rt.verbs !== undefined && !rt.verbs.includes('create')) {
       throw ApiError.methodNotAllowed();
     } else if (method === 'POST' && name === undefined) {
-      sendObject(req, res, rt, 201, this.service.create(rt, namespace, body ?? null, { dryRun }), query, this.service.now());
+      const bodyName = str(meta(isObject(body) ? body : {})['name']) ?? '';
+      const created = await this.service.createAdmitted(rt, namespace, body ?? null, { dryRun }, admit('CREATE', bodyName, writeOptions('CreateOptions')));
+      sendObject(req, res, rt, 201, created, query, this.service.now());
+    } else if (method === 'POST' && subresource === 'eviction' && name !== undefined) {
+      const pdbType = this.service.registry.find('policy', 'v1', 'poddisruptionbudgets');
+      if (pdbType === undefined) throw ApiError.methodNotAllowed();
+      const eviction = evictionDeleteOptions(name, body, dryRun);
+      await this.#admitConnectLike(this.#admission({
+        rt, subresource: 'eviction', operation: 'CREATE', namespace, name, user, dryRun: eviction.dryRun, options: writeOptions('CreateOptions'),
+        kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+      }), body);
+      const status = evict(this.service, this.deleter, pdbType, rt, namespace, name, eviction.options, eviction.dryRun);
+      send(res, typeof status['code'] === 'number' ? status['code'] : 201, status);
     } else if (method === 'POST' && subresource === 'binding' && name !== undefined) {
+      await this.#admitConnectLike(admit('CREATE', name, writeOptions('CreateOptions')), body);
       send(res, 201, this.service.bind(rt, namespace, name, body ?? null, { dryRun }));
     } else if (method === 'PUT' && name !== undefined) {
-      send(res, 200, this.service.update(rt, namespace, name, body ?? null, subresource, { dryRun }));
+      send(res, 200, await this.service.writeAdmitted(rt, namespace, name, { type: 'update', body: body ?? null }, subresource, { dryRun }, admit('UPDATE', name, writeOptions('UpdateOptions'))));
     } else if (method === 'PATCH' && name !== undefined) {
       const type = patchTypes[(req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? ''];
       if (type === undefined) throw ApiError.unsupportedMediaType(req.headers['content-type'] ?? '');
-      send(res, 200, this.service.patch(rt, namespace, name, type, body ?? null, subresource, { dryRun }));
+      send(res, 200, await this.service.writeAdmitted(rt, namespace, name, { type, patch: body ?? null }, subresource, { dryRun }, admit('UPDATE', name, writeOptions('PatchOptions'))));
     } else if (method === 'DELETE' && name !== undefined && subresource === undefined) {
-      send(res, 200, this.deleter.delete(rt, namespace, name, parseDeleteOptions(body, query), { dryRun }));
+      const options = parseDeleteOptions(body, query);
+      await this.#admitDelete(admit('DELETE', name, deleteOptionsObject(body, dryRun)), this.service.get(rt, namespace, name));
+      send(res, 200, this.deleter.delete(rt, namespace, name, options, { dryRun }));
     } else if (method === 'DELETE' && name === undefined) {
-      this.#deleteCollection(res, rt, r.namespace, query, body, dryRun);
+      await this.#deleteCollection(res, rt, r.namespace, query, body, dryRun, (n) => admit('DELETE', n, deleteOptionsObject(body, dryRun)));
     } else {
       throw ApiError.methodNotAllowed();
     }
@@ -161,13 +187,35 @@ export class RequestHandler {
     void handle.done.then(() => this.watches.delete(handle));
   }
 
-  #deleteCollection(res: ServerResponse, rt: ResourceType, namespace: string | undefined, query: URLSearchParams, body: JsonValue | undefined, dryRun: boolean): void {
+  /** The admission steps of one request: the webhooks, given what the request is. */
+  #admission(base: Omit<AdmissionAttributes, 'object' | 'oldObject'>): AdmissionSteps {
+    return {
+      mutate: (object, oldObject) => this.admission.mutate({ ...base, name: base.name || nameOf(object), object, oldObject }),
+      validate: (object, oldObject) => this.admission.validate({ ...base, name: base.name || nameOf(object), object, oldObject }),
+    };
+  }
+
+  /** A subresource POST whose body is its own kind (pods/binding): both webhook kinds see the body; a mutation of it is kept by neither here nor in Kubernetes' binding storage. */
+  async #admitConnectLike(steps: AdmissionSteps, body: JsonValue | undefined): Promise<void> {
+    const object = isObject(body) ? body : {};
+    await steps.mutate(object, undefined);
+    await steps.validate(object, undefined);
+  }
+
+  /** DELETE: the webhooks see the object being deleted as oldObject and no object. */
+  async #admitDelete(steps: AdmissionSteps, old: JsonObject): Promise<void> {
+    await steps.mutate(undefined, old);
+    await steps.validate(undefined, old);
+  }
+
+  async #deleteCollection(res: ServerResponse, rt: ResourceType, namespace: string | undefined, query: URLSearchParams, body: JsonValue | undefined, dryRun: boolean, admit: (name: string) => AdmissionSteps): Promise<void> {
     const list = listObjects(this.service, rt, namespace, listQuery(query));
     const options = parseDeleteOptions(body, query);
     const deleted: JsonObject[] = [];
     for (const item of (list['items'] as JsonObject[] | undefined) ?? []) {
       const m = meta(item);
       try {
+        await this.#admitDelete(admit(str(m['name']) ?? ''), item);
         deleted.push(this.deleter.delete(rt, str(m['namespace']) ?? '', str(m['name']) ?? '', options, { dryRun }));
       } catch (err) {
         if (!(err instanceof ApiError && err.reason === 'NotFound')) throw err;
@@ -175,6 +223,15 @@ export class RequestHandler {
     }
     send(res, 200, { ...list, items: deleted });
   }
+}
+
+function nameOf(object: JsonObject | undefined): string {
+  return object === undefined ? '' : (str(meta(object)['name']) ?? '');
+}
+
+function deleteOptionsObject(body: JsonValue | undefined, dryRun: boolean): JsonObject {
+  const given = isObject(body) ? body : {};
+  return { ...given, kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', ...(dryRun ? { dryRun: ['All'] } : {}) };
 }
 
 function listQuery(query: URLSearchParams): ListQuery {

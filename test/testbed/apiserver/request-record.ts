@@ -25,16 +25,21 @@ export function describeRequest(registry: Registry, req: IncomingMessage): Reque
   const url = new URL(req.url ?? '/', 'http://apiserver');
   const r = route(registry, url.pathname);
   if (r.type !== 'resource') return undefined;
-  const auth = req.headers.authorization ?? '';
   const watching = r.watch || url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
   return {
-    user: auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : '',
+    user: callerOf(req),
     verb: verbOf(req.method ?? 'GET', r.name !== undefined, watching),
     apiGroup: r.rt.group,
     resource: r.subresource === undefined ? r.rt.resource : `${r.rt.resource}/${r.subresource}`,
     namespace: r.namespace,
     name: r.name,
   };
+}
+
+/** The caller's user name: the bearer token, or '' without one. */
+export function callerOf(req: IncomingMessage): string {
+  const auth = req.headers.authorization ?? '';
+  return auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : '';
 }
 
 function verbOf(method: string, named: boolean, watching: boolean): string {

@@ -1,7 +1,7 @@
 import type { StatusCause } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 
-export type Subresource = 'status' | 'binding' | 'log';
+export type Subresource = 'status' | 'binding' | 'log' | 'eviction';
 
 export interface ColumnDefinition {
   name: string;

@@ -1,17 +1,17 @@
-// podvirt-api on the real lane, as the install manifests start it (its Deployment, through the
+// podvirt-api on both lanes, as the install manifests start it (its Deployment, through the
 // testbed mapping), with the departures the testbed needs. It listens on the host's address on
 // the pod network (the testbed's bridge, `Testbed.hostAddress`), not on a pod IP. The manifests'
 // webhook configurations name the Service podvirt/podvirt-api; here each webhook's clientConfig
-// becomes a `url` on that address. The APIService (aggregation) can only name a Service: the
-// stack makes podvirt-api a Service without selector whose Endpoints is that address (Endpoints
-// refuse loopback), and kube-apiserver (--enable-aggregator-routing) dials it. All of it is
-// applied before podvirt-api starts, which then writes the caBundles as in a cluster. podvirt-api
-// reaches each node's handler on its TLS node API port (127.0.0.1) with a client certificate of
-// the cluster CA, CN=podvirt-api, which the handlers allow.
+// becomes a `url` on that address, which both API servers call the same way. Where the API server
+// aggregates (the real lane), the APIService can only name a Service: the stack makes podvirt-api
+// a Service without selector whose Endpoints is that address (Endpoints refuse loopback), and
+// kube-apiserver (--enable-aggregator-routing) dials it; podvirt-api then reaches each node's
+// handler on its TLS node API port (127.0.0.1) with a client certificate of the cluster CA,
+// CN=podvirt-api, which the handlers allow. All of it is applied before podvirt-api starts, which
+// then writes the caBundles as in a cluster.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { kubectlAs } from '../control-plane/kubectl-as.js';
-import { freePort, type RealControlPlane } from '../control-plane/real-control-plane.js';
+import { freePort } from '../control-plane/real-control-plane.js';
 import { findWorkload, ManifestError, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
@@ -67,11 +67,12 @@ export interface HandlerApiAccess {
 
 /** Applies the webhook configurations and the APIService, and starts podvirt-api (the caller waits for its start line and stops it). */
 export async function startPodvirtApi(o: {
-  readonly cp: RealControlPlane;
-  /** Where kube-apiserver reaches podvirt-api (not loopback). */
+  /** `kubectl apply -f FILE` as the cluster's admin (the lane's own kubectl). */
+  readonly apply: (file: string) => Promise<unknown>;
+  /** Where the API server reaches podvirt-api (the host's address on the pod network). */
   readonly host: string;
-  readonly handlers: HandlerApiAccess;
-  readonly adminKubeconfig: string;
+  /** The handlers' node API, for the aggregated subresource API; absent where the API server does not aggregate (the in-repo one). */
+  readonly handlers?: HandlerApiAccess;
   readonly manifests: readonly Doc[];
   readonly stateDir: string;
   readonly mapping: (workload: ManifestWorkload) => Promise<TestbedMapping>;
@@ -80,14 +81,15 @@ export async function startPodvirtApi(o: {
 }): Promise<PodvirtApiProcess> {
   const securePort = await freePort();
   const file = join(o.stateDir, 'podvirt-api-webhooks.json');
-  const items = [...webhooksAt(o.manifests, o.host, securePort), ...aggregatedApiAt(o.manifests, o.host, securePort)];
+  const items = [...webhooksAt(o.manifests, o.host, securePort), ...(o.handlers === undefined ? [] : aggregatedApiAt(o.manifests, o.host, securePort))];
   await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
-  await kubectlAs(o.cp, o.adminKubeconfig, ['apply', '-f', file]);
+  await o.apply(file);
   const workload = findWorkload(o.manifests, 'Deployment', 'podvirt-api');
   const mapping = await o.mapping(workload);
-  const handlerArgs = [
-    `--handler-ca=${o.handlers.ca}`, `--handler-client-cert=${o.handlers.client.cert}`, `--handler-client-key=${o.handlers.client.key}`,
-    ...[...o.handlers.addresses].map(([node, address]) => `--handler-address=${node}=${address}`),
+  const handlers = o.handlers;
+  const handlerArgs = handlers === undefined ? [] : [
+    `--handler-ca=${handlers.ca}`, `--handler-client-cert=${handlers.client.cert}`, `--handler-client-key=${handlers.client.key}`,
+    ...[...handlers.addresses].map(([node, address]) => `--handler-address=${node}=${address}`),
   ];
   const command = testbedCommand(workload, {
     ...mapping,

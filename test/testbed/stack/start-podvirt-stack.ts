@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Namespace } from '@kubernetes/client-node';
 import { eventually, makeMigrationCertificates } from '@podvirt/test-support';
 import { pino, type Logger } from 'pino';
@@ -9,6 +11,7 @@ import { writeKubeconfig, writeTlsKubeconfig } from '../apiserver/kubeconfig.js'
 import type { RequestListener } from '../apiserver/request-record.js';
 import { startTestbed, type ControlPlane, type Testbed } from '../cli/start-testbed.js';
 import { installManifests } from '../control-plane/install-podvirt.js';
+import { kubectlAs } from '../control-plane/kubectl-as.js';
 import { ServiceAccountTokens } from '../control-plane/service-account-tokens.js';
 import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
@@ -80,8 +83,8 @@ export interface PodvirtStack {
   readonly controllerCommand: TestbedCommand;
   readonly handlerCommand: TestbedCommand;
   readonly controller: StackProcess;
-  /** podvirt-api, on the real lane only (podvirt-api-process.ts). */
-  readonly api: StackProcess | undefined;
+  /** podvirt-api, on both lanes (podvirt-api-process.ts). */
+  readonly api: StackProcess;
   /** The current handler process; replaced by restartHandler(). */
   readonly handler: StackProcess;
   /** Starts a new handler once the current one has exited (kill it first); resolves once it has started. */
@@ -220,24 +223,24 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       const deviceRoot = options.deviceRoot === undefined ? [] : ['--device-root', options.deviceRoot];
       nodes.push(stackNode(at, [...command.argv, ...deviceRoot, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
     }
-    // podvirt-api on the real lane only: the in-repo API server calls no webhooks.
-    let api: StackProcess | undefined;
-    if (cp !== undefined && nodeApi !== undefined) {
-      const started = await startPodvirtApi({
-        cp, host: testbed.hostAddress, handlers: nodeApi.access, adminKubeconfig: testbed.kubeconfigPath, manifests, stateDir, env, mapping: (w) => mapping(w, []),
-        ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('api', line) }),
-      });
-      api = started.process;
-      const proc = api;
-      closers.push(() => proc.stop());
-    }
+    // podvirt-api on both lanes: both API servers call its admission webhooks; the subresource
+    // API only where the API server aggregates (the real lane).
+    const apply = cp === undefined
+      ? (file: string) => kubectlApply(testbed.kubeconfigPath, file)
+      : (file: string) => kubectlAs(cp, testbed.kubeconfigPath, ['apply', '-f', file]);
+    const started = await startPodvirtApi({
+      apply, host: testbed.hostAddress, ...(nodeApi === undefined ? {} : { handlers: nodeApi.access }), manifests, stateDir, env, mapping: (w) => mapping(w, []),
+      ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('api', line) }),
+    });
+    const api = started.process;
+    closers.push(() => api.stop());
     const first = nodes[0] as StackNode;
     // All list their informers before they act: wait so that a test's first VMI is not
     // timed against a process still starting.
     await Promise.all([
       startedLine(controller, (l) => l.msg === 'controller started'),
       ...nodes.map((n) => startedLine(n.handler, (l) => / started$/.test(l.msg))),
-      ...(api === undefined ? [] : [startedLine(api, (l) => l.msg === 'podvirt-api started')]),
+      startedLine(api, (l) => l.msg === 'podvirt-api started'),
     ]);
     return {
       testbed,
@@ -307,6 +310,16 @@ async function startedLine(proc: StackProcess, match: (line: LogLine) => boolean
     if (!proc.running) throw new Error(`${proc.name} exited while starting\n${proc.tail()}`);
     return undefined;
   }, { what: `${proc.name} started`, deadlineMs: START_TIMEOUT_MS, stepMs: 50, detail: () => proc.tail() });
+}
+
+/** `kubectl apply -f file` against the in-repo API server, with the machine's kubectl. */
+async function kubectlApply(kubeconfig: string, file: string): Promise<void> {
+  try {
+    await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', file], { timeout: 60_000 });
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim() ?? (err as Error).message;
+    throw new Error(`kubectl apply -f ${file}: ${stderr}`, { cause: err });
+  }
 }
 
 /** The Namespaces of the manifests (podvirt's own), created as `kubectl apply` would. */

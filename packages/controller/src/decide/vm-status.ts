@@ -4,7 +4,7 @@
 // the VMI's other conditions mirrored), the printable status and the generations. Pure.
 
 import { isDeepStrictEqual } from 'node:util';
-import { isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmStatus } from '@podvirt/api';
+import { applyDefaults, isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmStatus } from '@podvirt/api';
 import { nextStartFailure } from './vm-start-backoff.js';
 import { printableStatus, type PendingWork } from './vm-printable-status.js';
 
@@ -47,10 +47,17 @@ function readyCondition(vmi: VirtualMachineInstance | undefined): { status: 'Tru
   return { status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', ...(ready.lastTransitionTime ? { lastTransitionTime: ready.lastTransitionTime } : {}) };
 }
 
-/** The template changed since the running VMI was made: the change waits for the next start. */
+/**
+ * The template changed since the running VMI was made: the change waits for the next start. The
+ * VMI is stored either as the template or, where podvirt-api's mutating webhook runs (as KubeVirt's
+ * virt-api defaults a VMI), as the template with applyDefaults' defaults: neither is a change.
+ */
 function restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
   if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined || isFinalPhase(vmi.status?.phase)) return false;
-  return !isDeepStrictEqual(vmi.spec, vm.spec.template.spec);
+  const template = vm.spec.template.spec;
+  if (isDeepStrictEqual(vmi.spec, template)) return false;
+  const asDefaulted = applyDefaults({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: vmi.metadata.name ?? '' }, spec: structuredClone(template) } as VirtualMachineInstance).spec;
+  return !isDeepStrictEqual(JSON.parse(JSON.stringify(vmi.spec)), JSON.parse(JSON.stringify(asDefaulted)));
 }
 
 function failureOf(vmi: VirtualMachineInstance | undefined, failure: VmFailure | undefined): VmFailure | undefined {
