@@ -127,6 +127,47 @@ describe('LeaderElector', () => {
     assert.equal(await runB, 'stopped');
   });
 
+  test('takes the --leader-elect-* timings: renews every retry period, steps down at the renew deadline, a follower waits out the lease duration', async () => {
+    const lease = new FakeLease();
+    const partitionA = { value: false };
+    const timings = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, renewIntervalMs: 1_000, retryIntervalMs: 1_000 };
+    const a = new LeaderElector({ client: lease.client(partitionA), identity: 'a', log, ...timings });
+    const b = new LeaderElector({ client: lease.client(), identity: 'b', log, ...timings });
+    const stop = new AbortController();
+    const led: string[] = [];
+    const work = (who: string) => async (signal: AbortSignal): Promise<void> => {
+      led.push(who);
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+    };
+    const runA = a.run(stop.signal, work('a'));
+    await flush();
+    assert.equal(lease.record?.leaseDurationSeconds, 6);
+    const writesBefore = lease.writes;
+    await advance(5_000);
+    assert.equal(lease.writes - writesBefore, 5, 'one renewal a second');
+    const runB = b.run(stop.signal, work('b'));
+    await advance(10_000);
+    assert.deepEqual(led, ['a']);
+    partitionA.value = true;
+    const cutAt = Date.now();
+    let endA: LeadershipEnd | undefined;
+    void runA.then((end) => (endA = end));
+    await advance(3_000);
+    assert.equal(endA, undefined, 'a still within its 4 s renew deadline');
+    await advance(1_000);
+    assert.equal(endA, 'lost', 'a steps down at the 4 s renew deadline');
+    await advance(1_500);
+    assert.deepEqual(led, ['a'], 'b respects the 6 s lease duration');
+    // b measures 6 s from when it saw the last renewal (at most 1 s before the cut), and polls every second.
+    await advance(1_500);
+    assert.deepEqual(led, ['a', 'b']);
+    const takeover = (lease.record?.acquireTime?.getTime() ?? 0) - cutAt;
+    assert.ok(takeover >= 5_000 && takeover <= 7_000, `took over after ${takeover} ms`);
+    stop.abort();
+    await flush();
+    assert.equal(await runB, 'stopped');
+  });
+
   test('stopping before ever leading does not touch the Lease', async () => {
     const lease = new FakeLease();
     lease.record = { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: new Date(), resourceVersion: '9' };
