@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RunStrategy, VirtualMachine, VirtualMachineInstance, VmPrintableStatus } from '@podvirt/api';
+import { applyDefaults, type RunStrategy, type VirtualMachine, type VirtualMachineInstance, type VmPrintableStatus } from '@podvirt/api';
 import { nextStartFailure, startBackoffSeconds } from '../src/decide/vm-start-backoff.js';
 import { printableStatus } from '../src/decide/vm-printable-status.js';
 import { nextVmStatus } from '../src/decide/vm-status.js';
@@ -125,6 +125,17 @@ describe('nextVmStatus', () => {
     assert.equal(status.conditions?.find((c) => c.type === 'RestartRequired')?.status, 'True');
     const after = nextVmStatus({ ...vm, status }, undefined, input);
     assert.equal(after.conditions?.some((c) => c.type === 'RestartRequired'), false);
+  });
+
+  test('a VMI stored with the defaults podvirt-api\'s webhook writes is its template: no RestartRequired; a changed template still is', () => {
+    const vm = vmFixture();
+    const running = vmVmi(vm, 'Running');
+    const stored = { ...running, spec: applyDefaults(running).spec };
+    assert.notDeepEqual(stored.spec, vm.spec.template.spec, 'the defaults add fields');
+    assert.equal(nextVmStatus(vm, stored, input).conditions?.some((c) => c.type === 'RestartRequired'), false);
+    const changed = vmFixture({ generation: 2 });
+    changed.spec.template.spec.domain.resources = { requests: { memory: '256Mi' } };
+    assert.equal(nextVmStatus(changed, stored, input).conditions?.find((c) => c.type === 'RestartRequired')?.status, 'True');
   });
 
   test('a stop request stays until its VMI is gone; a start request until a live VMI exists', () => {

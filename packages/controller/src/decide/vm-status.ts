@@ -4,7 +4,7 @@
 // the VMI's other conditions mirrored), the printable status and the generations. Pure.
 
 import { isDeepStrictEqual } from 'node:util';
-import { isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmStatus } from '@podvirt/api';
+import { applyDefaults, isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmiSpec, type VmStatus } from '@podvirt/api';
 import { nextStartFailure } from './vm-start-backoff.js';
 import { printableStatus, type PendingWork } from './vm-printable-status.js';
 
@@ -47,10 +47,27 @@ function readyCondition(vmi: VirtualMachineInstance | undefined): { status: 'Tru
   return { status: ready.status, reason: ready.reason ?? '', message: ready.message ?? '', ...(ready.lastTransitionTime ? { lastTransitionTime: ready.lastTransitionTime } : {}) };
 }
 
-/** The template changed since the running VMI was made: the change waits for the next start. */
+/**
+ * A VMI spec with podvirt's defaults, as podvirt-api's mutating webhook stores it at create (the
+ * defaults only fill what is missing, so a stored spec comes back unchanged). A spec that does
+ * not decode is compared as it is.
+ */
+function defaultedSpec(vmi: VirtualMachineInstance, spec: VmiSpec): unknown {
+  try {
+    return applyDefaults({ ...vmi, spec }).spec;
+  } catch {
+    return spec;
+  }
+}
+
+/**
+ * The template changed since the running VMI was made: the change waits for the next start. Both
+ * sides are compared defaulted: where podvirt-api's webhook runs, the stored VMI carries the
+ * defaults its template lacks.
+ */
 function restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
   if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined || isFinalPhase(vmi.status?.phase)) return false;
-  return !isDeepStrictEqual(vmi.spec, vm.spec.template.spec);
+  return !isDeepStrictEqual(defaultedSpec(vmi, vmi.spec), defaultedSpec(vmi, vm.spec.template.spec));
 }
 
 function failureOf(vmi: VirtualMachineInstance | undefined, failure: VmFailure | undefined): VmFailure | undefined {
