@@ -31,8 +31,8 @@ interface Call {
 
 /**
  * The writes KubeVirt's density test counts from create to Running (its published
- * UPDATE-virtualmachineinstances, PATCH-virtualmachineinstances and PATCH-pods counts): VMI
- * updates and patches, status included, and pod patches, by every component together.
+ * UPDATE-virtualmachineinstances, PATCH-virtualmachineinstances and PATCH-pods counts, from its
+ * components' own clients): VMI updates and patches, status included, and pod patches.
  */
 const KUBEVIRT_COUNTED: ReadonlyArray<readonly [string, (c: Call) => boolean]> = [
   ['update virtualmachineinstances', (c) => c.verb === 'update' && c.resource.startsWith('virtualmachineinstances')],
@@ -45,7 +45,7 @@ interface LaneFigures {
   readonly succeeded: number[];
   /** `user (agent)` → verb → requests per lifecycle. */
   readonly perLifecycle: Map<string, Map<string, number>>;
-  /** KUBEVIRT_COUNTED's writes per VMI from apply to Running. */
+  /** KUBEVIRT_COUNTED's writes per VMI from apply to Running, by podvirt's components (`podvirt`) and by every client (`all`). */
   readonly toRunning: Map<string, number>;
   /** verb → requests per lifecycle over the whole run (from the first apply to the last gone), whoever sent them. */
   readonly runByVerb: Map<string, number>;
@@ -152,7 +152,10 @@ async function lane(controlPlane: 'testbed' | 'real', lifecycles: number): Promi
   }
   for (const c of calls) {
     if (!startWindows.some(([from, to]) => c.at >= from && c.at <= to)) continue;
-    for (const [what, counted] of KUBEVIRT_COUNTED) if (counted(c)) figures.toRunning.set(what, (figures.toRunning.get(what) ?? 0) + 1 / lifecycles);
+    for (const [what, counted] of KUBEVIRT_COUNTED) {
+      if (!counted(c)) continue;
+      for (const who of c.agent.startsWith('podvirt-') ? ['podvirt', 'all'] : ['all']) figures.toRunning.set(`${who} ${what}`, (figures.toRunning.get(`${who} ${what}`) ?? 0) + 1 / lifecycles);
+    }
   }
   for (const c of calls) {
     if (!windows.some(([from, to]) => c.at >= from && c.at <= to)) continue;
@@ -178,7 +181,9 @@ async function main(): Promise<void> {
     console.log('  API requests per lifecycle (apply → gone), by user [user agent] and verb:');
     for (const [user, byVerb] of [...f.perLifecycle].sort(([a], [b]) => a.localeCompare(b))) console.log(`    ${user.padEnd(76)} ${total(byVerb)}  (${verbs(byVerb)})`);
     const source = controlPlane === 'real' ? "kube-apiserver's apiserver_request_total, before and after" : "the server's request hook";
-    console.log(`  writes KubeVirt's density test counts, per VMI from apply to Running, every component: ${KUBEVIRT_COUNTED.map(([what]) => `${what} ${(f.toRunning.get(what) ?? 0).toFixed(1)}`).join(', ')}`);
+    for (const [who, label] of [['podvirt', "podvirt's components"], ['all', 'every client, the kubelet included']] as const) {
+      console.log(`  writes KubeVirt's density test counts, per VMI from apply to Running, ${label}: ${KUBEVIRT_COUNTED.map(([what]) => `${what} ${(f.toRunning.get(`${who} ${what}`) ?? 0).toFixed(1)}`).join(', ')}`);
+    }
     console.log(`  all API requests of the run per lifecycle, by verb (${source}): ${total(f.runByVerb).trim()}  (${verbs(f.runByVerb)})`);
     for (const r of f.rss) console.log(`  ${r}`);
   }
