@@ -328,12 +328,19 @@ describe('faults of the real control plane: no VM lost, no VMI stuck, no write s
       await eventually(() => (logged.some((l) => l.msg === 'watch expired, relisting') ? true : undefined), { what: 'the informer says its watch expired', deadlineMs: 60_000, detail: () => JSON.stringify(logged) });
       // The API server's side: a watch resumed from an old version (answered by an ERROR event with
       // the 410 Status inside a 200 stream, so the log shows the request), then a new list.
-      const mine = (await audit()).filter((e) => e.userAgent === 'podvirt-faults-test' && Date.parse(e.requestReceivedTimestamp) >= resumedAt - 1000);
-      const resumed = mine.find((e) => e.verb === 'watch' && /resourceVersion=\d+/.test(e.requestURI));
-      assert.ok(resumed !== undefined, `a resumed watch in the audit log: ${mine.map((e) => `${e.verb} ${e.requestURI}`).join('\n')}`);
+      // The informer says so before it lists, and the audit log is written behind the requests:
+      // read it until the relist shows.
+      const mine = async (): Promise<AuditEvent[]> => (await audit()).filter((e) => e.userAgent === 'podvirt-faults-test' && Date.parse(e.requestReceivedTimestamp) >= resumedAt - 1000);
+      const resumedWatch = (events: readonly AuditEvent[]): AuditEvent | undefined => events.find((e) => e.verb === 'watch' && /resourceVersion=\d+/.test(e.requestURI));
+      let last: readonly AuditEvent[] = [];
+      const seen = await eventually(async () => {
+        const events = (last = await mine());
+        const watch = resumedWatch(events);
+        return watch !== undefined && events.some((e) => e.verb === 'list' && Date.parse(e.requestReceivedTimestamp) >= Date.parse(watch.requestReceivedTimestamp)) ? events : undefined;
+      }, { what: 'a resumed watch, then a list, in the audit log', deadlineMs: 30_000, detail: () => last.map((e) => `${e.verb} ${e.requestURI}`).join('\n') });
+      const resumed = resumedWatch(seen) ?? assert.fail('a resumed watch');
       const version = Number(/resourceVersion=(\d+)/.exec(resumed.requestURI)?.[1]);
       assert.ok(version < after, `the watch resumed from ${version}, older than the compaction at ${after}`);
-      assert.ok(mine.some((e) => e.verb === 'list' && Date.parse(e.requestReceivedTimestamp) >= Date.parse(resumed.requestReceivedTimestamp)), 'a list after the expired watch');
       const listed = (await suite.custom.listNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' })) as { items: VirtualMachineInstance[] };
       assert.deepEqual([...names].sort(), listed.items.map((v) => v.metadata.name ?? '').sort(), 'the relisted cache holds every VMI');
       report.push(`410: watch resumed from ${version} < ${after}; informer said ${JSON.stringify(logged.map((l) => l.msg))}`);
