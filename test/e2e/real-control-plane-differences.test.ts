@@ -1,8 +1,9 @@
 // The same requests against the in-repo API server and the real kube-apiserver (etcd and
 // kube-apiserver from tools/build-binaries), both serving podvirt's CRDs, and their answers
 // compared: unknown fields, validation, patch types, the status subresource,
-// generation, field selectors, a watch from a compacted version, an invalid Event, an eviction
-// against a PodDisruptionBudget. Where the
+// generation, field selectors, a watch from a compacted version, watch bookmarks (periodic, before
+// the timeout, the end of the initial events) and the checks of sendInitialEvents, an invalid
+// Event, an eviction against a PodDisruptionBudget. Where the
 // in-repo server answered differently it was fixed; what stays different is in
 // test/testbed/README.md ("Where the in-repo API server differed").
 //
@@ -32,6 +33,8 @@ interface Answer {
   readonly warning: string;
   /** The first line of a watch's stream. */
   readonly firstLine?: Record<string, unknown>;
+  /** A watch's events up to its first BOOKMARK or ERROR, or all of them when it ends before one. */
+  readonly lines?: ReadonlyArray<Record<string, unknown>>;
 }
 
 type Send = (method: string, path: string, body?: unknown, contentType?: string) => Promise<Answer>;
@@ -39,15 +42,25 @@ type Send = (method: string, path: string, body?: unknown, contentType?: string)
 function answer(res: IncomingMessage, watch: boolean): Promise<Answer> {
   return new Promise((resolve) => {
     let text = '';
+    const warning = String(res.headers['warning'] ?? '');
+    const events = (): Array<Record<string, unknown>> => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const streamed = watch && res.statusCode === 200;
     res.on('data', (c: Buffer) => {
       text += c.toString();
-      // A watch: its first event is all we compare.
-      if (watch && text.includes('\n')) {
-        resolve({ status: res.statusCode ?? 0, body: {}, warning: String(res.headers['warning'] ?? ''), firstLine: JSON.parse(text.split('\n')[0] ?? '{}') as Record<string, unknown> });
+      // A watch: its events up to the first BOOKMARK or ERROR are all we compare.
+      const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+      if (streamed && complete.split('\n').some((l) => /^\{"type":"(BOOKMARK|ERROR)"/.test(l))) {
+        const lines = events().slice(0, complete.split('\n').findIndex((l) => /^\{"type":"(BOOKMARK|ERROR)"/.test(l)) + 1);
+        resolve({ status: res.statusCode ?? 0, body: {}, warning, firstLine: lines[0] ?? {}, lines });
         res.destroy();
       }
     });
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text === '' ? {} : JSON.parse(text) as Record<string, unknown>, warning: String(res.headers['warning'] ?? '') }));
+    res.on('end', () => {
+      if (streamed) {
+        const lines = events();
+        resolve({ status: res.statusCode ?? 0, body: {}, warning, firstLine: lines[0] ?? {}, lines });
+      } else resolve({ status: res.statusCode ?? 0, body: text === '' ? {} : JSON.parse(text) as Record<string, unknown>, warning });
+    });
     res.on('error', () => undefined);
   });
 }
@@ -191,6 +204,54 @@ describe('the in-repo API server answers as kube-apiserver does', { skip }, () =
         after: { currentHealthy: after['currentHealthy'], disruptionsAllowed: after['disruptionsAllowed'] },
       };
     });
+  });
+
+  /** A watch event as compared: its type, and its object's kind and apiVersion, name and annotations (resourceVersions differ between servers). */
+  const shape = (e: Record<string, unknown>): unknown => {
+    const o = e['object'] as { kind?: string; apiVersion?: string; metadata?: { name?: string; annotations?: unknown; resourceVersion?: string } };
+    return [e['type'], o.kind, o.apiVersion, o.metadata?.name ?? null, o.metadata?.annotations ?? null, typeof o.metadata?.resourceVersion];
+  };
+
+  test('sendInitialEvents: the current objects, then a BOOKMARK annotated k8s.io/initial-events-end at a version not older than theirs', async () => {
+    await same('sendInitialEvents', async (send) => {
+      await send('POST', VMIS, vmi('initial'));
+      const a = await send('GET', `${VMIS}?watch=true&timeoutSeconds=10&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&fieldSelector=${encodeURIComponent('metadata.name=initial')}`);
+      const lines = a.lines ?? [];
+      const rv = (e: Record<string, unknown> | undefined): number => Number((e?.['object'] as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion);
+      return { status: a.status, events: lines.map(shape), bookmarkNotOlder: rv(lines.at(-1)) >= rv(lines[0]) };
+    });
+  });
+
+  test('sendInitialEvents needs a watch, allowWatchBookmarks and resourceVersionMatch=NotOlderThan; NotOlderThan needs sendInitialEvents', async () => {
+    const probes: Array<[string, string]> = [
+      ['without allowWatchBookmarks', `${VMIS}?watch=true&timeoutSeconds=3&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`],
+      ['without resourceVersionMatch', `${VMIS}?watch=true&timeoutSeconds=3&sendInitialEvents=true&allowWatchBookmarks=true`],
+      ['with resourceVersionMatch=Exact', `${VMIS}?watch=true&timeoutSeconds=3&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=Exact&resourceVersion=1`],
+      ['on a list', `${VMIS}?sendInitialEvents=true&resourceVersionMatch=NotOlderThan`],
+      ['NotOlderThan on a watch without it', `${VMIS}?watch=true&timeoutSeconds=3&resourceVersionMatch=NotOlderThan`],
+    ];
+    for (const [what, path] of probes) {
+      await same(`sendInitialEvents ${what}`, async (send) => {
+        const a = await send('GET', path);
+        return { status: a.status, reason: a.body['reason'] ?? null, message: a.body['message'] ?? null, firstEvent: a.firstLine === undefined ? null : a.firstLine['type'] };
+      });
+    }
+  });
+
+  test('allowWatchBookmarks from a version: a BOOKMARK before the watch times out once a newer version exists; none on a quiet watch or without it', async () => {
+    for (const [bookmarks, change] of [[true, true], [false, true], [true, false]] as const) {
+      await same(`bookmark before the timeout (allowWatchBookmarks=${String(bookmarks)}, ${change ? 'a change outside the watch\'s selector' : 'no change'})`, async (send) => {
+        const created = await send('POST', VMIS, vmi(`bm-${String(bookmarks)}-${String(change)}`));
+        const rv = (created.body['metadata'] as { resourceVersion: string }).resourceVersion;
+        const watching = send('GET', `${VMIS}?watch=true&timeoutSeconds=5&labelSelector=probe%3Dnone&resourceVersion=${rv}${bookmarks ? '&allowWatchBookmarks=true' : ''}`);
+        if (change) {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          await send('POST', VMIS, vmi(`bm-${String(bookmarks)}-${String(change)}-later`));
+        }
+        const a = await watching;
+        return { status: a.status, events: (a.lines ?? []).map(shape) };
+      });
+    }
   });
 
   test('an Event that names no object: accepted (core/v1 Events do not require involvedObject)', async () => {

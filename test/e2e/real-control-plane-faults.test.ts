@@ -23,7 +23,8 @@ import { etcdCompact, etcdPut, etcdRevision } from '../testbed/control-plane/etc
 import type { RealControlPlane } from '../testbed/control-plane/real-control-plane.js';
 import { StackProcess, type LogLine } from '../testbed/index.js';
 import { allManifests } from './ship-manifests-helpers.js';
-import { grants, permission, rulesFor } from './ship-rbac-rules.js';
+import { rbacUse, showRequest } from './rbac-audit.js';
+import { permission } from './ship-rbac-rules.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const skip = process.env['PODVIRT_SKIP_REAL_CONTROL_PLANE'] === '1' ? 'PODVIRT_SKIP_REAL_CONTROL_PLANE=1' : false;
@@ -54,8 +55,8 @@ const NOT_EXERCISED: Record<string, string> = {
   [permission('kubevirt.io', 'virtualmachineinstances', 'get')]: 'a re-read after a conflicting write only (both components)',
   [permission('', 'events', 'patch')]: 'a repeated Event only (both components fold repeats into a count)',
   [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'get')]: 'a re-read after a conflicting write of a migration only',
-  [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'patch')]: 'a migration\'s finalizer, while a migration runs (vmi-migration e2e)',
-  [permission('kubevirt.io', 'virtualmachineinstancemigrations/status', 'update')]: 'a migration\'s status, while a migration runs (vmi-migration e2e)',
+  [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'patch')]: 'a migration\'s finalizer, while a migration runs (vmi-migration e2e, from its own audit log on the real lane)',
+  [permission('kubevirt.io', 'virtualmachineinstancemigrations/status', 'update')]: 'a migration\'s status, while a migration runs (vmi-migration e2e, from its own audit log on the real lane)',
   [permission('kubevirt.io', 'virtualmachineinstances', 'create')]: 'a VirtualMachine\'s VMI (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachineinstances', 'delete')]: 'a VirtualMachine stopped or restarted (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachines', 'patch')]: 'a Halted VirtualMachine asked to start (vm-lifecycle e2e)',
@@ -327,12 +328,19 @@ describe('faults of the real control plane: no VM lost, no VMI stuck, no write s
       await eventually(() => (logged.some((l) => l.msg === 'watch expired, relisting') ? true : undefined), { what: 'the informer says its watch expired', deadlineMs: 60_000, detail: () => JSON.stringify(logged) });
       // The API server's side: a watch resumed from an old version (answered by an ERROR event with
       // the 410 Status inside a 200 stream, so the log shows the request), then a new list.
-      const mine = (await audit()).filter((e) => e.userAgent === 'podvirt-faults-test' && Date.parse(e.requestReceivedTimestamp) >= resumedAt - 1000);
-      const resumed = mine.find((e) => e.verb === 'watch' && /resourceVersion=\d+/.test(e.requestURI));
-      assert.ok(resumed !== undefined, `a resumed watch in the audit log: ${mine.map((e) => `${e.verb} ${e.requestURI}`).join('\n')}`);
+      // The informer says so before it lists, and the audit log is written behind the requests:
+      // read it until the relist shows.
+      const mine = async (): Promise<AuditEvent[]> => (await audit()).filter((e) => e.userAgent === 'podvirt-faults-test' && Date.parse(e.requestReceivedTimestamp) >= resumedAt - 1000);
+      const resumedWatch = (events: readonly AuditEvent[]): AuditEvent | undefined => events.find((e) => e.verb === 'watch' && /resourceVersion=\d+/.test(e.requestURI));
+      let last: readonly AuditEvent[] = [];
+      const seen = await eventually(async () => {
+        const events = (last = await mine());
+        const watch = resumedWatch(events);
+        return watch !== undefined && events.some((e) => e.verb === 'list' && Date.parse(e.requestReceivedTimestamp) >= Date.parse(watch.requestReceivedTimestamp)) ? events : undefined;
+      }, { what: 'a resumed watch, then a list, in the audit log', deadlineMs: 30_000, detail: () => last.map((e) => `${e.verb} ${e.requestURI}`).join('\n') });
+      const resumed = resumedWatch(seen) ?? assert.fail('a resumed watch');
       const version = Number(/resourceVersion=(\d+)/.exec(resumed.requestURI)?.[1]);
       assert.ok(version < after, `the watch resumed from ${version}, older than the compaction at ${after}`);
-      assert.ok(mine.some((e) => e.verb === 'list' && Date.parse(e.requestReceivedTimestamp) >= Date.parse(resumed.requestReceivedTimestamp)), 'a list after the expired watch');
       const listed = (await suite.custom.listNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' })) as { items: VirtualMachineInstance[] };
       assert.deepEqual([...names].sort(), listed.items.map((v) => v.metadata.name ?? '').sort(), 'the relisted cache holds every VMI');
       report.push(`410: watch resumed from ${version} < ${after}; informer said ${JSON.stringify(logged.map((l) => l.msg))}`);
@@ -345,28 +353,20 @@ describe('faults of the real control plane: no VM lost, no VMI stuck, no write s
   });
 
   test('RBAC from the audit log: nothing the controller or handler asked was refused; every granted permission used or explained', async () => {
-    const events = await audit();
     const manifests = await allManifests();
     const lines: string[] = [];
-    for (const [user, name] of [[CONTROLLER, 'podvirt-controller'], [HANDLER, 'podvirt-handler']] as const) {
-      const mine = requestsOf(events, user);
-      assert.ok(mine.length > 0, `${user} made requests`);
-      const refused = mine.filter((e) => e.responseStatus?.code === 403 || e.annotations?.['authorization.k8s.io/decision'] === 'forbid');
+    for (const name of ['podvirt-controller', 'podvirt-handler'] as const) {
+      const use = await rbacUse(cp().auditLogPath, manifests, 'podvirt', name);
+      assert.ok(use.requests.length > 0, `${name} made requests`);
       const whileStarting = (e: AuditEvent): boolean => notReady.some(([from, to]) => Date.parse(e.requestReceivedTimestamp) >= from && Date.parse(e.requestReceivedTimestamp) <= to);
-      const show = (e: AuditEvent): string => `${e.requestReceivedTimestamp} ${callOf(e)} ${e.requestURI}`;
-      report.push(`${name}: refused while kube-apiserver was starting (retried): ${refused.filter(whileStarting).map(show).join(', ') || 'none'}`);
-      assert.deepEqual(refused.filter((e) => !whileStarting(e)).map(show), [], `${user} was refused by a ready kube-apiserver`);
-      const used = new Set(mine.filter((e) => e.objectRef?.resource !== undefined).map((e) => {
-        const ref = e.objectRef ?? {};
-        return permission(ref.apiGroup ?? '', `${ref.resource ?? ''}${ref.subresource === undefined ? '' : `/${ref.subresource}`}`, e.verb);
-      }));
-      const granted = grants(rulesFor(manifests, 'podvirt', name));
-      for (const p of granted) {
-        if (used.has(p)) continue;
+      report.push(`${name}: refused while kube-apiserver was starting (retried): ${use.refused.filter(whileStarting).map(showRequest).join(', ') || 'none'}`);
+      assert.deepEqual(use.refused.filter((e) => !whileStarting(e)).map(showRequest), [], `${name} was refused by a ready kube-apiserver`);
+      for (const p of use.granted) {
+        if (use.used.has(p)) continue;
         assert.ok(NOT_EXERCISED[p] !== undefined, `${name} is granted ${p}, which the run never used and no reason names (too broad?)`);
       }
-      for (const p of used) assert.ok(granted.includes(p), `${name} used ${p}, which its roles do not grant`);
-      lines.push(`${name}: ${[...countBy(mine, callOf)].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
+      assert.deepEqual(use.ungranted, [], `${name} used permissions its roles do not grant`);
+      lines.push(`${name}: ${[...countBy(use.requests, callOf)].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
     }
     report.push(...lines);
   });

@@ -13,6 +13,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { MigrationStatus, VmiStatus, VmStatus } from '@podvirt/api';
 import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { applyCrds, installManifests } from '../testbed/control-plane/install-podvirt.js';
@@ -21,6 +22,12 @@ import { ROOT } from './ship-manifests-helpers.js';
 import { kubectl, type KubectlResult } from './testbed-helpers.js';
 
 const skip = process.env['PODVIRT_SKIP_REAL_CONTROL_PLANE'] === '1' ? 'PODVIRT_SKIP_REAL_CONTROL_PLANE=1' : false;
+/**
+ * `T` with every field, however deep, required: a status fixture of this type must give a value
+ * to each field podvirt's API types declare, so a field added to them is not forgotten here.
+ */
+type Every<T> = T extends ReadonlyArray<infer U> ? Array<Every<U>> : T extends object ? { [K in keyof T]-?: Every<Exclude<T[K], undefined>> } : T;
+
 const NODE_A = 'node-a';
 const NODE_B = 'node-b';
 
@@ -117,11 +124,14 @@ describe('the real API server on podvirt\'s manifests', { skip }, () => {
   });
 
   describe('a VMI of node A', () => {
-    const status = {
+    const status: Every<VmiStatus> = {
       phase: 'Running',
       nodeName: NODE_A,
       reason: '',
-      conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z' }, { type: 'LiveMigratable', status: 'False', reason: 'InterfaceNotLiveMigratable', message: 'bridge' }],
+      conditions: [
+        { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z', reason: '', message: '' },
+        { type: 'LiveMigratable', status: 'False', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'InterfaceNotLiveMigratable', message: 'bridge' },
+      ],
       interfaces: [{ name: 'default', mac: '02:00:00:00:00:01', ipAddress: '10.200.0.5', ipAddresses: ['10.200.0.5', 'fd10::5'], interfaceName: 'eth0', infoSource: 'domain, guest-agent', queueCount: 1, linkState: 'up', podInterfaceName: 'eth0' }],
       guestOSInfo: { name: 'Debian', kernelRelease: '6.1.0', version: '12', prettyName: 'Debian 12', versionId: '12', kernelVersion: '#1 SMP', machine: 'x86_64', id: 'debian' },
       phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: '2026-01-01T00:00:00Z' }, { phase: 'Running', phaseTransitionTimestamp: '2026-01-01T00:00:01Z' }],
@@ -131,6 +141,7 @@ describe('the real API server on podvirt\'s manifests', { skip }, () => {
       fsFreezeStatus: 'frozen',
       launcherContainerImageVersion: 'podvirt/launcher:0.1.0',
       migrationMethod: 'LiveMigration',
+      evacuationNodeName: NODE_A,
       migrationState: {
         migrationUid: 'u1', sourceNode: NODE_A, sourcePod: 'virt-launcher-a', targetNode: NODE_B, targetPod: 'virt-launcher-b', targetNodeAddress: '10.200.0.9',
         targetDirectMigrationNodePorts: { '41000': 0 }, targetNodeDomainDetected: false, targetNodeDomainReadyTimestamp: '2026-01-01T00:00:02Z',
@@ -152,6 +163,33 @@ describe('the real API server on podvirt\'s manifests', { skip }, () => {
     test('every status field podvirt writes reads back unchanged (nothing pruned by the CRD schema)', async () => {
       const back = JSON.parse(await ok(admin(['get', 'vmi', 'vm-a', '-o', 'json']))) as { status: unknown };
       assert.deepEqual(back.status, status);
+    });
+
+    test('every status field of a VirtualMachine and of a migration reads back unchanged, as the controller writes them', async () => {
+      const condition = { type: 'Ready', status: 'False' as const, lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'PodTerminating', message: 'stopping' };
+      const vmStatus: Every<VmStatus> = {
+        created: true, ready: false, printableStatus: 'Stopping', conditions: [condition],
+        stateChangeRequests: [{ action: 'Stop', uid: '0b7a6c3e-0000-4000-8000-000000000002', data: { force: 'true' } }],
+        startFailure: { consecutiveFailCount: 2, lastFailedVMIUID: '0b7a6c3e-0000-4000-8000-000000000003', retryAfterTimestamp: '2026-01-01T00:00:10Z' },
+        runStrategy: 'Always', desiredGeneration: 2, observedGeneration: 1,
+      };
+      const migrationStatus: Every<MigrationStatus> = {
+        phase: 'Running', conditions: [condition],
+        phaseTransitionTimestamps: [{ phase: 'Pending', phaseTransitionTimestamp: '2026-01-01T00:00:00Z' }, { phase: 'Running', phaseTransitionTimestamp: '2026-01-01T00:00:01Z' }],
+        migrationState: status.migrationState,
+      };
+      const objects: Array<[string, Record<string, unknown>, unknown]> = [
+        ['vm', { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm-p', namespace: 'default' }, spec: { runStrategy: 'Halted', template: { spec: { domain: { devices: {} } } } } }, vmStatus],
+        ['vmim', { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'mig-p', namespace: 'default' }, spec: { vmiName: 'vm-a' } }, migrationStatus],
+      ];
+      for (const [resource, object, written] of objects) {
+        const name = (object['metadata'] as { name: string }).name;
+        await ok(admin(['create', '-f', '-'], JSON.stringify(object)));
+        const current = JSON.parse(await ok(admin(['get', resource, name, '-o', 'json']))) as Record<string, unknown>;
+        await ok(admin(['replace', '--subresource', 'status', '-f', '-'], JSON.stringify({ ...current, status: written })));
+        const back = JSON.parse(await ok(admin(['get', resource, name, '-o', 'json']))) as { status: unknown };
+        assert.deepEqual(back.status, written, `${resource} ${name}`);
+      }
     });
 
     test('podvirt-handler-vmi-restriction: node B may not write it, may write only its migrationState part as the target; the owner may', async () => {

@@ -34,13 +34,80 @@ describe('testbed API server: watch', () => {
     t.after(() => tb.close());
     const core = tb.kubeConfig.makeApiClient(CoreV1Api);
     await core.createNamespacedPod({ namespace: 'default', body: podManifest('existing') as never });
-    const w = await openWatch(`${tb.server.url}${pods}?watch=1&allowWatchBookmarks=true`);
+    const w = await openWatch(`${tb.server.url}${pods}?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dexisting`);
     t.after(() => w.close());
+    await w.until((e) => e.length >= 1);
+    // A change the watch does not see (outside its selector) is progress a bookmark tells.
+    await core.createNamespacedPod({ namespace: 'default', body: podManifest('unseen') as never });
     const events = await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
     assert.deepEqual([events[0]?.type, events[0]?.object.metadata?.name], ['ADDED', 'existing']);
     const bookmark = events.find((e) => e.type === 'BOOKMARK');
     assert.equal(bookmark?.object['kind'], 'Pod');
     assert.equal(bookmark?.object.metadata?.resourceVersion, String(tb.server.revision));
+  });
+
+  test('sendInitialEvents: the current objects whatever the resourceVersion, then the k8s.io/initial-events-end BOOKMARK; =false from a version: no initial objects', async (t) => {
+    const tb = await startTestApiServer();
+    t.after(() => tb.close());
+    const core = tb.kubeConfig.makeApiClient(CoreV1Api);
+    const old = String(tb.server.revision);
+    await core.createNamespacedPod({ namespace: 'default', body: podManifest('one') as never });
+    const w = await openWatch(`${tb.server.url}${pods}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=${old}`);
+    t.after(() => w.close());
+    const events = await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
+    // Not the change since `old` as well: the state not older than it, once.
+    assert.deepEqual(events.map((e) => [e.type, e.object.metadata?.name]), [['ADDED', 'one'], ['BOOKMARK', undefined]]);
+    assert.deepEqual(events[1]?.object.metadata?.annotations, { 'k8s.io/initial-events-end': 'true' });
+    assert.equal(events[1]?.object.metadata?.resourceVersion, String(tb.server.revision));
+
+    const quiet = await openWatch(`${tb.server.url}${pods}?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion=${tb.server.revision}`);
+    t.after(() => quiet.close());
+    await core.createNamespacedPod({ namespace: 'default', body: podManifest('two') as never });
+    const later = await quiet.until((e) => e.length >= 1);
+    assert.deepEqual(later.map((e) => [e.type, e.object.metadata?.name]), [['ADDED', 'two']]);
+  });
+
+  test('a watch with bookmarks gets one 2 s before its timeout ends it, once there is a newer version; without, none', async (t) => {
+    const tb = await startTestApiServer();
+    t.after(() => tb.close());
+    const core = tb.kubeConfig.makeApiClient(CoreV1Api);
+    for (const [bookmarks, change] of [[true, true], [false, true], [true, false]] as const) {
+      const rv = tb.server.revision;
+      const openedAt = Date.now();
+      const w = await openWatch(`${tb.server.url}${pods}?watch=true&timeoutSeconds=3&labelSelector=app%3Dnone&resourceVersion=${rv}${bookmarks ? '&allowWatchBookmarks=true' : ''}`);
+      t.after(() => w.close());
+      if (change) await core.createNamespacedPod({ namespace: 'default', body: podManifest(`p-${String(bookmarks)}`) as never });
+      const marks: number[] = [];
+      if (bookmarks && change) {
+        await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
+        marks.push(Date.now() - openedAt);
+      }
+      await w.ended;
+      const endedAfter = Date.now() - openedAt;
+      const events = await w.until(() => true).catch(() => []);
+      assert.deepEqual(events.map((e) => e.type), bookmarks && change ? ['BOOKMARK'] : []);
+      if (bookmarks && change) assert.equal(events[0]?.object.metadata?.resourceVersion, String(rv + 1));
+      // The server's 10 s interval never came: the one bookmark is the one before the timeout.
+      for (const at of marks) assert.ok(at >= 900 && endedAfter - at >= 1500, `bookmark at ${at} ms, end at ${endedAfter} ms`);
+    }
+  });
+
+  test('sendInitialEvents and resourceVersionMatch are checked as kube-apiserver checks them, 422 naming the field', async (t) => {
+    const tb = await startTestApiServer();
+    t.after(() => tb.close());
+    const cases: Array<[string, string]> = [
+      ['?watch=true&sendInitialEvents=true', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'],
+      ['?watch=true&resourceVersionMatch=NotOlderThan', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'],
+      ['?sendInitialEvents=true&resourceVersion=1&resourceVersionMatch=NotOlderThan', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list'],
+      ['?resourceVersionMatch=Exact', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided'],
+    ];
+    for (const [query, message] of cases) {
+      const res = await fetch(`${tb.server.url}${pods}${query}`);
+      const body = await res.json() as { reason?: string; message?: string; details?: { causes?: Array<{ field?: string }> } };
+      assert.equal(res.status, 422, query);
+      assert.equal(body.reason, 'Invalid');
+      assert.equal(body.message, `ListOptions.meta.k8s.io "" is invalid: ${message}`);
+    }
   });
 
   test('a resourceVersion older than the history gets a 410 Expired ERROR event', async (t) => {

@@ -18,13 +18,31 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@p
 import { repoRoot } from '../testbed/guest/repo-root.js';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { readTcp } from '../testbed/index.js';
-import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+import { rbacUse, showRequest } from './rbac-audit.js';
+import { allManifests } from './ship-manifests-helpers.js';
+import { permission } from './ship-rbac-rules.js';
+import { controlPlaneFromEnv, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
 const CTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
 const VMIM_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstancemigrations' };
 const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
 const MIGRATION_TIMEOUT_MS = 240_000;
+/** What only a migration asks for, by ServiceAccount (the rest the one-node faults run shows). */
+const MIGRATION_PERMISSIONS: Record<string, string[]> = {
+  'podvirt-controller': [
+    permission('kubevirt.io', 'virtualmachineinstancemigrations', 'patch'),
+    permission('kubevirt.io', 'virtualmachineinstancemigrations/status', 'update'),
+    permission('kubevirt.io', 'virtualmachineinstancemigrations', 'list'),
+    permission('kubevirt.io', 'virtualmachineinstancemigrations', 'watch'),
+    permission('', 'pods', 'create'),
+    permission('', 'pods', 'delete'),
+  ],
+  'podvirt-handler': [
+    permission('kubevirt.io', 'virtualmachineinstances/status', 'update'),
+    permission('', 'nodes', 'patch'),
+  ],
+};
 const ALL_PHASES = ['Pending', 'Scheduling', 'Scheduled', 'PreparingTarget', 'TargetReady', 'Running', 'Succeeded'];
 
 describe('live migration on the two-node testbed (podvirtctl migrate, controller, both handlers, real VMs)', () => {
@@ -253,6 +271,21 @@ describe('live migration on the two-node testbed (podvirtctl migrate, controller
     assert.equal(rejected.status?.conditions?.find((c) => c.type === 'MigrationRejected')?.reason, 'VMINotRunning');
     await suite.kubectl(['delete', 'vmi', 'mig-stuck', '--wait=false']);
     await suite.waitForGone('mig-stuck');
+  });
+
+  // On the real lane (scripts/test's real-control-plane pass) kube-apiserver authorised every call
+  // above with the ServiceAccounts' tokens: its audit log shows each migration verb of the
+  // controller's and the handler's ClusterRoles used (real-control-plane-faults, one node, cannot
+  // reach them), nothing refused, nothing used beyond the grants.
+  test('on the real control plane, RBAC from the audit log: the migrations used their verbs, none refused, none beyond the roles', { skip: controlPlaneFromEnv().controlPlane === 'real' ? false : 'the real control plane only (PODVIRT_TESTBED_CONTROL_PLANE=real)' }, async () => {
+    const cp = suite.stack.testbed.controlPlane ?? assert.fail('the stack runs on the real control plane');
+    const manifests = await allManifests();
+    for (const [name, needed] of Object.entries(MIGRATION_PERMISSIONS)) {
+      const use = await rbacUse(cp.auditLogPath, manifests, 'podvirt', name);
+      assert.deepEqual(use.refused.map(showRequest), [], `${name} was refused`);
+      assert.deepEqual(use.ungranted, [], `${name} used permissions its roles do not grant`);
+      assert.deepEqual(needed.filter((p) => !use.used.has(p)), [], `${name} never used these during the migrations`);
+    }
   });
 });
 

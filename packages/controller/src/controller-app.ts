@@ -9,7 +9,7 @@ import { ClusterInformers } from './kube/cluster-informers.js';
 import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js';
 import { KubeLeaseClient } from './leader/kube-lease-client.js';
 import { kubeEvacuationClient, kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
-import { LeaderElector, type LeadershipEnd } from './leader/leader-elector.js';
+import { LeaderElector, type LeaderElectionTimings, type LeadershipEnd } from './leader/leader-elector.js';
 import { QUEUE_NAMES, type ControllerMetrics } from './metrics/controller-metrics.js';
 import { EvacuationController } from './reconcile/evacuation-controller.js';
 import { MigrationController } from './reconcile/migration-controller.js';
@@ -23,6 +23,8 @@ export interface LeaderElectionConfig {
   readonly namespace: string;
   readonly name: string;
   readonly identity: string;
+  /** The `--leader-elect-*` durations; KubeVirt's defaults (15 s, 10 s, 2 s) when unset. */
+  readonly timings?: LeaderElectionTimings | undefined;
 }
 
 export interface ControllerAppOptions {
@@ -223,6 +225,12 @@ export class ControllerApp {
           client: new KubeLeaseClient(client, election.namespace, election.name),
           identity: election.identity,
           log,
+          ...(election.timings && {
+            leaseDurationMs: election.timings.leaseDurationMs,
+            renewDeadlineMs: election.timings.renewDeadlineMs,
+            renewIntervalMs: election.timings.retryPeriodMs,
+            retryIntervalMs: election.timings.retryPeriodMs,
+          }),
         }).run(lifetime.signal, (leading) => runBoth(leading))
       : runBoth(lifetime.signal).then(() => 'stopped' as const);
     return new ControllerApp(informers, events, migrationEvents, { informer: vmInformer, events: vmEvents }, lifetime, done);

@@ -3,9 +3,10 @@
 
 import { parseArgs } from 'node:util';
 import { EVICTION_STRATEGIES, isEvictionStrategy, type EvictionStrategy } from '@podvirt/api';
-import { GoFlagError, parseIntegerFlag } from '@podvirt/api/go-flags';
+import { GoFlagError, parseDurationFlag, parseIntegerFlag } from '@podvirt/api/go-flags';
 import { ControllerError } from './controller-error.js';
 import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
+import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, type LeaderElectionTimings } from './leader/leader-elector.js';
 
 export interface ControllerFlags {
   readonly kubeconfig: string | undefined;
@@ -16,6 +17,8 @@ export interface ControllerFlags {
   readonly leaderElect: boolean;
   readonly leaseNamespace: string;
   readonly leaseName: string;
+  /** `--leader-elect-lease-duration`, `--leader-elect-renew-deadline`, `--leader-elect-retry-period`. */
+  readonly leaderElection: LeaderElectionTimings;
   readonly logLevel: string;
   /** Bind address of /metrics, /healthz and /readyz. */
   readonly httpAddress: string;
@@ -66,6 +69,9 @@ export const CONTROLLER_OPTIONS = {
   'leader-elect': { type: 'boolean', default: false },
   'lease-namespace': { type: 'string', default: 'kube-system' },
   'lease-name': { type: 'string', default: 'podvirt-controller' },
+  'leader-elect-lease-duration': { type: 'string', default: `${DEFAULT_LEASE_DURATION_MS / 1000}s` },
+  'leader-elect-renew-deadline': { type: 'string', default: `${DEFAULT_RENEW_DEADLINE_MS / 1000}s` },
+  'leader-elect-retry-period': { type: 'string', default: `${DEFAULT_RETRY_PERIOD_MS / 1000}s` },
   'log-level': { type: 'string', default: 'info' },
   'http-address': { type: 'string', default: '127.0.0.1' },
   'metrics-port': { type: 'string', default: String(DEFAULT_METRICS_PORT) },
@@ -73,6 +79,45 @@ export const CONTROLLER_OPTIONS = {
   'host-disk-allowed-dir': { type: 'string', multiple: true, default: [] as string[] },
   'eviction-strategy': { type: 'string', default: 'None' },
 } as const;
+
+/** A Lease records its duration in whole seconds, so a shorter one would not mean what it says. */
+const MIN_LEASE_DURATION_MS = 1000;
+
+/**
+ * The three leader-election durations, checked against each other as client-go checks them: the
+ * lease outlasts the renew deadline (else a replica could take over from a leader that still
+ * thinks it leads), and the renew deadline leaves room for more than one retry.
+ */
+function parseLeaderElectionTimings(v: { readonly [K in 'leader-elect-lease-duration' | 'leader-elect-renew-deadline' | 'leader-elect-retry-period']: string }): LeaderElectionTimings {
+  let leaseDurationMs: number;
+  let renewDeadlineMs: number;
+  let retryPeriodMs: number;
+  try {
+    leaseDurationMs = parseDurationFlag('leader-elect-lease-duration', v['leader-elect-lease-duration']);
+    renewDeadlineMs = parseDurationFlag('leader-elect-renew-deadline', v['leader-elect-renew-deadline']);
+    retryPeriodMs = parseDurationFlag('leader-elect-retry-period', v['leader-elect-retry-period']);
+  } catch (err) {
+    if (err instanceof GoFlagError) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err.message, { cause: err });
+    throw err;
+  }
+  const bad = (message: string): never => {
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', message);
+  };
+  if (leaseDurationMs < MIN_LEASE_DURATION_MS || leaseDurationMs % 1000 !== 0) {
+    bad(`--leader-elect-lease-duration must be a whole number of seconds, at least 1s (a Lease stores seconds), got ${v['leader-elect-lease-duration']}`);
+  }
+  if (retryPeriodMs <= 0) bad(`--leader-elect-retry-period must be more than 0, got ${v['leader-elect-retry-period']}`);
+  if (renewDeadlineMs >= leaseDurationMs) {
+    bad(`--leader-elect-renew-deadline (${v['leader-elect-renew-deadline']}) must be shorter than --leader-elect-lease-duration (${v['leader-elect-lease-duration']})`);
+  }
+  if (renewDeadlineMs <= RETRY_JITTER * retryPeriodMs) {
+    bad(`--leader-elect-renew-deadline (${v['leader-elect-renew-deadline']}) must be longer than ${RETRY_JITTER} × --leader-elect-retry-period (${v['leader-elect-retry-period']})`);
+  }
+  return { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
+/** client-go's leader election refuses a renew deadline within this factor of the retry period. */
+const RETRY_JITTER = 1.2;
 
 export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
   let parsed;
@@ -106,6 +151,7 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
     leaderElect: v['leader-elect'],
     leaseNamespace: v['lease-namespace'],
     leaseName: v['lease-name'],
+    leaderElection: parseLeaderElectionTimings(v),
     logLevel: v['log-level'],
     httpAddress: v['http-address'],
     metricsPort: port,

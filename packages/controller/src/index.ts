@@ -26,7 +26,7 @@ export {
   SOCKETS_DIR,
   type LauncherVolume,
 } from './launcher-layout.js';
-export { LeaderElector, type LeaderElectorOptions, type LeadershipEnd } from './leader/leader-elector.js';
+export { LeaderElector, type LeaderElectionTimings, type LeaderElectorOptions, type LeadershipEnd } from './leader/leader-elector.js';
 export type { LeaseClient, LeaseRecord } from './leader/lease-client.js';
 export { FIXED_OVERHEAD_BYTES, memoryOverheadBytes, OVERHEAD_MI, type OverheadInput } from './render/memory-overhead.js';
 export { PodExpectations } from './reconcile/pod-expectations.js';

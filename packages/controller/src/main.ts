@@ -51,10 +51,10 @@ async function main(): Promise<number> {
     workers: flags.workers,
     namespace: flags.namespace,
     instance: identity,
-    leaderElection: flags.leaderElect ? { namespace: flags.leaseNamespace, name: flags.leaseName, identity } : undefined,
+    leaderElection: flags.leaderElect ? { namespace: flags.leaseNamespace, name: flags.leaseName, identity, timings: flags.leaderElection } : undefined,
   });
   ready = true;
-  root.info({ workers: flags.workers, leaderElect: flags.leaderElect, hostDisk: flags.hostDisk }, 'controller started');
+  root.info({ workers: flags.workers, leaderElect: flags.leaderElect, ...(flags.leaderElect && { leaderElection: flags.leaderElection }), hostDisk: flags.hostDisk }, 'controller started');
   const stop = (signal: NodeJS.Signals): void => {
     root.info({ signal }, 'stopping');
     void app.close();

@@ -13,6 +13,7 @@ describe('parseControllerFlags', () => {
       leaderElect: false,
       leaseNamespace: 'kube-system',
       leaseName: 'podvirt-controller',
+      leaderElection: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
       logLevel: 'info',
       httpAddress: '127.0.0.1',
       metricsPort: 8443,
@@ -25,6 +26,7 @@ describe('parseControllerFlags', () => {
     const flags = parseControllerFlags([
       '--kubeconfig', '/k', '--launcher-image=img:1', '--allow-emulation', '--namespace', 'vms',
       '--workers', '8', '--leader-elect', '--lease-namespace', 'podvirt', '--lease-name', 'ctl', '--log-level', 'debug',
+      '--leader-elect-lease-duration', '1m', '--leader-elect-renew-deadline=40s', '--leader-elect-retry-period', '1.5s',
       '--http-address', '10.0.0.5', '--metrics-port', '0',
       '--feature-gates=HostDisk', '--host-disk-allowed-dir', '/var/data', '--host-disk-allowed-dir=/srv/vm-disks',
       '--eviction-strategy=LiveMigrate',
@@ -32,6 +34,7 @@ describe('parseControllerFlags', () => {
     assert.deepEqual(flags, {
       kubeconfig: '/k', launcherImage: 'img:1', allowEmulation: true, namespace: 'vms', workers: 8,
       leaderElect: true, leaseNamespace: 'podvirt', leaseName: 'ctl', logLevel: 'debug',
+      leaderElection: { leaseDurationMs: 60_000, renewDeadlineMs: 40_000, retryPeriodMs: 1_500 },
       httpAddress: '10.0.0.5', metricsPort: 0,
       hostDisk: { enabled: true, allowedDirs: ['/var/data', '/srv/vm-disks'] },
       evictionStrategy: 'LiveMigrate',
@@ -57,6 +60,14 @@ describe('parseControllerFlags', () => {
     [['--host-disk-allowed-dir=/var/data/'], /write it as \/var\/data$/],
     [['--host-disk-allowed-dir=/'], /would allow every file of the node/],
     [['--eviction-strategy=Migrate'], /^--eviction-strategy: "Migrate" is not one of None, LiveMigrate, LiveMigrateIfPossible, External$/],
+    [['--leader-elect-lease-duration=soon'], /leader-elect-lease-duration/],
+    [['--leader-elect-retry-period=-2s'], /leader-elect-retry-period/],
+    [['--leader-elect-retry-period=0s'], /--leader-elect-retry-period must be more than 0/],
+    [['--leader-elect-lease-duration=1500ms'], /--leader-elect-lease-duration must be a whole number of seconds, at least 1s .*got 1500ms/],
+    [['--leader-elect-lease-duration=0s'], /--leader-elect-lease-duration must be a whole number of seconds, at least 1s/],
+    [['--leader-elect-lease-duration=10s'], /--leader-elect-renew-deadline \(10s\) must be shorter than --leader-elect-lease-duration \(10s\)/],
+    [['--leader-elect-renew-deadline=2400ms'], /--leader-elect-renew-deadline \(2400ms\) must be longer than 1\.2 × --leader-elect-retry-period \(2s\)/],
+    [['--leader-elect-retry-period=9s'], /must be longer than 1\.2 × --leader-elect-retry-period \(9s\)/],
   ];
   for (const [argv, message] of refusals) {
     test(`refuses ${argv.join(' ')} naming the flag`, () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { pino } from 'pino';
 import { ControllerError } from '../src/controller-error.js';
-import { LeaderElector, type LeadershipEnd } from '../src/leader/leader-elector.js';
+import { LeaderElector, type LeaderElectorOptions, type LeadershipEnd } from '../src/leader/leader-elector.js';
 import type { LeaseClient, LeaseRecord } from '../src/leader/lease-client.js';
 
 const log = pino({ level: 'silent' });
@@ -57,6 +57,20 @@ async function advance(ms: number): Promise<void> {
   }
 }
 
+/** Replicas a and b on one Lease (a can be cut off from it), and leader work that records who led until its leadership ends. */
+function twoReplicas(timings: Partial<LeaderElectorOptions> = {}) {
+  const lease = new FakeLease();
+  const partitionA = { value: false };
+  const a = new LeaderElector({ client: lease.client(partitionA), identity: 'a', log, ...timings });
+  const b = new LeaderElector({ client: lease.client(), identity: 'b', log, ...timings });
+  const led: string[] = [];
+  const work = (who: string) => async (signal: AbortSignal): Promise<void> => {
+    led.push(who);
+    await new Promise((resolve) => signal.addEventListener('abort', resolve));
+  };
+  return { lease, partitionA, a, b, stop: new AbortController(), led, work };
+}
+
 describe('LeaderElector', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
   afterEach(() => mock.timers.reset());
@@ -90,16 +104,7 @@ describe('LeaderElector', () => {
   });
 
   test('a follower waits while the leader renews, and takes over 15 s after the leader went silent', async () => {
-    const lease = new FakeLease();
-    const partitionA = { value: false };
-    const a = new LeaderElector({ client: lease.client(partitionA), identity: 'a', log });
-    const b = new LeaderElector({ client: lease.client(), identity: 'b', log });
-    const stop = new AbortController();
-    const led: string[] = [];
-    const work = (who: string) => async (signal: AbortSignal): Promise<void> => {
-      led.push(who);
-      await new Promise((resolve) => signal.addEventListener('abort', resolve));
-    };
+    const { lease, partitionA, a, b, stop, led, work } = twoReplicas();
     const runA = a.run(stop.signal, work('a'));
     await flush();
     const runB = b.run(stop.signal, work('b'));
@@ -122,6 +127,37 @@ describe('LeaderElector', () => {
     assert.equal(lease.record?.leaseTransitions, 1);
     const takeover = (lease.record?.acquireTime?.getTime() ?? 0) - cutAt;
     assert.ok(takeover >= 15_000 && takeover <= 19_000, `took over after ${takeover} ms`);
+    stop.abort();
+    await flush();
+    assert.equal(await runB, 'stopped');
+  });
+
+  test('takes the --leader-elect-* timings: renews every retry period, steps down at the renew deadline, a follower waits out the lease duration', async () => {
+    const { lease, partitionA, a, b, stop, led, work } = twoReplicas({ leaseDurationMs: 6_000, renewDeadlineMs: 4_000, renewIntervalMs: 1_000, retryIntervalMs: 1_000 });
+    const runA = a.run(stop.signal, work('a'));
+    await flush();
+    assert.equal(lease.record?.leaseDurationSeconds, 6);
+    const writesBefore = lease.writes;
+    await advance(5_000);
+    assert.equal(lease.writes - writesBefore, 5, 'one renewal a second');
+    const runB = b.run(stop.signal, work('b'));
+    await advance(10_000);
+    assert.deepEqual(led, ['a']);
+    partitionA.value = true;
+    const cutAt = Date.now();
+    let endA: LeadershipEnd | undefined;
+    void runA.then((end) => (endA = end));
+    await advance(3_000);
+    assert.equal(endA, undefined, 'a still within its 4 s renew deadline');
+    await advance(1_000);
+    assert.equal(endA, 'lost', 'a steps down at the 4 s renew deadline');
+    await advance(1_500);
+    assert.deepEqual(led, ['a'], 'b respects the 6 s lease duration');
+    // b measures 6 s from when it saw the last renewal (at most 1 s before the cut), and polls every second.
+    await advance(1_500);
+    assert.deepEqual(led, ['a', 'b']);
+    const takeover = (lease.record?.acquireTime?.getTime() ?? 0) - cutAt;
+    assert.ok(takeover >= 5_000 && takeover <= 7_000, `took over after ${takeover} ms`);
     stop.abort();
     await flush();
     assert.equal(await runB, 'stopped');

@@ -127,14 +127,15 @@ describe('nextVmStatus', () => {
     assert.equal(after.conditions?.some((c) => c.type === 'RestartRequired'), false);
   });
 
-  test("a VMI stored with the defaults podvirt-api's mutating webhook adds is not a template change", () => {
+  test('a VMI stored with the defaults podvirt-api\'s webhook writes is its template: no RestartRequired; a changed template still is', () => {
     const vm = vmFixture();
-    const vmi = vmVmi(vm, 'Running');
-    vmi.spec = applyDefaults(vmi).spec;
-    assert.notDeepEqual(vmi.spec, vm.spec.template.spec, 'the defaults add fields');
-    assert.equal(nextVmStatus(vm, vmi, input).conditions?.some((c) => c.type === 'RestartRequired'), false);
-    vm.spec.template.spec.domain.resources = { requests: { memory: '256Mi' } };
-    assert.equal(nextVmStatus(vm, vmi, input).conditions?.find((c) => c.type === 'RestartRequired')?.status, 'True', 'a real change still counts');
+    const running = vmVmi(vm, 'Running');
+    const stored = { ...running, spec: applyDefaults(running).spec };
+    assert.notDeepEqual(stored.spec, vm.spec.template.spec, 'the defaults add fields');
+    assert.equal(nextVmStatus(vm, stored, input).conditions?.some((c) => c.type === 'RestartRequired'), false);
+    const changed = vmFixture({ generation: 2 });
+    changed.spec.template.spec.domain.resources = { requests: { memory: '256Mi' } };
+    assert.equal(nextVmStatus(changed, stored, input).conditions?.find((c) => c.type === 'RestartRequired')?.status, 'True');
   });
 
   test('a stop request stays until its VMI is gone; a start request until a live VMI exists', () => {

@@ -15,7 +15,7 @@ import { callerOf } from './request-record.js';
 import type { ResourceType } from './resource-type.js';
 import { route, type Route } from './router.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
-import { serveWatch, type WatchHandle } from './watch.js';
+import { checkListOptions, serveWatch, type WatchHandle } from './watch.js';
 
 export interface HandlerOptions {
   bookmarkIntervalMs: number;
@@ -96,7 +96,9 @@ export class RequestHandler {
       return;
     }
     if (method === 'GET' && name === undefined) {
-      if (r.watch || query.get('watch') === 'true' || query.get('watch') === '1') this.#watch(req, res, r, query);
+      const watching = r.watch || query.get('watch') === 'true' || query.get('watch') === '1';
+      checkListOptions(query, watching);
+      if (watching) this.#watch(req, res, r, query);
       else this.#list(req, res, rt, r.namespace, query);
       return;
     }
@@ -174,7 +176,7 @@ export class RequestHandler {
       filter: objectFilter(r.rt, query.get('labelSelector') ?? undefined, query.get('fieldSelector') ?? undefined),
       resourceVersion: query.get('resourceVersion') ?? undefined,
       allowBookmarks: query.get('allowWatchBookmarks') === 'true',
-      sendInitialEvents: query.get('sendInitialEvents') === 'true',
+      sendInitialEvents: query.get('sendInitialEvents') === null ? undefined : query.get('sendInitialEvents') === 'true',
       timeoutSeconds: Math.min(timeout > 0 ? timeout : this.options.maxWatchSeconds, this.options.maxWatchSeconds),
       bookmarkIntervalMs: this.options.bookmarkIntervalMs,
       render: (object, first) => {

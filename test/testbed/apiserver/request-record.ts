@@ -1,5 +1,6 @@
 // What an audit log says about a request, in RBAC's terms (kube-apiserver's RequestInfo): the
-// verb, API group, resource with subresource, namespace and name, and who asked. The testbed
+// verb, API group, resource with subresource, namespace and name, and who asked (and with which
+// client: the User-Agent). The testbed
 // authenticates nobody: a bearer token is taken as the caller's user name, so a component run
 // with its own kubeconfig (token `system:serviceaccount:<ns>:<name>`) is told apart.
 import type { IncomingMessage } from 'node:http';
@@ -9,6 +10,8 @@ import { route } from './router.js';
 export interface RequestRecord {
   /** The bearer token, or '' without one. */
   readonly user: string;
+  /** The User-Agent header, or '' without one. */
+  readonly userAgent: string;
   /** get, list, watch, create, update, patch, delete, deletecollection. */
   readonly verb: string;
   readonly apiGroup: string;
@@ -28,6 +31,7 @@ export function describeRequest(registry: Registry, req: IncomingMessage): Reque
   const watching = r.watch || url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
   return {
     user: callerOf(req),
+    userAgent: req.headers['user-agent'] ?? '',
     verb: verbOf(req.method ?? 'GET', r.name !== undefined, watching),
     apiGroup: r.rt.group,
     resource: r.subresource === undefined ? r.rt.resource : `${r.rt.resource}/${r.subresource}`,

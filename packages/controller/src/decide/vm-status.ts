@@ -4,7 +4,7 @@
 // the VMI's other conditions mirrored), the printable status and the generations. Pure.
 
 import { isDeepStrictEqual } from 'node:util';
-import { applyDefaults, isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmStatus } from '@podvirt/api';
+import { applyDefaults, isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmiSpec, type VmStatus } from '@podvirt/api';
 import { nextStartFailure } from './vm-start-backoff.js';
 import { printableStatus, type PendingWork } from './vm-printable-status.js';
 
@@ -48,16 +48,26 @@ function readyCondition(vmi: VirtualMachineInstance | undefined): { status: 'Tru
 }
 
 /**
- * The template changed since the running VMI was made: the change waits for the next start. The
- * VMI is stored either as the template or, where podvirt-api's mutating webhook runs (as KubeVirt's
- * virt-api defaults a VMI), as the template with applyDefaults' defaults: neither is a change.
+ * A VMI spec with podvirt's defaults, as podvirt-api's mutating webhook stores it at create (the
+ * defaults only fill what is missing, so a stored spec comes back unchanged). A spec that does
+ * not decode is compared as it is.
+ */
+function defaultedSpec(vmi: VirtualMachineInstance, spec: VmiSpec): unknown {
+  try {
+    return applyDefaults({ ...vmi, spec }).spec;
+  } catch {
+    return spec;
+  }
+}
+
+/**
+ * The template changed since the running VMI was made: the change waits for the next start. Both
+ * sides are compared defaulted: where podvirt-api's webhook runs, the stored VMI carries the
+ * defaults its template lacks.
  */
 function restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
   if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined || isFinalPhase(vmi.status?.phase)) return false;
-  const template = vm.spec.template.spec;
-  if (isDeepStrictEqual(vmi.spec, template)) return false;
-  const asDefaulted = applyDefaults({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: vmi.metadata.name ?? '' }, spec: structuredClone(template) } as VirtualMachineInstance).spec;
-  return !isDeepStrictEqual(JSON.parse(JSON.stringify(vmi.spec)), JSON.parse(JSON.stringify(asDefaulted)));
+  return !isDeepStrictEqual(defaultedSpec(vmi, vmi.spec), defaultedSpec(vmi, vm.spec.template.spec));
 }
 
 function failureOf(vmi: VirtualMachineInstance | undefined, failure: VmFailure | undefined): VmFailure | undefined {

@@ -28,9 +28,18 @@ export interface LeaderElectorOptions {
 
 export type LeadershipEnd = 'stopped' | 'lost';
 
+/** KubeVirt's virt-controller's (and client-go's) defaults: 15 s lease, 10 s renew deadline, 2 s retry period. */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
-export const DEFAULT_RENEW_INTERVAL_MS = 2_000;
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+
+/** The durations an operator sets with the controller's `--leader-elect-*` flags. */
+export interface LeaderElectionTimings {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  /** How often the leader renews and a follower tries to acquire. */
+  readonly retryPeriodMs: number;
+}
 
 function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord): boolean {
   return a !== undefined && a.holderIdentity === b.holderIdentity && a.renewTime?.getTime() === b.renewTime?.getTime() && a.resourceVersion === b.resourceVersion;
@@ -45,9 +54,9 @@ export class LeaderElector {
   constructor(options: LeaderElectorOptions) {
     this.#o = {
       leaseDurationMs: DEFAULT_LEASE_DURATION_MS,
-      renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS,
+      renewIntervalMs: DEFAULT_RETRY_PERIOD_MS,
       renewDeadlineMs: DEFAULT_RENEW_DEADLINE_MS,
-      retryIntervalMs: DEFAULT_RENEW_INTERVAL_MS,
+      retryIntervalMs: DEFAULT_RETRY_PERIOD_MS,
       now: Date.now,
       ...options,
     };
