@@ -6,7 +6,8 @@
 // in a containerd container with its device plugins registered, podvirt-api's webhooks called by
 // kube-apiserver on its pod IP. A VMI runs from podvirt/launcher with the containerDisk init
 // containers of podvirt/test-guest and the guest-console-log sidecar; the guest's marker is in
-// `kubectl logs -c guest-console-log`; podvirtctl in the handler's pod pauses and unpauses it;
+// `kubectl logs -c guest-console-log`; the handler's process killed -9 is restarted by the kubelet
+// while the same qemu runs on; podvirtctl in the handler's pod then pauses and unpauses it;
 // delete → Succeeded → no sandbox, container, qemu, mount, cgroup or network namespace of its pod.
 // Closing the node leaves no process, mount, cgroup, network namespace or iptables chain.
 //
@@ -189,22 +190,44 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     const root = repoRoot(import.meta.url);
     const netnsBefore = await cniNetns();
     await admin(['apply', '-f', join(root, 'manifests/examples/vmi-test-guest.yaml')]);
-    await admin(['wait', '--for=jsonpath={.status.phase}=Running', 'vmi/testvm', '--timeout=110s']);
+    await admin(['wait', '--for=jsonpath={.status.phase}=Running', 'vmi/testvm', '--timeout=110s']).catch(async (err: unknown) => {
+      const events = await admin(['get', 'events', '-o', 'jsonpath={range .items[*]}{.involvedObject.name} {.reason}: {.message}{"\\n"}{end}']).catch((e: unknown) => String(e));
+      throw new Error(`${(err as Error).message}\n${events.split('\n').slice(-25).join('\n')}`, { cause: err });
+    });
     const pod = JSON.parse(await admin(['get', 'pods', '-l', 'kubevirt.io/created-by', '-o', 'json'])) as {
-      items: Array<{ metadata: { name: string; uid: string }; spec: { initContainers?: Array<{ name: string; image: string }>; containers: Array<{ name: string; image: string }> } }>;
+      items: Array<{ metadata: { name: string; uid: string }; spec: { initContainers?: Array<{ name: string; image: string; restartPolicy?: string }>; containers: Array<{ name: string; image: string }> } }>;
     };
     assert.equal(pod.items.length, 1);
     const launcher = pod.items[0]!;
     const images = (cs: Array<{ image: string }> | undefined): string[] => [...new Set((cs ?? []).map((c) => c.image))].sort();
     assert.deepEqual(images(launcher.spec.containers), [`podvirt/launcher:${VERSION}`]);
-    assert.deepEqual(images(launcher.spec.initContainers), ['podvirt/test-guest:latest']);
-    assert.ok(launcher.spec.containers.some((c) => c.name === 'guest-console-log'), 'the guest-console-log sidecar');
+    // The containerDisk and kernel-boot init containers, and the guest-console-log sidecar (a restartable init container).
+    assert.deepEqual(images(launcher.spec.initContainers), [`podvirt/launcher:${VERSION}`, 'podvirt/test-guest:latest']);
+    const sidecar = launcher.spec.initContainers?.find((c) => c.name === 'guest-console-log');
+    assert.equal(sidecar?.restartPolicy, 'Always', 'the guest-console-log sidecar');
     assert.match(await node.crictl(['pods', '--name', launcher.metadata.name, '-q']), /^[0-9a-f]{64}$/m);
     assert.ok((await qemuInPods()).length > 0, 'qemu runs in a kubepods cgroup');
     await eventually(async () => (await admin(['logs', launcher.metadata.name, '-c', 'guest-console-log']).catch(() => '')).includes('PODVIRT-GUEST-READY'), { what: 'the guest marker in kubectl logs -c guest-console-log', deadlineMs: 120_000, stepMs: 1_000 });
 
-    // pause/unpause with podvirtctl in the handler's pod (its node API socket is there).
+    // kill -9 the handler's process: the kubelet restarts its container, qemu runs on (same pid),
+    // the VMI stays Running; the restarted handler then pauses and unpauses it.
     const handler = (await admin(['-n', 'podvirt', 'get', 'pods', '-l', 'app.kubernetes.io/name=podvirt-handler', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+    const handlerStatus = async (): Promise<{ restartCount: number; ready: boolean }> =>
+      (JSON.parse(await admin(['-n', 'podvirt', 'get', 'pod', handler, '-o', 'json'])) as { status: { containerStatuses: Array<{ restartCount: number; ready: boolean }> } }).status.containerStatuses[0]!;
+    const qemuBefore = await qemuInPods();
+    const restartsBefore = (await handlerStatus()).restartCount;
+    const container = (await node.crictl(['ps', '--name', 'podvirt-handler', '-q'])).trim();
+    const handlerPid = (JSON.parse(await node.crictl(['inspect', container])) as { info: { pid: number } }).info.pid;
+    assert.ok(handlerPid > 1, `the handler's pid from crictl inspect: ${handlerPid}`);
+    process.kill(handlerPid, 'SIGKILL');
+    await eventually(async () => {
+      const status = await handlerStatus();
+      return status.restartCount > restartsBefore && status.ready;
+    }, { what: 'the handler container restarted by the kubelet and Ready', deadlineMs: 110_000, stepMs: 1_000 });
+    assert.deepEqual(await qemuInPods(), qemuBefore, 'the same qemu runs');
+    assert.equal((await admin(['get', 'vmi', 'testvm', '-o', 'jsonpath={.status.phase}'])).trim(), 'Running');
+
+    // pause/unpause with podvirtctl in the handler's pod (its node API socket is there).
     const paused = async (): Promise<string> => (await admin(['get', 'vmi', 'testvm', '-o', 'jsonpath={.status.conditions[?(@.type=="Paused")].reason}'])).trim();
     assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'pause', 'vmi', 'testvm', '-n', 'default']), /paused/);
     await eventually(async () => (await paused()) === 'PausedByUser', { what: 'the Paused condition', deadlineMs: 30_000, stepMs: 500 });
