@@ -11,11 +11,11 @@
 // delete → Succeeded → no sandbox, container, qemu, mount, cgroup or network namespace of its pod.
 // Closing the node leaves no process, mount, cgroup, network namespace or iptables chain.
 //
-// Not yet in the suite: it has not passed on this machine yet, so it runs only when asked
-// (PODVIRT_REAL_NODE=1, e.g. `PODVIRT_REAL_NODE=1 node scripts/run-tests.mjs e2e/real-node`) and
-// says so in the skip otherwise. Once it passes reliably it runs whenever the suite runs and
-// PODVIRT_SKIP_REAL_NODE=1 is what skips it. Missing binaries or images fail it (scripts/setup
-// and scripts/images make them).
+// It holds the machine-wide paths of a node (test/testbed/real-node/README.md), so it runs in its
+// own pass of scripts/test, the last (PODVIRT_SKIP_REAL_NODE=1 skips that pass, and says so), and
+// alone with `PODVIRT_REAL_NODE=1 node scripts/run-tests.mjs e2e/real-node`; without that variable
+// the main pass skips it and says why. Missing binaries or images fail it (scripts/setup and
+// scripts/images make them).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -33,7 +33,7 @@ import { PodNetwork } from '../testbed/sandbox/pod-network.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 
 // kubectlAs gives kubectl 120 s: every --timeout here stays below it.
-const skip = process.env['PODVIRT_REAL_NODE'] === '1' ? false : 'the real-node lane is not in the suite yet: PODVIRT_REAL_NODE=1 runs it';
+const skip = process.env['PODVIRT_REAL_NODE'] === '1' ? false : 'the real node runs in its own pass of scripts/test (PODVIRT_REAL_NODE=1 runs it)';
 const NODE = 'podvirt-real-node';
 const VERSION = '0.1.0';
 
