@@ -44,7 +44,7 @@ const STOP_GRACE_MS = 15_000;
 
 export class RealNodeError extends Error {
   constructor(
-    readonly code: 'REAL_NODE_BUSY' | 'REAL_NODE_START_FAILED' | 'REAL_NODE_IMAGE_IMPORT_FAILED' | 'REAL_NODE_CLEANUP_FAILED',
+    readonly code: 'REAL_NODE_BUSY' | 'REAL_NODE_START_FAILED' | 'REAL_NODE_IMAGE_IMPORT_FAILED' | 'REAL_NODE_INSTALL_FAILED' | 'REAL_NODE_CLEANUP_FAILED',
     message: string,
     options?: { cause?: unknown },
   ) {
