@@ -5,25 +5,23 @@
 // finishes; the two migratable guests run on the other node with the same boot_id, each moved by
 // exactly one migration, and the third was shut down gracefully; nothing is left on the drained
 // node; `kubectl uncordon` and a new VMI runs there again.
-// Only on the real control plane (PODVIRT_TESTBED_CONTROL_PLANE=real): the in-repo API server
-// serves no pods/eviction subresource and calls no webhooks yet.
+// On both control planes: the in-repo API server serves pods/eviction, PodDisruptionBudgets and
+// calls podvirt-api's webhooks as kube-apiserver does.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
-import { controlPlaneFromEnv, guestVmi, NS, VmiSuite } from './vmi-stack.js';
+import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 import type { KubectlResult } from './testbed-helpers.js';
 
 const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
 /** Two migrations under TCG on a shared machine, each retried by kubectl every 5 s: generous. */
 const DRAIN_TIMEOUT_MS = 600_000;
 const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';
-const REAL = controlPlaneFromEnv().controlPlane === 'real';
-const SKIP = REAL ? false : 'the in-repo API server serves no pods/eviction and calls no webhooks yet (run with PODVIRT_TESTBED_CONTROL_PLANE=real)';
 
-describe('kubectl drain of a node holding three VMIs (LiveMigrate, LiveMigrateIfPossible, None)', { skip: SKIP }, () => {
+describe('kubectl drain of a node holding three VMIs (LiveMigrate, LiveMigrateIfPossible, None)', () => {
   const suite = VmiSuite.setUp({ stack: { nodes: 2 } });
   const quiet = { step: () => undefined, detail: () => undefined };
 
