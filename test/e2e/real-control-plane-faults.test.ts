@@ -38,9 +38,11 @@ const HANDLER = serviceAccountUser('podvirt', 'podvirt-handler');
 const DOWN_MS = 6_000;
 // etcd stopped: its stop, this pause and the API server's reconnection stay within that deadline too.
 const ETCD_DOWN_MS = 3_000;
-const HEARTBEAT = '4s';
+// The handler beats every 2–4.4 s (its interval plus up to 1.2 × of jitter), so at least one beat
+// falls in DOWN_MS and fails, which its log must say; a 4 s interval could span the outage.
+const HEARTBEAT = '2s';
 // Writes per ServiceAccount in one fault window (down time + recovery, ~30-60 s). A healthy run
-// writes a heartbeat every 4 s and a few status updates; a retry loop without backoff writes
+// writes a heartbeat every 3.2 s on average and a few status updates; a retry loop without backoff writes
 // hundreds in that time.
 const MAX_WRITES_PER_FAULT = 40;
 const FINAL_PHASE_BOUND_MS = 120_000;
@@ -61,6 +63,7 @@ const NOT_EXERCISED: Record<string, string> = {
   [permission('kubevirt.io', 'virtualmachineinstances', 'delete')]: 'a VirtualMachine stopped or restarted (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachines', 'patch')]: 'a Halted VirtualMachine asked to start (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachines/status', 'update')]: 'a VirtualMachine\'s status (vm-lifecycle e2e)',
+  [permission('kubevirt.io', 'virtualmachineinstances/status', 'patch')]: 'clearing status.evacuationNodeName once an evacuated VMI left its node (vmi-drain e2e)',
   [permission('kubevirt.io', 'virtualmachines', 'get')]: 'a fresh read of a VirtualMachine before it adopts an ownerless VMI of its name (controller-vm e2e)',
   // Never a request of their own: kube-apiserver's OwnerReferencesPermissionEnforcement asks the
   // authorizer for it when a launcher pod (owner: the VMI) or a VM's VMI carries
