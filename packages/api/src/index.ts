@@ -89,3 +89,15 @@ export { RUN_STRATEGIES, runStrategyOf, validateVm } from './validate-vm.js';
 export { templateVmi } from './vm-template-vmi.js';
 export type * from './types/vm.js';
 export { vmReference } from './vm-reference.js';
+export {
+  hotplugVolumeNames,
+  isHotplugVolume,
+  validateAddVolumeOptions,
+  withVolumeAdded,
+  withVolumeRemoved,
+  type AddVolumeOptions,
+  type HotplugSpec,
+  type HotplugVolumeSource,
+  type RemoveVolumeOptions,
+} from './hotplug-volume.js';
+export { VOLUME_PHASES, VolumePhase } from './volume-phases.js';
