@@ -181,6 +181,8 @@ export class RealControlPlane {
           '--kubelet-preferred-address-types=InternalIP', `--kubelet-certificate-authority=${pki.caCert}`,
           // The kubernetes Service's endpoint would be 127.0.0.1, which Endpoints refuse; nothing here needs it.
           '--endpoint-reconciler-type=none', '--profiling=false',
+          // No kube-proxy: a webhook's (or aggregated API's) Service is called on one of its endpoints' pod IPs, not its ClusterIP.
+          '--enable-aggregator-routing=true',
           // Blocking mode (the log backend's default): an event is on disk before its answer, so a kill -9 loses none.
           `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${this.auditLogPath}`];
       case 'kube-controller-manager':
