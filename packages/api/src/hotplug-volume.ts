@@ -3,6 +3,7 @@
 // spec) it makes. podvirtctl applies it through the API server today; a subresource can apply the
 // same edit later, so the rules live here and not in a client.
 
+import { isDeepStrictEqual } from 'node:util';
 import type { FieldError } from './field-error.js';
 import type { Disk } from './types/devices.js';
 import type { Volume } from './types/volumes.js';
@@ -143,4 +144,30 @@ export function validateHotplugDisks(v: Validation, spec: Record<string, unknown
     checkScsi(v, `${at}.disk.bus`, isRawObject(disk['disk']) ? disk['disk']['bus'] : undefined);
     if (disk['bootOrder'] !== undefined) v.add(`${at}.bootOrder`, 'Forbidden', `a hotpluggable volume's disk cannot be a boot device`);
   });
+}
+
+function withoutHotplug(spec: unknown): unknown {
+  if (!isRawObject(spec)) return spec;
+  const volumes = Array.isArray(spec['volumes']) ? spec['volumes'] : [];
+  const hotplugged = new Set(
+    volumes.flatMap((v: unknown) => (isRawObject(v) && isRawObject(v['persistentVolumeClaim']) && v['persistentVolumeClaim']['hotpluggable'] === true ? [v['name']] : [])),
+  );
+  const domain = isRawObject(spec['domain']) ? spec['domain'] : {};
+  const devices = isRawObject(domain['devices']) ? domain['devices'] : {};
+  const disks = Array.isArray(devices['disks']) ? devices['disks'] : undefined;
+  const keep = (item: unknown): boolean => !(isRawObject(item) && hotplugged.has(item['name']));
+  return {
+    ...spec,
+    volumes: volumes.filter(keep),
+    domain: { ...domain, devices: { ...devices, ...(disks === undefined ? {} : { disks: disks.filter(keep) }) } },
+  };
+}
+
+/**
+ * Whether a running VMI's spec change is only hotplug: hotpluggable volumes (with their disks)
+ * added or removed, everything else as it was. The one spec change of a VMI KubeVirt admits
+ * (its addvolume/removevolume subresources make it); the new spec is then checked whole.
+ */
+export function isHotplugEdit(oldSpec: unknown, newSpec: unknown): boolean {
+  return isDeepStrictEqual(withoutHotplug(oldSpec), withoutHotplug(newSpec));
 }

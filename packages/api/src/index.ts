@@ -93,6 +93,7 @@ export type * from './types/vm.js';
 export { vmReference } from './vm-reference.js';
 export {
   hotplugVolumeNames,
+  isHotplugEdit,
   isHotplugVolume,
   validateAddVolumeOptions,
   withVolumeAdded,
