@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkVmi } from '@podvirt/api';
-import { ADMISSION_PATHS } from '@podvirt/podvirt-api';
+import { ADMISSION_PATHS, POD_EVICTION_PATH } from '@podvirt/podvirt-api';
 import { stringify } from 'yaml';
 import { guestImage } from '../testbed/index.js';
 import { allManifests, at, container, docs, find, ROOT, type ManifestDoc } from './ship-manifests-helpers.js';
@@ -129,14 +129,19 @@ describe('install manifests', () => {
   test('podvirt-api\'s webhooks: paths it serves, behind its Service, main resources only, fail closed with a short timeout', () => {
     const hooks = ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].flatMap((kind) =>
       docs(at(find(manifests, kind, kind.startsWith('Validating') ? 'podvirt-api-validator' : 'podvirt-api-mutator'), 'webhooks')));
-    assert.deepEqual(hooks.map((h) => at(h, 'clientConfig', 'service', 'path')).sort(), Object.keys(ADMISSION_PATHS).sort());
+    assert.deepEqual(hooks.map((h) => at(h, 'clientConfig', 'service', 'path')).sort(), [...Object.keys(ADMISSION_PATHS), POD_EVICTION_PATH].sort());
     const service = find(manifests, 'Service', 'podvirt-api');
     for (const h of hooks) {
       assert.equal(at(h, 'clientConfig', 'service', 'name'), at(service, 'metadata', 'name'));
       assert.equal(at(h, 'clientConfig', 'service', 'namespace'), at(service, 'metadata', 'namespace'));
       assert.equal(at(h, 'failurePolicy'), 'Fail');
       assert.ok(Number(at(h, 'timeoutSeconds')) <= 10);
-      for (const rule of docs(at(h, 'rules'))) assert.ok((rule['resources'] as string[]).every((r) => !r.includes('/')), 'no subresource (status writes stay off)');
+      // Status writes stay off; the one subresource is an eviction, and only of launcher pods.
+      for (const rule of docs(at(h, 'rules'))) assert.ok((rule['resources'] as string[]).every((r) => !r.includes('/') || r === 'pods/eviction'), 'no subresource but pods/eviction');
+      if (at(h, 'clientConfig', 'service', 'path') === POD_EVICTION_PATH) {
+        assert.match(String(at(h, 'matchConditions', 0, 'expression')), /startsWith\('virt-launcher-'\)/);
+        assert.equal(at(h, 'sideEffects'), 'NoneOnDryRun');
+      }
     }
     const args = (at(container(find(manifests, 'Deployment', 'podvirt-api')), 'args') as string[]).join(' ');
     assert.match(args, /--namespace=\$\(POD_NAMESPACE\)/);

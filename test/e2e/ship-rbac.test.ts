@@ -37,6 +37,9 @@ const NOT_EXERCISED: Record<string, string> = {
   [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'get')]: 'a re-read after a conflicting write only',
   [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'patch')]: 'a migration\'s finalizer, in the migration e2e',
   [permission('kubevirt.io', 'virtualmachineinstancemigrations/status', 'update')]: 'a migration\'s status, in the migration e2e',
+  // Evacuation: only a launcher pod's eviction (kubectl drain) makes the controller act.
+  [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'create')]: 'a migration away from a drained node, in the drain e2e',
+  [permission('kubevirt.io', 'virtualmachineinstances/status', 'patch')]: 'the evacuation mark cleared, in the drain e2e',
   // The controller writes VirtualMachines and their VMIs only when a VM exists; this scenario
   // runs bare VMIs (test/e2e/vm-lifecycle runs VMs).
   [permission('kubevirt.io', 'virtualmachineinstances', 'create')]: 'a VM\'s VMI, in the VM e2e',

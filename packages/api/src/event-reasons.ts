@@ -32,6 +32,12 @@ export const EventReason = {
   Migrated: 'Migrated',
   /** Warning: the migration ended without moving the VMI; the message says why. */
   MigrationFailed: 'MigrationFailed',
+  /** Normal (evacuation): a migration away from the node an eviction named was created. */
+  SuccessfulCreateVirtualMachineInstanceMigration: 'SuccessfulCreateVirtualMachineInstanceMigration',
+  /** Warning (evacuation): that migration could not be created; the message says why. */
+  FailedCreateVirtualMachineInstanceMigration: 'FailedCreateVirtualMachineInstanceMigration',
+  /** Warning: an eviction was refused because the VMI must migrate (LiveMigrate) and cannot. */
+  EvictionNotMigratable: 'EvictionNotMigratable',
 } as const;
 
 export type EventReason = (typeof EventReason)[keyof typeof EventReason];

@@ -18,6 +18,13 @@ export { kubeTime } from './kube-time.js';
 export { checkVmi, decodeVmi, MAX_VMI_DEPTH, type DecodeOptions } from './decode-vmi.js';
 export { jsonDepthExcess, type DepthExcess } from './json-depth.js';
 export { EventReason, EventType } from './event-reasons.js';
+export {
+  DEFAULT_EVICTION_STRATEGY,
+  effectiveEvictionStrategy,
+  EVICTION_STRATEGIES,
+  EvictionStrategy,
+  isEvictionStrategy,
+} from './eviction-strategy.js';
 export { formatFieldError, formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
 export { deriveFirmwareUuid, FIRMWARE_UUID_NAMESPACE, nameBasedUuid } from './firmware-uuid.js';
 export {

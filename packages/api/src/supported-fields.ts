@@ -86,5 +86,6 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
     architecture: true,
     terminationGracePeriodSeconds: true,
     nodeSelector: 'any',
+    evictionStrategy: true,
   },
 };

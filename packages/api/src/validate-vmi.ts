@@ -1,6 +1,7 @@
 // validateVmi: every problem in a raw VMI object, as Kubernetes-style field errors. Pure: no
 // I/O, no clock. It checks the fields podvirt supports; findUnsupportedFields names the rest.
 
+import { EVICTION_STRATEGIES } from './eviction-strategy.js';
 import type { FieldError } from './field-error.js';
 import { VMI_ACCEPTED_API_VERSIONS, VMI_KIND } from './group-version.js';
 import { VMI_PHASES } from './phases.js';
@@ -48,6 +49,7 @@ function validateSpec(v: Validation, spec: Record<string, unknown>): void {
   v.oneOf('spec.architecture', spec['architecture'], ['amd64']);
   v.integer('spec.terminationGracePeriodSeconds', spec['terminationGracePeriodSeconds'], 0, MAX_GRACE_PERIOD_SECONDS);
   v.stringMap('spec.nodeSelector', spec['nodeSelector']);
+  v.oneOf('spec.evictionStrategy', spec['evictionStrategy'], EVICTION_STRATEGIES);
   validateReferences(v, spec);
   validateHotplugDisks(v, spec);
 }
@@ -60,6 +62,7 @@ function validateStatus(v: Validation, value: unknown): void {
   // An empty phase is what a VMI has before anyone processed it.
   if (status['phase'] !== '') v.oneOf('status.phase', status['phase'], VMI_PHASES.filter((phase) => phase !== ''));
   v.string('status.nodeName', status['nodeName']);
+  v.string('status.evacuationNodeName', status['evacuationNodeName']);
   v.array('status.conditions', status['conditions'])?.forEach((item, i) => {
     const at = indexPath('status.conditions', i);
     const condition = v.object(at, item, true);

@@ -182,6 +182,12 @@ const ROWS: Row[] = [
   ['grace period zero', fullVmi, [['spec.terminationGracePeriodSeconds', 0]], []],
   ['node selector value a number', fullVmi, [['spec.nodeSelector', { a: 1 }]], ['spec.nodeSelector[a] TypeInvalid']],
   ['node selector an array', fullVmi, [['spec.nodeSelector', []]], ['spec.nodeSelector TypeInvalid']],
+  ['eviction strategy LiveMigrate', fullVmi, [['spec.evictionStrategy', 'LiveMigrate']], []],
+  ['eviction strategy External', fullVmi, [['spec.evictionStrategy', 'External']], []],
+  ['eviction strategy unknown', fullVmi, [['spec.evictionStrategy', 'Migrate']], ['spec.evictionStrategy NotSupported']],
+  ['eviction strategy lower case', fullVmi, [['spec.evictionStrategy', 'livemigrate']], ['spec.evictionStrategy NotSupported']],
+  ['eviction strategy a number', fullVmi, [['spec.evictionStrategy', 1]], ['spec.evictionStrategy TypeInvalid']],
+  ['evacuation node a number', fullVmi, [['status.evacuationNodeName', 1]], ['status.evacuationNodeName TypeInvalid']],
   // status
   ['status phase unknown', fullVmi, [['status', { phase: 'Exploded' }]], ['status.phase NotSupported']],
   ['status phase empty', fullVmi, [['status', { phase: '' }]], []],

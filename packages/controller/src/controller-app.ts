@@ -2,15 +2,16 @@
 // leader election, wired together with one lifetime. main.ts and the end-to-end tests both
 // start it through here.
 
-import { migrationReference, vmiReference, vmReference, type ObjectReference, type VirtualMachine, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { DEFAULT_EVICTION_STRATEGY, migrationReference, vmiReference, vmReference, type EvictionStrategy, type ObjectReference, type VirtualMachine, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EventRecorder, KubeEventSink, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import { ClusterInformers } from './kube/cluster-informers.js';
 import { HOST_DISK_OFF, type HostDiskPolicy } from './decide/host-disk-policy.js';
 import { KubeLeaseClient } from './leader/kube-lease-client.js';
-import { kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
+import { kubeEvacuationClient, kubeMigrationClient, kubePodClient, kubeVmiClient } from './kube/kube-clients.js';
 import { LeaderElector, type LeadershipEnd } from './leader/leader-elector.js';
 import { QUEUE_NAMES, type ControllerMetrics } from './metrics/controller-metrics.js';
+import { EvacuationController } from './reconcile/evacuation-controller.js';
 import { MigrationController } from './reconcile/migration-controller.js';
 import { PodExpectations } from './reconcile/pod-expectations.js';
 import { VmiController } from './reconcile/vmi-controller.js';
@@ -44,6 +45,8 @@ export interface ControllerAppOptions {
   readonly unschedulableTimeoutMs?: number;
   /** Told about phase transitions, both queues and leadership (/metrics). */
   readonly metrics?: ControllerMetrics;
+  /** The eviction strategy of a VMI that names none; None when unset. */
+  readonly evictionStrategy?: EvictionStrategy;
 }
 
 export const DEFAULT_LEASE_NAME = 'podvirt-controller';
@@ -100,12 +103,16 @@ export class ControllerApp {
         controller.vmiChanged(vmi);
         migrations.vmiChanged(vmi);
         vms.vmiChanged(vmi);
+        evacuations.vmiChanged(vmi);
       },
       onPod: (pod, change) => {
         controller.podChanged(pod, change);
         migrations.podChanged(pod, change);
       },
-      onMigration: (vmim) => migrations.migrationChanged(vmim),
+      onMigration: (vmim) => {
+        migrations.migrationChanged(vmim);
+        evacuations.migrationChanged(vmim);
+      },
       onClaim: (claim) => controller.claimChanged(claim),
       onMountFailure: (pod) => {
         controller.podChanged(pod, 'update');
@@ -158,6 +165,18 @@ export class ControllerApp {
         ...(options.unschedulableTimeoutMs === undefined ? {} : { unschedulableTimeoutMs: options.unschedulableTimeoutMs }),
       },
     });
+    const evacuations: EvacuationController = new EvacuationController({
+      log: log.child({ subcomponent: 'evacuation' }),
+      workers: 1,
+      deps: {
+        vmis: informers,
+        migrations: informers,
+        client: kubeEvacuationClient(client),
+        events,
+        clusterDefault: options.evictionStrategy ?? DEFAULT_EVICTION_STRATEGY,
+        now: () => new Date(),
+      },
+    });
     const vmInformer = new VmInformer({
       client,
       log,
@@ -193,7 +212,7 @@ export class ControllerApp {
     const runBoth = async (signal: AbortSignal): Promise<void> => {
       metrics?.setLeading(true);
       try {
-        await Promise.all([controller.run(signal), migrations.run(signal), vms.run(signal)]);
+        await Promise.all([controller.run(signal), migrations.run(signal), vms.run(signal), evacuations.run(signal)]);
       } finally {
         metrics?.setLeading(false);
       }

@@ -2,6 +2,7 @@
 // supplies argv and the environment.
 
 import { parseArgs } from 'node:util';
+import { EVICTION_STRATEGIES, isEvictionStrategy, type EvictionStrategy } from '@podvirt/api';
 import { GoFlagError, parseIntegerFlag } from '@podvirt/api/go-flags';
 import { ControllerError } from './controller-error.js';
 import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
@@ -22,6 +23,8 @@ export interface ControllerFlags {
   readonly metricsPort: number;
   /** `--feature-gates` (HostDisk) and `--host-disk-allowed-dir`. */
   readonly hostDisk: HostDiskPolicy;
+  /** The cluster's eviction strategy, for a VMI that names none (KubeVirt's `evictionStrategy` setting). */
+  readonly evictionStrategy: EvictionStrategy;
 }
 
 /** The gates `--feature-gates` knows, by KubeVirt's names. */
@@ -68,6 +71,7 @@ export const CONTROLLER_OPTIONS = {
   'metrics-port': { type: 'string', default: String(DEFAULT_METRICS_PORT) },
   'feature-gates': { type: 'string', multiple: true, default: [] as string[] },
   'host-disk-allowed-dir': { type: 'string', multiple: true, default: [] as string[] },
+  'eviction-strategy': { type: 'string', default: 'None' },
 } as const;
 
 export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
@@ -89,6 +93,10 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
   if (!/^\d+$/.test(v['metrics-port']) || port > 65_535) {
     throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--metrics-port must be a port number (0: any free port), got ${v['metrics-port']}`);
   }
+  const evictionStrategy = v['eviction-strategy'];
+  if (!isEvictionStrategy(evictionStrategy)) {
+    throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--eviction-strategy: ${JSON.stringify(evictionStrategy)} is not one of ${EVICTION_STRATEGIES.join(', ')}`);
+  }
   return {
     kubeconfig: v.kubeconfig,
     launcherImage: v['launcher-image'],
@@ -105,5 +113,6 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
       enabled: parseFeatureGates(v['feature-gates']).has(HOST_DISK_GATE),
       allowedDirs: [...new Set(v['host-disk-allowed-dir'].map(checkAllowedDir))],
     },
+    evictionStrategy,
   };
 }

@@ -47,6 +47,7 @@ async function main(): Promise<number> {
     launcherImage: flags.launcherImage ?? defaultLauncherImage(),
     allowEmulation: flags.allowEmulation,
     hostDisk: flags.hostDisk,
+    evictionStrategy: flags.evictionStrategy,
     workers: flags.workers,
     namespace: flags.namespace,
     instance: identity,

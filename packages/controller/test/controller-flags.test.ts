@@ -17,6 +17,7 @@ describe('parseControllerFlags', () => {
       httpAddress: '127.0.0.1',
       metricsPort: 8443,
       hostDisk: { enabled: false, allowedDirs: [] },
+      evictionStrategy: 'None',
     });
   });
 
@@ -26,12 +27,14 @@ describe('parseControllerFlags', () => {
       '--workers', '8', '--leader-elect', '--lease-namespace', 'podvirt', '--lease-name', 'ctl', '--log-level', 'debug',
       '--http-address', '10.0.0.5', '--metrics-port', '0',
       '--feature-gates=HostDisk', '--host-disk-allowed-dir', '/var/data', '--host-disk-allowed-dir=/srv/vm-disks',
+      '--eviction-strategy=LiveMigrate',
     ]);
     assert.deepEqual(flags, {
       kubeconfig: '/k', launcherImage: 'img:1', allowEmulation: true, namespace: 'vms', workers: 8,
       leaderElect: true, leaseNamespace: 'podvirt', leaseName: 'ctl', logLevel: 'debug',
       httpAddress: '10.0.0.5', metricsPort: 0,
       hostDisk: { enabled: true, allowedDirs: ['/var/data', '/srv/vm-disks'] },
+      evictionStrategy: 'LiveMigrate',
     });
   });
 
@@ -53,6 +56,7 @@ describe('parseControllerFlags', () => {
     [['--host-disk-allowed-dir=/var//data'], /write it as \/var\/data$/],
     [['--host-disk-allowed-dir=/var/data/'], /write it as \/var\/data$/],
     [['--host-disk-allowed-dir=/'], /would allow every file of the node/],
+    [['--eviction-strategy=Migrate'], /^--eviction-strategy: "Migrate" is not one of None, LiveMigrate, LiveMigrateIfPossible, External$/],
   ];
   for (const [argv, message] of refusals) {
     test(`refuses ${argv.join(' ')} naming the flag`, () => {

@@ -92,6 +92,11 @@ export class ResourceClient<T extends KubeObject> {
     return this.#client.request<T>({ method: 'PATCH', path: this.objectPath(namespace, name), body: patch, contentType: MERGE_PATCH, ...opt(signal) });
   }
 
+  /** A JSON merge patch of the status subresource (what the object's own patch leaves untouched). */
+  async mergePatchStatus(namespace: string | undefined, name: string, patch: unknown, signal?: AbortSignal): Promise<T> {
+    return this.#client.request<T>({ method: 'PATCH', path: `${this.objectPath(namespace, name)}/status`, body: patch, contentType: MERGE_PATCH, ...opt(signal) });
+  }
+
   /**
    * Deletes the object; false when it was gone already. With `uid`, only that incarnation is
    * deleted: a namesake made since fails the precondition (409), which means ours is gone too.

@@ -2,9 +2,13 @@
 // CA bundle), then the HTTPS port kube-apiserver calls, then the renewal loop. close() stops the
 // loop and the port, bounded.
 
+import { DEFAULT_EVICTION_STRATEGY, type EvictionStrategy } from '@podvirt/api';
 import type { KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
-import { handleAdmission, isAdmissionPath } from './admission/admission-handler.js';
+import { handleAdmission, isAdmissionPath, type AdmissionPaths } from './admission/admission-handler.js';
+import { ADMISSION_PATHS, POD_EVICTION_PATH } from './admission/admitters.js';
+import { kubeEvictionDeps, type KubeEvictionDeps } from './admission/kube-eviction-deps.js';
+import { podEvictionAdmitter } from './admission/pod-eviction-admitter.js';
 import type { ApiMetrics } from './metrics/api-metrics.js';
 import { SecureServer } from './server/secure-server.js';
 import { validityOf } from './tls/certificate-authority.js';
@@ -23,18 +27,24 @@ export interface ApiAppOptions {
   readonly mutatingWebhooks: readonly string[];
   readonly bindAddress: string;
   readonly securePort: number;
+  /** The eviction webhook's default for a VMI without `spec.evictionStrategy`; None when unset. */
+  readonly evictionStrategy?: EvictionStrategy;
+  /** Names this replica in the Events it records. */
+  readonly instance?: string;
 }
 
 export class ApiApp {
   readonly #server: SecureServer;
   readonly #stop: AbortController;
   readonly #loop: Promise<void>;
+  readonly #eviction: KubeEvictionDeps;
   #closing: Promise<void> | undefined;
 
-  private constructor(server: SecureServer, stop: AbortController, loop: Promise<void>) {
+  private constructor(server: SecureServer, stop: AbortController, loop: Promise<void>, eviction: KubeEvictionDeps) {
     this.#server = server;
     this.#stop = stop;
     this.#loop = loop;
+    this.#eviction = eviction;
   }
 
   get securePort(): number {
@@ -63,20 +73,23 @@ export class ApiApp {
     });
     const first = await certs.ensure();
     const webhookLog = o.log.child({ subcomponent: 'admission' });
+    const eviction = kubeEvictionDeps(o.client, webhookLog, o.evictionStrategy ?? DEFAULT_EVICTION_STRATEGY, o.instance ?? 'podvirt-api');
+    const admitters: AdmissionPaths = { ...ADMISSION_PATHS, [POD_EVICTION_PATH]: podEvictionAdmitter(eviction.deps) };
+    // Nothing is recorded before the server listens, so a failed listen leaves no Event pending.
     const server = await SecureServer.listen({
       host: o.bindAddress,
       port: o.securePort,
       serving: first.serving,
       handler: async (req, res) => {
         const path = new URL(req.url ?? '/', 'https://localhost').pathname;
-        if (isAdmissionPath(path)) return handleAdmission(path, req, res, { log: webhookLog, metrics: o.metrics });
+        if (isAdmissionPath(path, admitters)) return handleAdmission(path, req, res, { log: webhookLog, metrics: o.metrics, admitters });
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end(`nothing at ${path}\n`);
       },
     });
     serving.server = server;
     const stop = new AbortController();
-    return new ApiApp(server, stop, certs.run(stop.signal));
+    return new ApiApp(server, stop, certs.run(stop.signal), eviction);
   }
 
   close(): Promise<void> {
@@ -84,6 +97,7 @@ export class ApiApp {
       this.#stop.abort();
       await this.#loop;
       await this.#server.close();
+      await this.#eviction.close();
     })();
     return this.#closing;
   }

@@ -1,6 +1,7 @@
 // Command-line flags of podvirt-api. Parsing is pure so it can be tested; main.ts supplies argv.
 
 import { parseArgs } from 'node:util';
+import { EVICTION_STRATEGIES, isEvictionStrategy, type EvictionStrategy } from '@podvirt/api';
 import { GoFlagError, parseDurationFlag, parseIntegerFlag } from '@podvirt/api/go-flags';
 import { PodvirtApiError } from './api-error.js';
 import { checkPolicy, type RotationPolicy } from './tls/rotation-plan.js';
@@ -23,6 +24,8 @@ export interface ApiFlags {
   readonly validatingWebhookConfiguration: string;
   readonly mutatingWebhookConfiguration: string;
   readonly rotation: RotationPolicy;
+  /** The cluster's eviction strategy, for a VMI that names none (the same as podvirt-controller's). */
+  readonly evictionStrategy: EvictionStrategy;
 }
 
 /** virt-api serves on 8443. */
@@ -47,6 +50,7 @@ export const API_OPTIONS = {
   'ca-renew-before': { type: 'string', default: '48h' },
   'cert-duration': { type: 'string', default: '24h' },
   'cert-renew-before': { type: 'string', default: '12h' },
+  'eviction-strategy': { type: 'string', default: 'None' },
 } as const;
 
 function bad(message: string, cause?: unknown): PodvirtApiError {
@@ -74,6 +78,8 @@ export function parseApiFlags(argv: readonly string[]): ApiFlags {
     for (const san of sans) {
       if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$|^[\d.]+$|^[0-9a-fA-F:]+$/.test(san)) throw bad(`--tls-san: ${JSON.stringify(san)} is neither a DNS name nor an IP address`);
     }
+    const evictionStrategy = v['eviction-strategy'];
+    if (!isEvictionStrategy(evictionStrategy)) throw bad(`--eviction-strategy: ${JSON.stringify(evictionStrategy)} is not one of ${EVICTION_STRATEGIES.join(', ')}`);
     return {
       kubeconfig: v.kubeconfig,
       namespace: v.namespace,
@@ -88,6 +94,7 @@ export function parseApiFlags(argv: readonly string[]): ApiFlags {
       validatingWebhookConfiguration: v['validating-webhook-configuration'],
       mutatingWebhookConfiguration: v['mutating-webhook-configuration'],
       rotation,
+      evictionStrategy,
     };
   } catch (err) {
     if (err instanceof GoFlagError) throw bad(err.message, err);

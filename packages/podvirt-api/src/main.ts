@@ -51,6 +51,8 @@ async function main(): Promise<number> {
       mutatingWebhooks: [flags.mutatingWebhookConfiguration],
       bindAddress: flags.bindAddress,
       securePort: flags.securePort,
+      evictionStrategy: flags.evictionStrategy,
+      ...(process.env['POD_NAME'] === undefined ? {} : { instance: process.env['POD_NAME'] }),
     });
   } catch (err) {
     root.fatal({ err }, 'cannot start');

@@ -10,6 +10,8 @@ describe('parseApiFlags', () => {
     assert.equal(f.securePort, 8443);
     assert.equal(f.metricsPort, 8080);
     assert.equal(f.namespace, 'podvirt');
+    assert.equal(f.evictionStrategy, 'None');
+    assert.equal(parseApiFlags(['--eviction-strategy=LiveMigrateIfPossible']).evictionStrategy, 'LiveMigrateIfPossible');
     assert.deepEqual(f.rotation, { caDurationMs: 168 * HOUR, caRenewBeforeMs: 48 * HOUR, certDurationMs: 24 * HOUR, certRenewBeforeMs: 12 * HOUR });
     assert.deepEqual(servingNames(f), ['podvirt-api.podvirt.svc', 'podvirt-api.podvirt.svc.cluster.local', 'podvirt-api.podvirt']);
   });
@@ -25,5 +27,6 @@ describe('parseApiFlags', () => {
     assert.throws(() => parseApiFlags(['--cert-duration=1d']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /--cert-duration/ });
     assert.throws(() => parseApiFlags(['--cert-renew-before=30h']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /renewal window/ });
     assert.throws(() => parseApiFlags(['--nope']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /nope/ });
+    assert.throws(() => parseApiFlags(['--eviction-strategy=none']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /^--eviction-strategy: "none" is not one of/ });
   });
 });

@@ -101,4 +101,9 @@ export interface VmiStatus {
   memory?: MemoryStatus;
   currentCPUTopology?: CpuTopology;
   volumeStatus?: VolumeStatus[];
+  /**
+   * The node an eviction asked this VMI to leave (written by podvirt-api's eviction webhook);
+   * the controller migrates it away and clears the mark once it runs elsewhere.
+   */
+  evacuationNodeName?: string;
 }

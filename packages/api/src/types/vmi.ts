@@ -2,6 +2,7 @@
 // not typed here; findUnsupportedFields works on the raw JSON to name them.
 
 import type { Network } from './devices.js';
+import type { EvictionStrategy } from '../eviction-strategy.js';
 import type { DomainSpec } from './domain.js';
 import type { ObjectMeta } from './object-meta.js';
 import type { VmiStatus } from './status.js';
@@ -15,6 +16,8 @@ export interface VmiSpec {
   architecture?: 'amd64';
   terminationGracePeriodSeconds?: number;
   nodeSelector?: Record<string, string>;
+  /** What an eviction of the launcher pod does; the cluster default when unset. */
+  evictionStrategy?: EvictionStrategy;
 }
 
 export interface VirtualMachineInstance {

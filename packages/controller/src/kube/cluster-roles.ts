@@ -104,3 +104,10 @@ export interface VmEventRecorder {
   /** Best effort, as EventRecorder.record. */
   recordVm(vm: VirtualMachine, type: EventType, reason: string, message: string): Promise<void>;
 }
+
+/** What the evacuation part writes: a migration away from the marked node, and the mark's end. */
+export interface EvacuationClient {
+  createMigration(namespace: string, vmim: VirtualMachineInstanceMigration, signal?: AbortSignal): Promise<VirtualMachineInstanceMigration>;
+  /** Removes `status.evacuationNodeName` (a status merge patch); a VMI gone is not an error. */
+  clearEvacuation(namespace: string, name: string, signal?: AbortSignal): Promise<void>;
+}

@@ -5,7 +5,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { PODS, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import { apiFailure } from './api-failure.js';
-import type { MetadataPatch, MigrationClient, PodClient, VmiClient } from './cluster-roles.js';
+import { isNotFound } from '../controller-error.js';
+import type { EvacuationClient, MetadataPatch, MigrationClient, PodClient, VmiClient } from './cluster-roles.js';
 
 async function mapped<R>(what: string, call: () => Promise<R>): Promise<R> {
   try {
@@ -56,6 +57,21 @@ export function kubePodClient(client: KubeClient): PodClient {
     // Gone already, or replaced by a namesake (the UID precondition failed): ours is gone either way.
     delete: async (namespace, name, uid, signal) => {
       await mapped(`delete pod ${namespace}/${name}`, () => pods.delete(namespace, name, { uid }, signal));
+    },
+  };
+}
+
+export function kubeEvacuationClient(client: KubeClient): EvacuationClient {
+  const migrations = new ResourceClient<VirtualMachineInstanceMigration>(client, MIGRATION_RESOURCE);
+  const vmis = new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE);
+  return {
+    createMigration: (namespace, vmim, signal) => mapped(`create migration of VMI ${namespace}/${vmim.spec.vmiName}`, () => migrations.create(namespace, vmim, signal)),
+    clearEvacuation: async (namespace, name, signal) => {
+      try {
+        await mapped(`clear the evacuation of VMI ${namespace}/${name}`, () => vmis.mergePatchStatus(namespace, name, { status: { evacuationNodeName: null } }, signal));
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
     },
   };
 }

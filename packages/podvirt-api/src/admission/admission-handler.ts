@@ -8,11 +8,14 @@ import { PodvirtApiError } from '../api-error.js';
 import type { ApiMetrics } from '../metrics/api-metrics.js';
 import { readJsonBody } from '../server/read-json-body.js';
 import { parseReview, reviewResponse } from './admission-review.js';
-import { ADMISSION_PATHS } from './admitters.js';
+import { ADMISSION_PATHS, type WebhookAdmitter } from './admitters.js';
+
+/** The webhooks served: path → admitter. */
+export type AdmissionPaths = Readonly<Record<string, WebhookAdmitter>>;
 
 /** True when `path` is a webhook path (the caller routes it here). */
-export function isAdmissionPath(path: string): boolean {
-  return Object.hasOwn(ADMISSION_PATHS, path);
+export function isAdmissionPath(path: string, admitters: AdmissionPaths = ADMISSION_PATHS): boolean {
+  return Object.hasOwn(admitters, path);
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -23,8 +26,9 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-export async function handleAdmission(path: string, req: IncomingMessage, res: ServerResponse, deps: { log: Logger; metrics: ApiMetrics; now?: () => number }): Promise<void> {
-  const admit = ADMISSION_PATHS[path];
+export async function handleAdmission(path: string, req: IncomingMessage, res: ServerResponse, deps: { log: Logger; metrics: ApiMetrics; now?: () => number; admitters?: AdmissionPaths }): Promise<void> {
+  const admitters = deps.admitters ?? ADMISSION_PATHS;
+  const admit = Object.hasOwn(admitters, path) ? admitters[path] : undefined;
   if (admit === undefined) return send(res, 404, `no webhook at ${path}`);
   if (req.method !== 'POST') return send(res, 405, 'webhooks take POST');
   const now = deps.now ?? performance.now.bind(performance);
@@ -38,7 +42,7 @@ export async function handleAdmission(path: string, req: IncomingMessage, res: S
     if (err instanceof PodvirtApiError) return send(res, 400, err.message);
     throw err;
   }
-  const result = admit(request);
+  const result = await admit(request);
   const webhook = path.slice(1);
   deps.metrics.admission(webhook, result.allowed, (now() - started) / 1000);
   if (!result.allowed) {

@@ -9,6 +9,9 @@ import { ALLOWED, invalid, type AdmissionRequest, type AdmissionResult } from '.
 
 export type Admitter = (request: AdmissionRequest) => AdmissionResult;
 
+/** What a webhook path serves: the eviction webhook reads the API server, so it answers a promise. */
+export type WebhookAdmitter = (request: AdmissionRequest) => AdmissionResult | Promise<AdmissionResult>;
+
 const VMI = 'VirtualMachineInstance';
 
 function nameOf(request: AdmissionRequest): string | undefined {
@@ -66,7 +69,10 @@ export const validateMigrationAdmission: Admitter = (request) => {
   return errors.length === 0 ? ALLOWED : invalid('VirtualMachineInstanceMigration', nameOf(request), errors);
 };
 
-/** The webhook paths (KubeVirt's virt-api names) and what each decides. */
+/** KubeVirt's path of the eviction webhook (its admitter needs the API server: `podEvictionAdmitter`). */
+export const POD_EVICTION_PATH = '/pod-eviction-validate';
+
+/** The webhook paths (KubeVirt's virt-api names) and what each decides, but the eviction webhook. */
 export const ADMISSION_PATHS: Readonly<Record<string, Admitter>> = {
   '/virtualmachineinstances-validate': validateVmiAdmission,
   '/virtualmachineinstances-mutate': mutateVmiAdmission,

@@ -1,0 +1,107 @@
+// The eviction webhook (pods/eviction, CREATE): an eviction of a launcher pod becomes what the
+// VMI's eviction strategy asks for. `None`, or `LiveMigrateIfPossible` on a VMI that cannot
+// migrate: the eviction goes through and the pod's graceful stop shuts the guest down.
+// `LiveMigrate`, `LiveMigrateIfPossible` on a migratable VMI, and `External`: the VMI is marked
+// (`status.evacuationNodeName` = the pod's node) and the eviction refused with 429, which
+// `kubectl drain` retries; podvirt-controller migrates a marked VMI away (External: an actor
+// outside podvirt acts), and once the source pod has completed the next try goes through.
+// `LiveMigrate` on a VMI that cannot migrate refuses the eviction naming why, so a drain stops
+// there rather than kill the guest.
+
+import { APP_LABEL, ConditionStatus, DOMAIN_ANNOTATION, effectiveEvictionStrategy, EventReason, EvictionStrategy, isFinalPhase, LAUNCHER_APP_LABEL_VALUE, VmiConditionType, type VirtualMachineInstance } from '@podvirt/api';
+import { ALLOWED, type AdmissionRequest, type AdmissionResult } from './admission-review.js';
+
+/** The launcher pod as the webhook reads it. */
+export interface EvictedPod {
+  readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
+  readonly spec?: { readonly nodeName?: string };
+  readonly status?: { readonly phase?: string };
+}
+
+export interface PodEvictionDeps {
+  /** undefined: no such pod. */
+  readonly getPod: (namespace: string, name: string, signal: AbortSignal) => Promise<EvictedPod | undefined>;
+  /** undefined: no such VMI. */
+  readonly getVmi: (namespace: string, name: string, signal: AbortSignal) => Promise<VirtualMachineInstance | undefined>;
+  /** Writes `status.evacuationNodeName` (a status merge patch). */
+  readonly markForEvacuation: (vmi: VirtualMachineInstance, nodeName: string, signal: AbortSignal) => Promise<void>;
+  /** A Warning Event on the VMI. */
+  readonly warn: (vmi: VirtualMachineInstance, reason: string, message: string) => void;
+  /** The cluster default for a VMI without `spec.evictionStrategy`. */
+  readonly clusterDefault: EvictionStrategy;
+  /** Bound of the reads and the write: under the webhook's timeoutSeconds (5). */
+  readonly timeoutMs?: number;
+}
+
+export const EVICTION_WEBHOOK_TIMEOUT_MS = 4_000;
+
+/** KubeVirt answers every refusal of an eviction with 429, which kubectl drain retries. */
+function refused(message: string): AdmissionResult {
+  return { allowed: false, status: { code: 429, reason: 'TooManyRequests', message } };
+}
+
+function isLiveMigratable(vmi: VirtualMachineInstance): boolean {
+  return vmi.status?.conditions?.some((c) => c.type === VmiConditionType.LiveMigratable && c.status === ConditionStatus.True) === true;
+}
+
+function whyNotMigratable(vmi: VirtualMachineInstance): string {
+  const c = vmi.status?.conditions?.find((x) => x.type === VmiConditionType.LiveMigratable);
+  if (c === undefined) return 'it has no LiveMigratable condition yet';
+  return [c.reason ?? 'LiveMigratable=False', c.message].filter((x) => x !== undefined && x !== '').join(': ');
+}
+
+function isDryRun(request: AdmissionRequest): boolean {
+  if (request.dryRun === true) return true;
+  const options = (request.object as { deleteOptions?: { dryRun?: unknown } } | undefined)?.deleteOptions;
+  return Array.isArray(options?.dryRun) && options.dryRun.includes('All');
+}
+
+export function podEvictionAdmitter(deps: PodEvictionDeps): (request: AdmissionRequest) => Promise<AdmissionResult> {
+  return async (request) => {
+    const namespace = request.namespace ?? '';
+    const name = request.name ?? '';
+    if (request.operation !== 'CREATE' || namespace === '' || name === '') return ALLOWED;
+    const signal = AbortSignal.timeout(deps.timeoutMs ?? EVICTION_WEBHOOK_TIMEOUT_MS);
+    // A pod that cannot be read is not ours to protect: the eviction itself will say what is wrong.
+    const pod = await deps.getPod(namespace, name, signal).catch(() => undefined);
+    if (pod?.metadata?.labels?.[APP_LABEL] !== LAUNCHER_APP_LABEL_VALUE) return ALLOWED;
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return ALLOWED;
+    const vmiName = pod.metadata.annotations?.[DOMAIN_ANNOTATION];
+    if (vmiName === undefined) return ALLOWED;
+    let vmi;
+    try {
+      vmi = await deps.getVmi(namespace, vmiName, signal);
+    } catch (err) {
+      return refused(`podvirt could not read VMI "${namespace}/${vmiName}" of pod ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    // The VMI is gone (its pod is going too) or has ended: nothing left to move.
+    if (vmi === undefined || isFinalPhase(vmi.status?.phase)) return ALLOWED;
+    return decide(deps, request, vmi, pod, signal);
+  };
+}
+
+async function decide(deps: PodEvictionDeps, request: AdmissionRequest, vmi: VirtualMachineInstance, pod: EvictedPod, signal: AbortSignal): Promise<AdmissionResult> {
+  const ref = `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`;
+  const strategy = effectiveEvictionStrategy(vmi, deps.clusterDefault);
+  const migratable = isLiveMigratable(vmi);
+  if (strategy === EvictionStrategy.None) return ALLOWED;
+  if (strategy === EvictionStrategy.LiveMigrateIfPossible && !migratable) return ALLOWED;
+  if (strategy === EvictionStrategy.LiveMigrate && !migratable) {
+    const message = `VMI "${ref}" has eviction strategy LiveMigrate but is not live migratable (${whyNotMigratable(vmi)}): its launcher pod cannot be evicted`;
+    deps.warn(vmi, EventReason.EvictionNotMigratable, message);
+    return refused(message);
+  }
+  const triggered = `Eviction triggered evacuation of VMI "${ref}"`;
+  if ((vmi.status?.evacuationNodeName ?? '') !== '') return refused(`Evacuation in progress: ${triggered}`);
+  const nodeName = pod.spec?.nodeName ?? '';
+  // The pod of a migration's target (or a pod not yet placed) is not where the VMI runs.
+  if (nodeName === '' || vmi.status?.nodeName !== nodeName) return refused(`Eviction request for the target pod of VMI "${ref}"`);
+  if (!isDryRun(request)) {
+    try {
+      await deps.markForEvacuation(vmi, nodeName, signal);
+    } catch (err) {
+      return refused(`podvirt failed to mark VMI "${ref}" for evacuation: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return refused(triggered);
+}
