@@ -149,7 +149,7 @@ describe('the real API server on podvirt\'s manifests', { skip }, () => {
       },
       memory: { guestAtBoot: '128Mi', guestCurrent: '128Mi', guestRequested: '128Mi' },
       currentCPUTopology: { cores: 1, sockets: 1, threads: 1 },
-      volumeStatus: [{ name: 'data', target: 'vda', phase: 'Ready', reason: 'VolumeReady', message: 'ok', persistentVolumeClaimInfo: { claimName: 'c', accessModes: ['ReadWriteOnce'], volumeMode: 'Block', capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' } }],
+      volumeStatus: [{ name: 'data', target: 'vda', phase: 'Ready', reason: 'VolumeReady', message: 'ok', persistentVolumeClaimInfo: { claimName: 'c', accessModes: ['ReadWriteOnce'], volumeMode: 'Block', capacity: { storage: '1Gi' }, requests: { storage: '1Gi' }, filesystemOverhead: '0.055' }, hotplugVolume: { attachPodName: 'hp-volume-abcde', attachPodUID: '0b7a6c3e-0000-4000-8000-000000000002' } }],
     };
 
     before(async () => {

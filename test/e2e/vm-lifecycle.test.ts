@@ -7,9 +7,7 @@
 // it all on the real kube-apiserver. Figures (restart and crash recovery against a fresh VMI boot
 // in the same run) are printed as test diagnostics.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance, VmPrintableStatus } from '@podvirt/api';
 import { spawn as spawnPty } from 'node-pty';
@@ -17,7 +15,6 @@ import { StackProcess } from '../testbed/index.js';
 import { nodeApiSocket } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
-const run = promisify(execFile);
 const CTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
 const VM_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachines' };
 const BOOT_TIMEOUT_MS = 150_000;
@@ -46,15 +43,7 @@ describe('VirtualMachines on the testbed', () => {
       throw err;
     }
   };
-  const ctl = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [CTL, ...args, '--kubeconfig', suite.stack.kubeconfigPath], { timeout: 60_000 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  };
+  const ctl = (...args: string[]): ReturnType<VmiSuite['podvirtctl']> => suite.podvirtctl(...args);
   const printable = (name: string, want: VmPrintableStatus, timeoutMs = BOOT_TIMEOUT_MS): Promise<VirtualMachine> =>
     suite.eventually(`VM ${name} ${want}`, async () => {
       const found = await vm(name);

@@ -2,6 +2,9 @@
 // handler processes), VMI manifests that boot the test guest from its image, and readers for
 // what a user sees: kubectl output, VMI status, Events, the guest's serial log in its pod.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { readdir, readFile } from 'node:fs/promises';
 import { after, before } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, ListWatch, Watch, type CoreV1Event, type KubernetesListObject, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
@@ -13,6 +16,9 @@ type WatchedVmi = KubernetesObject & { status?: unknown };
 import { stringify } from 'yaml';
 import { guestImage, guestSerialLog, stackLeftovers, startPodvirtStack, waitForConsoleText, type GuestImage, type PodvirtStack, type PodvirtStackOptions } from '../testbed/index.js';
 import { kubectl, type KubectlResult } from './testbed-helpers.js';
+
+const runFile = promisify(execFile);
+const PODVIRTCTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
 
 export const NS = 'default';
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
@@ -202,6 +208,17 @@ export class VmiSuite {
 
   kubectl(args: string[], input?: string): Promise<KubectlResult> {
     return kubectl(this.stack.kubeconfigPath, args, input, this.stack.testbed.controlPlane?.binaries.kubectl);
+  }
+
+  /** podvirtctl as a user runs it, against this stack's API server; never throws on a failed command. */
+  async podvirtctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await runFile(process.execPath, [PODVIRTCTL, ...args, '--kubeconfig', this.stack.kubeconfigPath], { timeout: 60_000 });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
   }
 
   /** `kubectl apply -f -` of the manifests, as a user would. */

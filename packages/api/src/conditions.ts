@@ -43,6 +43,7 @@ export const VmiConditionReason = {
   /** LiveMigratable=False reasons podvirt can report. */
   DisksNotLiveMigratable: 'DisksNotLiveMigratable',
   InterfaceNotLiveMigratable: 'InterfaceNotLiveMigratable',
+  HotplugNotLiveMigratable: 'HotplugNotLiveMigratable',
 } as const;
 
 export type VmiConditionReason = (typeof VmiConditionReason)[keyof typeof VmiConditionReason];

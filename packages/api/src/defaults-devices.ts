@@ -26,12 +26,13 @@ function isNamed(value: unknown): value is { name: string } {
   return typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string';
 }
 
-export function defaultDisks(devices: Devices, diskBus: DiskBus): void {
+/** `hotplugged`: the disks of hotpluggable volumes, which QEMU can only hot-add on scsi. */
+export function defaultDisks(devices: Devices, diskBus: DiskBus, hotplugged: ReadonlySet<string> = new Set()): void {
   for (const disk of devices.disks ?? []) {
     const withLun = disk as { lun?: unknown };
     // A disk that says nothing about its kind is a plain disk.
     if (!disk.disk && !disk.cdrom && !withLun.lun) disk.disk = {};
-    if (disk.disk) disk.disk.bus ??= diskBus;
+    if (disk.disk) disk.disk.bus ??= hotplugged.has(disk.name) ? 'scsi' : diskBus;
     if (disk.cdrom) {
       disk.cdrom.bus ??= CDROM_BUS;
       // Media in a drive is read-only unless asked otherwise, and the tray starts closed.

@@ -17,6 +17,7 @@ import {
 } from './defaults-compute.js';
 import { defaultAutoattach, defaultDisks, defaultVolumeDisks, defaultVolumes, defaultWatchdog } from './defaults-devices.js';
 import { defaultPodInterface } from './defaults-network.js';
+import { hotplugVolumeNames } from './hotplug-volume.js';
 import { resolveDefaultsOptions, type DefaultsOptions } from './defaults-options.js';
 import type { DefaultedVmi } from './types/defaulted.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
@@ -56,7 +57,7 @@ export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOpt
   defaultClock(domain);
   domain.devices ??= {};
   defaultVolumeDisks(copy.spec);
-  defaultDisks(domain.devices, settings.diskBus);
+  defaultDisks(domain.devices, settings.diskBus, hotplugVolumeNames(copy.spec));
   defaultWatchdog(domain.devices);
   defaultAutoattach(domain.devices);
   defaultPodInterface(copy.spec, domain.devices, settings.networkInterface);

@@ -44,6 +44,8 @@ export {
   CREATED_BY_LABEL,
   DOMAIN_ANNOTATION,
   HEARTBEAT_ANNOTATION,
+  HOTPLUG_DISK_APP_LABEL_VALUE,
+  HOTPLUG_VOLUME_LABEL,
   LAUNCHER_APP_LABEL_VALUE,
   MIGRATION_FINALIZER,
   MIGRATION_JOB_LABEL,
@@ -96,3 +98,16 @@ export { RUN_STRATEGIES, runStrategyOf, validateVm } from './validate-vm.js';
 export { templateVmi } from './vm-template-vmi.js';
 export type * from './types/vm.js';
 export { vmReference } from './vm-reference.js';
+export {
+  hotplugVolumeNames,
+  isHotplugEdit,
+  isHotplugVolume,
+  validateAddVolumeOptions,
+  withVolumeAdded,
+  withVolumeRemoved,
+  type AddVolumeOptions,
+  type HotplugSpec,
+  type HotplugVolumeSource,
+  type RemoveVolumeOptions,
+} from './hotplug-volume.js';
+export { VOLUME_PHASES, VolumePhase } from './volume-phases.js';

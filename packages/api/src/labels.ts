@@ -17,6 +17,10 @@ export const DOMAIN_ANNOTATION = 'kubevirt.io/domain';
 export const VMI_FINALIZER = 'foregroundDeleteVirtualMachine';
 /** Value of APP_LABEL on launcher pods. */
 export const LAUNCHER_APP_LABEL_VALUE = 'virt-launcher';
+/** Value of APP_LABEL on a hotplugged volume's attachment pod (KubeVirt's `hp-volume-*` pods). */
+export const HOTPLUG_DISK_APP_LABEL_VALUE = 'hotplug-disk';
+/** On an attachment pod: the name of the VMI volume it attaches. */
+export const HOTPLUG_VOLUME_LABEL = 'podvirt.io/hotplug-volume';
 /** On a migration's target launcher pod: the UID of the VirtualMachineInstanceMigration it serves. */
 export const MIGRATION_JOB_LABEL = 'kubevirt.io/migrationJobUID';
 /** On the VMI while a migration prepares its target: the node it moves to. */

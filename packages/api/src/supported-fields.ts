@@ -81,7 +81,7 @@ export const SUPPORTED_VMI_FIELDS: FieldTree = {
         networkDataSecretRef: secretRef,
       },
       hostDisk: { path: true, type: true, capacity: true, shared: true },
-      persistentVolumeClaim: { claimName: true, readOnly: true },
+      persistentVolumeClaim: { claimName: true, readOnly: true, hotpluggable: true },
     },
     architecture: true,
     terminationGracePeriodSeconds: true,

@@ -25,7 +25,7 @@ function validateTarget(v: Validation, path: string, value: unknown, buses: read
   return target;
 }
 
-function validateDisk(v: Validation, path: string, disk: RawObject): void {
+export function validateDiskItem(v: Validation, path: string, disk: RawObject): void {
   const name = v.string(fieldPath(path, 'name'), disk['name'], true);
   if (name !== undefined && !isDnsLabel(name)) {
     v.add(fieldPath(path, 'name'), 'Invalid', `${JSON.stringify(name)} must be ${DNS_LABEL_RULE}`);
@@ -59,7 +59,7 @@ function validateDisks(v: Validation, path: string, value: unknown): void {
     const at = indexPath(path, i);
     const disk = v.object(at, item, true);
     if (!disk) return;
-    validateDisk(v, at, disk);
+    validateDiskItem(v, at, disk);
     const name = disk['name'];
     if (typeof name !== 'string' || name === '') return;
     const first = seen.get(name);

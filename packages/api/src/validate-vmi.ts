@@ -8,6 +8,7 @@ import { VMI_PHASES } from './phases.js';
 import { describe, fieldPath, indexPath, isRawObject, Validation } from './validate-context.js';
 import { validateAnnotations } from './validate-annotations.js';
 import { validateDevices } from './validate-devices.js';
+import { validateHotplugDisks } from './hotplug-volume.js';
 import { validateDomainCore } from './validate-domain.js';
 import { validateClock, validateFeatures } from './validate-features.js';
 import { validateMetadata } from './validate-metadata.js';
@@ -50,6 +51,7 @@ function validateSpec(v: Validation, spec: Record<string, unknown>): void {
   v.stringMap('spec.nodeSelector', spec['nodeSelector']);
   v.oneOf('spec.evictionStrategy', spec['evictionStrategy'], EVICTION_STRATEGIES);
   validateReferences(v, spec);
+  validateHotplugDisks(v, spec);
 }
 
 // Status is written by podvirt itself; only its shape is checked, so a corrupt status cannot

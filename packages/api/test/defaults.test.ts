@@ -126,6 +126,15 @@ const ROWS: Row[] = [
   ],
   ['a recorded memory status is kept', ephemeralVmi, [['status', { memory: { guestAtBoot: '64Mi' } }]], [['status.memory', { guestAtBoot: '64Mi' }]]],
   ['unknown fields are carried over', ephemeralVmi, [[`${D}.devices.gpus`, [{ name: 'gpu1', deviceName: 'nvidia.com/TU104GL' }]]], [[`${D}.devices.gpus.0.name`, 'gpu1']]],
+  [
+    'a hotpluggable volume without a disk gets one on bus scsi',
+    ephemeralVmi,
+    [['spec.volumes.1', { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }]],
+    [
+      ['spec.domain.devices.disks.1.disk.bus', 'scsi'],
+      [`${DISK0}.disk.bus`, 'virtio'],
+    ],
+  ],
 ];
 
 function defaulted(base: () => Json, changes: [string, unknown][], options?: DefaultsOptions): VirtualMachineInstance {

@@ -17,7 +17,6 @@ const ROWS: Row[] = [
   ['a lun', ephemeralVmi, [[`${DEV}.disks.0.disk`, undefined], [`${DEV}.disks.0.lun`, {}]], [`${DEV}.disks[0].lun`]],
   ['a disk pci address', ephemeralVmi, [[`${DEV}.disks.0.disk.pciAddress`, '0000:81:01.1']], [`${DEV}.disks[0].disk.pciAddress`]],
   ['a dedicated IO thread', ephemeralVmi, [[`${DEV}.disks.0.dedicatedIOThread`, true]], [`${DEV}.disks[0].dedicatedIOThread`]],
-  ['a hotpluggable persistent volume claim', ephemeralVmi, [['spec.volumes.0', { name: 'containerdisk', persistentVolumeClaim: { claimName: 'pvc', hotpluggable: true } }]], ['spec.volumes[0].persistentVolumeClaim.hotpluggable']],
   ['a lun disk', ephemeralVmi, [[`${DEV}.disks.0`, { name: 'containerdisk', lun: { bus: 'scsi' } }]], [`${DEV}.disks[0].lun`]],
   ['a data volume', ephemeralVmi, [['spec.volumes.0', { name: 'containerdisk', dataVolume: { name: 'dv' } }]], ['spec.volumes[0].dataVolume']],
   ['a config drive', ephemeralVmi, [['spec.volumes.0', { name: 'containerdisk', cloudInitConfigDrive: { userData: 'x' } }]], ['spec.volumes[0].cloudInitConfigDrive']],

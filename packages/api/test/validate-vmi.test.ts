@@ -213,6 +213,11 @@ const ROWS: Row[] = [
     [['spec.networks.1', { name: 'second', pod: {} }]],
     ['spec.networks[1].pod Duplicate', 'spec.networks[1].name NotFound'],
   ],
+  ['a hotpluggable claim on bus scsi', ephemeralVmi, [['spec.volumes.1', { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }], [`${DEV}.disks.1`, { name: 'hp', disk: { bus: 'scsi' } }]], []],
+  ['a hotpluggable claim on bus virtio', ephemeralVmi, [['spec.volumes.1', { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }], [`${DEV}.disks.1`, { name: 'hp', disk: { bus: 'virtio' } }]], [`${DEV}.disks[1].disk.bus NotSupported`]],
+  ['a hotpluggable claim as a cdrom', ephemeralVmi, [['spec.volumes.1', { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }], [`${DEV}.disks.1`, { name: 'hp', cdrom: { bus: 'scsi' } }]], [`${DEV}.disks[1] NotSupported`]],
+  ['a hotpluggable claim as a boot disk', ephemeralVmi, [['spec.volumes.1', { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }], [`${DEV}.disks.1`, { name: 'hp', bootOrder: 2 }]], [`${DEV}.disks[1].bootOrder Forbidden`]],
+  ['hotpluggable not a boolean', ephemeralVmi, [['spec.volumes.1', { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: 'yes' } }]], ['spec.volumes[1].persistentVolumeClaim.hotpluggable TypeInvalid']],
   ['nic boot order reused', masqueradeVmi, [[`${DEV}.disks.0.bootOrder`, 1], [`${DEV}.interfaces.0.bootOrder`, 1]], [`${DEV}.interfaces[0].bootOrder Duplicate`]],
 ];
 

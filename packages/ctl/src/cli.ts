@@ -9,6 +9,8 @@ import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
 import { runVmState } from './commands/vm-state.js';
+import { runVolume } from './commands/volume.js';
+import { KubeVolumeApi, type VolumeApi } from './volume-api.js';
 import { KubeVmApi, type VmApi } from './vm-api.js';
 import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
@@ -40,6 +42,13 @@ export interface CliContext {
   readonly openMigrationApi?: (kubeconfig: string | undefined) => Promise<OpenMigrationApi>;
   /** Replaces the Kubernetes client for start, stop and restart (tests). */
   readonly openVmApi?: (kubeconfig: string | undefined) => Promise<OpenVmApi>;
+  /** Replaces the Kubernetes client for addvolume and removevolume (tests). */
+  readonly openVolumeApi?: (kubeconfig: string | undefined) => Promise<OpenVolumeApi>;
+}
+
+export interface OpenVolumeApi {
+  readonly api: VolumeApi;
+  close(): Promise<void>;
 }
 
 export interface OpenVmApi {
@@ -54,6 +63,7 @@ export interface OpenMigrationApi {
 
 type MigrateInvocation = Extract<Invocation, { kind: 'migrate' }>;
 type VmStateInvocation = Extract<Invocation, { kind: 'vm-state' }>;
+type VolumeInvocation = Extract<Invocation, { kind: 'volume' }>;
 
 type CallInvocation = Exclude<Extract<Invocation, { call: unknown }>, { kind: 'console' | 'vnc' }>;
 type StreamInvocation = Extract<Invocation, { kind: 'console' | 'vnc' }>;
@@ -76,6 +86,7 @@ export async function runCli(context: CliContext): Promise<number> {
   if (invocation.kind === 'console' || invocation.kind === 'vnc') return runStream(context, invocation);
   if (invocation.kind === 'migrate') return runMigration(context, invocation);
   if (invocation.kind === 'vm-state') return runVmCommand(context, invocation);
+  if (invocation.kind === 'volume') return runVolumeCommand(context, invocation);
   return runCall(context, invocation);
 }
 
@@ -98,7 +109,25 @@ async function runVmCommand(context: CliContext, invocation: VmStateInvocation):
   }
 }
 
-/** The cluster's client for the commands that talk to the Kubernetes API (migrate, start, stop, restart). */
+async function runVolumeCommand(context: CliContext, invocation: VolumeInvocation): Promise<number> {
+  let opened: OpenVolumeApi | undefined;
+  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
+  const open = context.openVolumeApi ?? (async (k: string | undefined): Promise<OpenVolumeApi> => {
+    const client = await openKubeClient(context, k);
+    return { api: new KubeVolumeApi(client), close: () => client.close() };
+  });
+  try {
+    opened = await open(invocation.kubeconfig);
+    write(context, await runVolume(opened.api, invocation.target, invocation.request, invocation.persist, signal), invocation.output);
+    return 0;
+  } catch (err) {
+    return fail(context, err, { command: invocation.request.command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    await opened?.close();
+  }
+}
+
+/** The cluster's client for the commands that talk to the Kubernetes API (migrate, start, stop, restart, addvolume, removevolume). */
 async function openKubeClient(context: CliContext, kubeconfig: string | undefined): Promise<KubeClient> {
   const sources = context.kube ?? { env: {}, homeDir: '' };
   return KubeClient.create(await loadKubeConfig({ kubeconfig, env: sources.env, homeDir: sources.homeDir }), { userAgent: 'podvirtctl' });

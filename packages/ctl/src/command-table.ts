@@ -8,13 +8,16 @@ export type OperationCommand = (typeof OPERATION_COMMANDS)[number];
 export type GuestCommand = (typeof GUEST_COMMANDS)[number];
 export const VM_STATE_COMMANDS = ['start', 'stop', 'restart'] as const;
 export type VmStateCommandName = (typeof VM_STATE_COMMANDS)[number];
-export type CommandName = OperationCommand | GuestCommand | VmStateCommandName | 'list' | 'version' | 'console' | 'vnc' | 'migrate' | 'migrate-cancel';
+export const VOLUME_COMMANDS = ['addvolume', 'removevolume'] as const;
+export type VolumeCommandName = (typeof VOLUME_COMMANDS)[number];
+export type CommandName = OperationCommand | GuestCommand | VmStateCommandName | VolumeCommandName | 'list' | 'version' | 'console' | 'vnc' | 'migrate' | 'migrate-cancel';
 
 // Flags by their long name; FLAG_ALIASES maps the short spellings.
 export type FlagName =
   | 'socket' | 'server' | 'ca' | 'cert' | 'key' | 'timeout' | 'output' | 'help'
   | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port' | 'kubeconfig'
-  | 'grace-period' | 'force';
+  | 'grace-period' | 'force'
+  | 'volume-name' | 'claim' | 'serial' | 'cache' | 'persist';
 
 export interface FlagSpec {
   readonly takesValue: boolean;
@@ -51,6 +54,11 @@ export const FLAGS: Readonly<Record<FlagName, FlagSpec>> = {
   },
   'grace-period': { takesValue: true, placeholder: 'SECONDS', help: 'with --force: the VMI\'s termination grace period for this stop (default 0)' },
   'force': { takesValue: false, placeholder: '', help: 'stop now: shorten the VMI\'s termination grace period to --grace-period first' },
+  'volume-name': { takesValue: true, placeholder: 'NAME', help: 'name of the volume (and of its disk) in the VMI' },
+  'claim': { takesValue: true, placeholder: 'CLAIM', help: 'the PersistentVolumeClaim to hot-plug, in the VMI\'s namespace (default: --volume-name)' },
+  'serial': { takesValue: true, placeholder: 'SERIAL', help: 'the disk\'s serial number, as the guest sees it' },
+  'cache': { takesValue: true, placeholder: 'MODE', help: 'the disk\'s cache mode: none, writethrough or writeback' },
+  'persist': { takesValue: false, placeholder: '', help: 'also change the template of the VirtualMachine of the same name, so the change outlives this VMI' },
   'help': { takesValue: false, placeholder: '', help: 'show help' },
 };
 
@@ -134,6 +142,18 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     args: VM_ARGS,
     flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
     examples: ['podvirtctl restart vm testvm -n prod'],
+  },
+  'addvolume': {
+    summary: 'Hot-plug a PersistentVolumeClaim into a running VMI as a scsi disk',
+    args: VMI_ARGS,
+    flags: ['namespace', 'volume-name', 'claim', 'serial', 'cache', 'persist', 'kubeconfig', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl addvolume vmi testvm --volume-name=data --claim=data-claim --serial=DATA1', 'kubectl get vmi testvm -o jsonpath=\'{.status.volumeStatus}\''],
+  },
+  'removevolume': {
+    summary: 'Unplug a hot-plugged volume from a running VMI',
+    args: VMI_ARGS,
+    flags: ['namespace', 'volume-name', 'persist', 'kubeconfig', 'timeout', 'output', 'help'],
+    examples: ['podvirtctl removevolume vmi testvm --volume-name=data'],
   },
   'list': {
     summary: 'List the VMIs on this node',

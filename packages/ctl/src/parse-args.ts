@@ -12,7 +12,10 @@ import {
   type GuestCommand,
   type OperationCommand,
   type VmStateCommandName,
+  type VolumeCommandName,
 } from './command-table.js';
+import { validateAddVolumeOptions, type AddVolumeOptions } from '@podvirt/api';
+import type { VolumeRequest } from './volume-api.js';
 import { CALL_DEADLINES } from '@podvirt/proto';
 import { DEFAULT_NAMESPACE, DEFAULT_UNFREEZE_TIMEOUT_SECONDS } from './defaults.js';
 import { DurationError, parseDuration } from '@podvirt/api/duration';
@@ -42,6 +45,8 @@ export type Invocation =
   | { readonly kind: 'migrate'; readonly cancel: boolean; readonly target: node.VmiRef; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
   // Through the Kubernetes API: start, stop or restart a VirtualMachine.
   | { readonly kind: 'vm-state'; readonly command: VmStateCommandName; readonly target: node.VmiRef; readonly gracePeriodSeconds: number | undefined; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
+  // Through the Kubernetes API: hot-plug or unplug a volume of a VMI (and its VM with --persist).
+  | { readonly kind: 'volume'; readonly request: VolumeRequest; readonly persist: boolean; readonly target: node.VmiRef; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
   // namespace "" lists every namespace.
   | { readonly kind: 'list'; readonly namespace: string; readonly call: CallSettings };
 
@@ -89,6 +94,11 @@ export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
     if (kubeconfig === '') throw new UsageError('--kubeconfig needs a path', word);
     return { kind: 'migrate', cancel: word === 'migrate-cancel', target, kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
   }
+  if (word === 'addvolume' || word === 'removevolume') {
+    const kubeconfig = flags.get('kubeconfig');
+    if (kubeconfig === '') throw new UsageError('--kubeconfig needs a path', word);
+    return { kind: 'volume', request: volumeRequest(word, flags), persist: flags.has('persist'), target, kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
+  }
   const call = callSettings(word, flags, env);
   if (word === 'console') return { kind: 'console', target, takeover: flags.has('takeover'), call };
   if (word === 'vnc') return { kind: 'vnc', target, takeover: flags.has('takeover'), port: vncPort(flags), call };
@@ -96,6 +106,31 @@ export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
   if (word === 'guestosinfo' || word === 'userlist' || word === 'fslist') return { kind: 'guest', command: word, target, call };
   return { kind: 'operation', command: word, target, call };
 }
+
+// The request as KubeVirt's AddVolumeOptions / RemoveVolumeOptions; a bad value is named by its flag.
+function volumeRequest(command: VolumeCommandName, flags: Flags): VolumeRequest {
+  const name = flags.get('volume-name');
+  if (name === undefined || name === '') throw new UsageError('--volume-name is required', command);
+  if (command === 'removevolume') return { command, options: { name } };
+  const serial = flags.get('serial');
+  const cache = flags.get('cache');
+  const options = {
+    name,
+    disk: { name, disk: { bus: 'scsi' }, ...(serial === undefined ? {} : { serial }), ...(cache === undefined ? {} : { cache }) },
+    volumeSource: { persistentVolumeClaim: { claimName: flags.get('claim') ?? name } },
+  };
+  const [problem] = validateAddVolumeOptions(options);
+  if (problem !== undefined) throw new UsageError(`invalid ${VOLUME_FLAGS[problem.field] ?? problem.field}: ${problem.message}`, command);
+  return { command, options: options as AddVolumeOptions };
+}
+
+const VOLUME_FLAGS: Readonly<Record<string, string>> = {
+  'name': '--volume-name',
+  'disk.name': '--volume-name',
+  'volumeSource.persistentVolumeClaim.claimName': '--claim',
+  'disk.serial': '--serial',
+  'disk.cache': '--cache',
+};
 
 function helpFor(word: string | undefined): Invocation {
   if (word === undefined) return { kind: 'help', command: undefined };

@@ -52,6 +52,14 @@ const rows: Array<[string, Row]> = [
     },
     status: 'True', method: 'LiveMigration',
   }],
+  ['a hot-plugged volume is refused by name, before anything else', {
+    edit: (vmi) => {
+      podNetwork({ bridge: {} })(vmi);
+      vmi.spec.volumes = [...(vmi.spec.volumes ?? []), { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }];
+      vmi.spec.domain.devices.disks = [...(vmi.spec.domain.devices.disks ?? []), { name: 'hp', disk: { bus: 'scsi' } }];
+    },
+    status: 'False', reason: 'HotplugNotLiveMigratable', message: /volume hp is hot-plugged/, method: 'BlockMigration',
+  }],
   ['a ReadWriteOnce PVC is not shared', {
     edit: (vmi) => {
       onlyVolume([{ name: 'root', persistentVolumeClaim: { claimName: 'data' } }])(vmi);

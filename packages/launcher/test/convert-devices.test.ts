@@ -143,7 +143,6 @@ describe('unsupported fields are named, never dropped', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['gpus', { domain: { devices: { gpus: [{ name: 'g', deviceName: 'nvidia' }] } } }, 'spec.domain.devices.gpus[0]'],
     ['a slirp interface', { domain: { devices: { interfaces: [{ name: 'default', slirp: {} }] } } }, 'spec.domain.devices.interfaces[0].slirp'],
-    ['a hotpluggable PVC volume', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } }] }, 'spec.volumes[0].persistentVolumeClaim.hotpluggable'],
     ['hyperv feature', { domain: { features: { hyperv: { relaxed: {} } } } }, 'spec.domain.features.hyperv'],
     ['lun disk', { domain: { devices: { disks: [{ name: 'd', lun: {} }] } } }, 'spec.domain.devices.disks[0].lun'],
     ['a multus network', { networks: [{ name: 'default', multus: { networkName: 'n' } }] }, 'spec.networks[0].multus'],

@@ -1,12 +1,12 @@
 // PVC volumes in the converter: the disk the inspect step opened in the pod's mount (a file for
 // a filesystem claim, a device for a block claim) reaches libvirt as the opened descriptor's
-// path, with KubeVirt's cache and io defaults, shareable, and the refusals (lun, hotpluggable,
-// a claim that was not opened).
+// path, with KubeVirt's cache and io defaults, shareable, and the refusals (lun, a claim that
+// was not opened); a hotpluggable claim waits for its attachment.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DiskIoSupport } from '../src/convert/context.js';
 import { convertVmi } from '../src/convert/convert-vmi.js';
-import { findElement } from '../src/convert/xml.js';
+import { findAll, findElement } from '../src/convert/xml.js';
 import { VmiInvalidError } from '@podvirt/api';
 import { baseVmi, context } from './vmi-fixture.js';
 
@@ -60,9 +60,13 @@ describe('persistentVolumeClaim volumes', () => {
     assert.ok(findElement(out.domain, 'devices/disk/shareable'));
     assert.equal(findElement(out.domain, 'devices/disk/driver')?.attrs['cache'], 'none');
   });
-  test('refused by name: lun, hotpluggable, a claim that was not opened', () => {
+  test('a hotpluggable claim is not in the boot domain, which gets the virtio-scsi controller it needs', () => {
+    const out = convert({}, { pvc: { hotpluggable: true } });
+    assert.equal(findElement(out.domain, 'devices/disk'), undefined);
+    assert.deepEqual(findAll(out.domain, 'devices/controller').map((c) => c.attrs['type']).filter((t) => t !== 'virtio-serial'), ['usb', 'scsi']);
+  });
+  test('refused by name: lun, a claim that was not opened', () => {
     rejects('spec.domain.devices.disks[0].lun', () => convert({ lun: {} }));
-    rejects('spec.volumes[0].persistentVolumeClaim.hotpluggable', () => convert({}, { pvc: { hotpluggable: true } }));
     rejects('spec.domain.devices.disks[0].cache', () => convert({ shareable: true, cache: 'writeback' }));
     assert.throws(() => convertVmi(baseVmi({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'c' } }] }, { devices: { disks: [{ name: 'data' }] } }), context()),
       (e: unknown) => e instanceof VmiInvalidError && e.field === 'spec.volumes[0].persistentVolumeClaim' && /claim c was not opened/.test(e.message));

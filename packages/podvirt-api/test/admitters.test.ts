@@ -58,6 +58,26 @@ describe('VMI admission', () => {
     assert.equal(result.status.details?.causes[0]?.reason, 'FieldValueForbidden');
   });
 
+  test('UPDATE: hot-plugging a volume is the one spec change allowed, and the new spec is checked whole', () => {
+    const old = vmi();
+    const plugged = (bus: string): Record<string, unknown> => {
+      const next = vmi() as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };
+      next.spec.domain.devices.disks.push({ name: 'hp', disk: { bus } });
+      next.spec.volumes.push({ name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } });
+      return next as unknown as Record<string, unknown>;
+    };
+    assert.deepEqual(validateVmiAdmission(review(plugged('scsi'), 'UPDATE', old)), { allowed: true });
+    assert.deepEqual(validateVmiAdmission(review(old, 'UPDATE', plugged('scsi'))), { allowed: true }, 'removal');
+    const virtio = validateVmiAdmission(review(plugged('virtio'), 'UPDATE', old));
+    assert.ok(!virtio.allowed);
+    assert.equal(virtio.status.details?.causes[0]?.field, 'spec.domain.devices.disks[1].disk.bus');
+    const alsoChanged = plugged('scsi') as { spec: { domain: { devices: { disks: Array<{ disk: { bus: string } }> } } } };
+    alsoChanged.spec.domain.devices.disks[0]!.disk.bus = 'sata';
+    const mixed = validateVmiAdmission(review(alsoChanged, 'UPDATE', old));
+    assert.ok(!mixed.allowed);
+    assert.equal(mixed.status.details?.causes[0]?.field, 'spec');
+  });
+
   test('mutation: a JSON patch that replaces the spec with the defaulted one; applying it again changes nothing', () => {
     const result = mutateVmiAdmission(review(vmi()));
     assert.ok(result.allowed);

@@ -5,6 +5,7 @@ import type { VmiPhase } from '../phases.js';
 import type { VmiCondition } from './condition.js';
 import type { QuantityValue } from './domain.js';
 import type { VmiMigrationState } from './migration.js';
+import type { VolumePhase } from '../volume-phases.js';
 
 export interface VmiNetworkInterfaceStatus {
   name?: string;
@@ -58,13 +59,21 @@ export interface PersistentVolumeClaimInfo {
   filesystemOverhead?: string;
 }
 
+/** Where a hotplugged volume's attachment pod is: KubeVirt's HotplugVolumeStatus. */
+export interface HotplugVolumeStatus {
+  attachPodName?: string;
+  attachPodUID?: string;
+}
+
 export interface VolumeStatus {
   name: string;
   target: string;
-  phase?: string;
+  phase?: VolumePhase;
   reason?: string;
   message?: string;
   persistentVolumeClaimInfo?: PersistentVolumeClaimInfo;
+  /** Set for a hotplugged volume only. */
+  hotplugVolume?: HotplugVolumeStatus;
 }
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';

@@ -40,7 +40,7 @@ export interface HostDiskSource {
 export interface PersistentVolumeClaimSource {
   claimName: string;
   readOnly?: boolean;
-  /** Hotplug is not implemented: `true` is refused by name. */
+  /** Attached to a running VMI through an attachment pod rather than its launcher pod; its disk uses bus scsi. */
   hotpluggable?: boolean;
 }
 

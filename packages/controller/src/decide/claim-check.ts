@@ -73,7 +73,8 @@ export function checkClaims(vmi: VirtualMachineInstance, store: ClaimStore): Cla
   };
   for (const volume of vmi.spec.volumes ?? []) {
     const claimName = volume.persistentVolumeClaim?.claimName;
-    if (claimName === undefined) continue;
+    // A hotplugged claim does not hold the launcher pod back: its attachment pod waits for it.
+    if (claimName === undefined || volume.persistentVolumeClaim?.hotpluggable === true) continue;
     const claim = store.getClaim(namespace, claimName);
     if (claim === undefined) {
       block(ClaimReason.FailedPvcNotFound, `PVC ${namespace}/${claimName} does not exist, waiting for it to appear`);

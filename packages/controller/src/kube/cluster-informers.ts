@@ -1,12 +1,12 @@
 // The controller's view of the cluster: kube-runtime informers for VMIs, for launcher pods
-// (label `kubevirt.io=virt-launcher`), for PVCs, for the kubelet's FailedMount Events about
+// and hotplug attachment pods (label `kubevirt.io` virt-launcher or hotplug-disk), for PVCs, for the kubelet's FailedMount Events about
 // pods and for VMI migrations, served as VmiStore, PodStore, ClaimStore, MountEventStore and
 // MigrationStore.
 // The informers relist on 410 and retry with backoff by themselves; the VMI informer re-delivers
 // every VMI each resync period, which repairs whatever a lost event or a failed write left behind.
 
 import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { APP_LABEL, LAUNCHER_APP_LABEL_VALUE, MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { APP_LABEL, HOTPLUG_DISK_APP_LABEL_VALUE, LAUNCHER_APP_LABEL_VALUE, MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EVENTS, Informer, PERSISTENT_VOLUME_CLAIMS, PODS, ResourceClient, type InformerEventType, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { ClaimStore } from '../decide/claim-check.js';
@@ -33,7 +33,7 @@ export interface ClusterInformersOptions {
   readonly restartDelayMs?: number;
 }
 
-export const LAUNCHER_POD_SELECTOR = `${APP_LABEL}=${LAUNCHER_APP_LABEL_VALUE}`;
+export const LAUNCHER_POD_SELECTOR = `${APP_LABEL} in (${LAUNCHER_APP_LABEL_VALUE},${HOTPLUG_DISK_APP_LABEL_VALUE})`;
 export const MOUNT_EVENT_SELECTOR = 'involvedObject.kind=Pod,reason=FailedMount';
 export const DEFAULT_RESYNC_MS = 5 * 60_000;
 export const DEFAULT_RESTART_DELAY_MS = 2_000;
@@ -106,6 +106,14 @@ export class ClusterInformers implements VmiStore, PodStore, ClaimStore, MountEv
   }
 
   ownedBy(namespace: string, vmiUid: string): V1Pod[] {
+    return this.#controlledBy(namespace, vmiUid).filter((pod) => pod.metadata?.labels?.[APP_LABEL] !== HOTPLUG_DISK_APP_LABEL_VALUE);
+  }
+
+  attachmentPods(namespace: string, vmiUid: string): V1Pod[] {
+    return this.#controlledBy(namespace, vmiUid).filter((pod) => pod.metadata?.labels?.[APP_LABEL] === HOTPLUG_DISK_APP_LABEL_VALUE);
+  }
+
+  #controlledBy(namespace: string, vmiUid: string): V1Pod[] {
     return this.#podsIn(namespace).filter((pod) => pod.metadata?.ownerReferences?.some((ref) => ref.controller === true && ref.uid === vmiUid));
   }
 

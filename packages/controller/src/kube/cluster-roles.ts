@@ -16,8 +16,10 @@ export interface VmiStore {
 
 /** The informer's view of launcher pods. */
 export interface PodStore {
-  /** Pods whose controlling owner is the VMI with this UID. */
+  /** Launcher pods whose controlling owner is the VMI with this UID. */
   ownedBy(namespace: string, vmiUid: string): V1Pod[];
+  /** The VMI's hotplug attachment pods; no hotplug is done without it. */
+  attachmentPods?(namespace: string, vmiUid: string): V1Pod[];
 }
 
 /** The kubelet's FailedMount Events about pods, as an informer holds them. */

@@ -4,13 +4,16 @@
 // an optimistic-concurrency race is redone from a fresh read.
 
 import type { V1Pod } from '@kubernetes/client-node';
-import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, type VirtualMachineInstance } from '@podvirt/api';
+import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
 import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
 import { checkClaims, type ClaimCheck, type ClaimStore } from '../decide/claim-check.js';
 import { isConflict, isNotFound } from '../controller-error.js';
 import { decideVmi } from '../decide/decide-vmi.js';
+import { planHotplug, type HotplugPlan } from '../decide/hotplug-attachments.js';
+import { renderAttachmentPod } from '../render/render-attachment-pod.js';
+import { statusEqual } from '../decide/status-equal.js';
 import type { PodExpectations } from './pod-expectations.js';
 import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
 import type { VmiDecision } from '../decide/vmi-decision.js';
@@ -73,6 +76,42 @@ class Attempt {
     return this.deps.claims === undefined ? undefined : checkClaims(this.vmi, this.deps.claims);
   }
 
+  /** The hotplug share of this pass: attachment pods and their volumes' status (a running VMI's). */
+  hotplug(decision: VmiDecision): { decision: VmiDecision; plan: HotplugPlan | undefined } {
+    const { claims, pods } = this.deps;
+    if (claims === undefined || pods.attachmentPods === undefined) return { decision, plan: undefined };
+    const attached = pods.attachmentPods(this.namespace, this.vmi.metadata.uid ?? '');
+    const plan = planHotplug(this.vmi, attached, claims);
+    if (decision.status.phase !== VmiPhase.Running) return { decision, plan: { ...plan, create: [] } };
+    const { volumeStatus: _was, ...rest } = decision.status;
+    const status = plan.volumeStatus.length === 0 ? rest : { ...rest, volumeStatus: plan.volumeStatus };
+    return { decision: { ...decision, status, statusChanged: !statusEqual(this.vmi.status, status) }, plan };
+  }
+
+  async applyHotplug(plan: HotplugPlan): Promise<void> {
+    const { deps } = this;
+    for (const { volume, claimName } of plan.create) {
+      const claim = deps.claims?.getClaim(this.namespace, claimName);
+      if (claim === undefined) continue;
+      deps.expectations.expectCreation(this.key);
+      let pod: V1Pod;
+      try {
+        pod = await deps.podClient.create(this.namespace, renderAttachmentPod(this.vmi, volume, claim, deps.podConfig.image), this.signal);
+      } catch (err) {
+        deps.expectations.creationObserved(this.key);
+        await deps.events.record(this.vmi, EventType.Warning, PodEventReason.FailedCreate, `Error creating attachment pod for volume ${volume}: ${err instanceof Error ? err.message : String(err)}`);
+        throw err;
+      }
+      deps.log.info({ pod: pod.metadata?.name, volume }, 'created attachment pod');
+      await deps.events.record(this.vmi, EventType.Normal, PodEventReason.SuccessfulCreate, `Created attachment pod ${pod.metadata?.name ?? ''} for volume ${volume}`);
+    }
+    for (const name of plan.delete) {
+      await deps.podClient.delete(this.namespace, name, undefined, this.signal);
+      deps.log.info({ pod: name }, 'deleted attachment pod');
+      await deps.events.record(this.vmi, EventType.Normal, PodEventReason.SuccessfulDelete, `Deleted attachment pod ${name}`);
+    }
+  }
+
   decide(createError?: string): VmiDecision {
     const claims = this.claimCheck;
     const input = {
@@ -125,7 +164,9 @@ class Attempt {
     await this.deps.events.record(this.vmi, EventType.Normal, PodEventReason.SuccessfulDelete, `Deleted virtual machine pod ${name}`);
   }
 
-  async apply(decision: VmiDecision): Promise<SyncResult> {
+  async apply(decided: VmiDecision): Promise<SyncResult> {
+    const { decision, plan } = this.hotplug(decided);
+    if (plan !== undefined) await this.applyHotplug(plan);
     const finalizers = this.vmi.metadata.finalizers ?? [];
     if (decision.addFinalizer) await this.setFinalizers([...finalizers, VMI_FINALIZER]);
     if (decision.createPod) await this.createPod();

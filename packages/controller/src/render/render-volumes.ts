@@ -43,7 +43,8 @@ export function renderVolumes(vmi: VirtualMachineInstance, claims: ReadonlyMap<s
   for (const volume of vmi.spec.volumes ?? []) {
     const { name } = volume;
     const pvc = volume.persistentVolumeClaim;
-    if (pvc !== undefined) {
+    // A hotpluggable claim is mounted by its attachment pod, never by the launcher pod.
+    if (pvc !== undefined && pvc.hotpluggable !== true) {
       add({ name, persistentVolumeClaim: { claimName: pvc.claimName, ...(pvc.readOnly === true ? { readOnly: true } : {}) } });
       if (claims.get(name)?.spec?.volumeMode === 'Block') out.devices.push({ name, devicePath: `/dev/${name}` });
       else out.mounts.push({ name, mountPath: posix.join(VMI_DISKS_DIR, name), ...(pvc.readOnly === true ? { readOnly: true } : {}) });

@@ -8,11 +8,13 @@
 //   annotation saying the user accepts that).
 // - A PVC must be shared (ReadWriteMany), a hostDisk must say `shared: true`: the target opens
 //   the same bytes, nothing is copied.
+// - A hotplugged volume does not move yet: its attachment pod and mount are on this node only
+//   (podvirt's refusal; KubeVirt moves it).
 // - Any other writable disk lives in the pod (container disk overlay, emptyDisk, cloud-init
 //   ISO): it moves with the memory, a block migration. A read-only cdrom needs no copy.
 
 import {
-  ConditionStatus, VmiConditionReason, VmiConditionType,
+  ConditionStatus, isHotplugVolume, VmiConditionReason, VmiConditionType,
   type ConditionUpdate, type DefaultedVmi, type MigrationMethod, type VirtualMachineInstance,
 } from '@podvirt/api';
 
@@ -28,6 +30,10 @@ export interface LiveMigratability {
 export function liveMigratability(vmi: DefaultedVmi): LiveMigratability {
   const disks = checkVolumes(vmi);
   const method: MigrationMethod = disks.blockMigration ? 'BlockMigration' : 'LiveMigration';
+  const hotplugged = (vmi.spec.volumes ?? []).find(isHotplugVolume);
+  if (hotplugged !== undefined) {
+    return { method, condition: notMigratable(VmiConditionReason.HotplugNotLiveMigratable, `volume ${hotplugged.name} is hot-plugged; podvirt cannot migrate a VMI with a hot-plugged volume (remove it with podvirtctl removevolume first)`) };
+  }
   const network = interfaceProblem(vmi);
   if (network !== undefined) return { method, condition: notMigratable(VmiConditionReason.InterfaceNotLiveMigratable, network) };
   if (disks.problem !== undefined) return { method, condition: notMigratable(VmiConditionReason.DisksNotLiveMigratable, disks.problem) };

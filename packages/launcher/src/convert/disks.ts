@@ -1,4 +1,4 @@
-import type { DefaultedDisk, DefaultedVmi } from '@podvirt/api';
+import { hotplugVolumeNames, type DefaultedDisk, type DefaultedVmi } from '@podvirt/api';
 import type { ConverterContext } from './context.js';
 import { driverModes } from './disk-driver.js';
 import type { PrepareStep } from './prepare-step.js';
@@ -19,9 +19,15 @@ function devName(prefix: string, n: number): string {
   return prefix + s;
 }
 
-/** Every disk joined with its volume (decodeVmi matched them); the volume decides the file, the disk how the guest sees it. */
+/**
+ * Every disk joined with its volume (decodeVmi matched them); the volume decides the file, the
+ * disk how the guest sees it. A hotpluggable volume's disk is not part of the domain the VM
+ * boots with: it reaches the launcher pod through an attachment pod and is attached to the
+ * running domain; the domain gets the virtio-scsi controller that disk needs.
+ */
 export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): ConvertedDisks {
-  const disks = vmi.spec.domain.devices.disks ?? [];
+  const hotplugged = hotplugVolumeNames(vmi.spec);
+  const disks = (vmi.spec.domain.devices.disks ?? []).filter((d) => !hotplugged.has(d.name));
   const volumes = vmi.spec.volumes ?? [];
   const counters = { vd: 0, sd: 0 };
   const out: XmlElement[] = [];
@@ -39,7 +45,7 @@ export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): Converte
   }
   const controllers = [
     el('controller', { type: 'usb', model: buses.has('usb') ? 'qemu-xhci' : 'none' }),
-    buses.has('scsi') && el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
+    (buses.has('scsi') || hotplugged.size > 0) && el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
   ].filter((c): c is XmlElement => c !== false);
   return { disks: out, controllers, prepare };
 }

@@ -12,7 +12,7 @@ import { constants } from 'node:fs';
 import { lstat, open, stat, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { toBytes, type DefaultedVmi, type Volume } from '@podvirt/api';
+import { isHotplugVolume, toBytes, type DefaultedVmi, type Volume } from '@podvirt/api';
 import type { PersistentDisk } from '../convert/context.js';
 import { claimDiskSize } from '../convert/claim-disk-size.js';
 import { LauncherError } from '../errors.js';
@@ -116,7 +116,8 @@ export class PersistentDisks {
     for (const [i, volume] of (vmi.spec.volumes ?? []).entries()) {
       let plan: DiskPlan | undefined;
       if (volume.hostDisk !== undefined) plan = planHostDisk(volume, i, this.#o);
-      else if (volume.persistentVolumeClaim !== undefined) plan = await planClaim(vmi, volume, i, this.#o);
+      // A hotplugged claim is not in the launcher pod's own mounts: it arrives later, through an attachment pod.
+      else if (volume.persistentVolumeClaim !== undefined && !isHotplugVolume(volume)) plan = await planClaim(vmi, volume, i, this.#o);
       if (plan !== undefined) out.set(volume.name, (await this.#openOnce(plan)).disk);
     }
     return out;

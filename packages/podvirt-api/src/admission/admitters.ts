@@ -4,7 +4,7 @@
 // would refuse is refused here, with the same field paths.
 
 import { isDeepStrictEqual } from 'node:util';
-import { applyDefaults, checkVmi, validateMigration, validateVm, type FieldError, type VirtualMachineInstance } from '@podvirt/api';
+import { applyDefaults, checkVmi, isHotplugEdit, validateMigration, validateVm, type FieldError, type VirtualMachineInstance } from '@podvirt/api';
 import { ALLOWED, invalid, type AdmissionRequest, type AdmissionResult } from './admission-review.js';
 
 export type Admitter = (request: AdmissionRequest) => AdmissionResult;
@@ -25,7 +25,8 @@ function specOf(object: unknown): unknown {
 
 /**
  * A VMI on CREATE is checked whole; on UPDATE its spec may not change (KubeVirt's rule: a
- * running VMI changes through its VM or its subresources, not by editing the spec).
+ * running VMI changes through its VM or its subresources, not by editing the spec), except by
+ * hot-plugging a volume (podvirtctl addvolume / removevolume): then the new spec is checked whole.
  */
 export const validateVmiAdmission: Admitter = (request) => {
   if (request.operation === 'CREATE') {
@@ -33,7 +34,11 @@ export const validateVmiAdmission: Admitter = (request) => {
     return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
   }
   if (request.operation === 'UPDATE' && !isDeepStrictEqual(specOf(request.object), specOf(request.oldObject))) {
-    return invalid(VMI, nameOf(request), [{ field: 'spec', type: 'Forbidden', message: 'the spec of a VirtualMachineInstance cannot change after creation' }]);
+    if (isHotplugEdit(specOf(request.oldObject), specOf(request.object))) {
+      const errors = checkVmi(request.object);
+      return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
+    }
+    return invalid(VMI, nameOf(request), [{ field: 'spec', type: 'Forbidden', message: 'the spec of a VirtualMachineInstance cannot change after creation, except by hot-plugging a volume (podvirtctl addvolume / removevolume)' }]);
   }
   return ALLOWED;
 };

@@ -1,0 +1,84 @@
+// Volume hotplug through the real controller, the testbed kubelet and podvirtctl on a running
+// test guest (both control planes): `podvirtctl addvolume` writes the hotpluggable claim into the
+// VMI through the API server, the controller runs its attachment pod `hp-volume-*` on the VMI's
+// node (owned by the VMI, mounting the claim) and walks the volume's status to AttachedToNode;
+// a clashing name is refused by its flag and changes nothing; `removevolume` takes the pod and
+// the status entry away; deleting the VMI leaves no attachment pod. The handler's mount into the
+// launcher pod and the attach to the running domain are not done yet, so the guest's view of the
+// disk is not checked here.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { VolumeStatus } from '@podvirt/api';
+import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
+
+const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
+
+describe('volume hotplug', () => {
+  const suite = VmiSuite.setUp();
+
+  const ctl = (...args: string[]): ReturnType<VmiSuite['podvirtctl']> => suite.podvirtctl(...args);
+
+  const attachmentPods = async (): Promise<V1Pod[]> =>
+    (await suite.core.listNamespacedPod({ namespace: NS, labelSelector: 'kubevirt.io=hotplug-disk' })).items.filter((p) => p.metadata?.deletionTimestamp == null);
+
+  const volumeStatus = async (vmi: string, volume: string): Promise<VolumeStatus | undefined> =>
+    (await suite.vmi(vmi))?.status?.volumeStatus?.find((s) => s.name === volume);
+
+  test('a claim hot-plugged into a running guest gets its attachment pod on the node; removal and deletion take it away', async () => {
+    const name = 'vm-hotplug';
+    await suite.apply(
+      // No storageClassName: the default StorageClass provisions it, on both control planes.
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'hp-claim', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '32Mi' } } } },
+      guestVmi(suite.guest, name),
+    );
+    const running = await suite.waitForPhase(name, 'Running');
+    await suite.waitForGuestReady(running);
+
+    const added = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim', '--serial=HP1');
+    assert.equal(added.code, 0, added.stderr);
+    const spec = (await suite.vmi(name))?.spec;
+    assert.deepEqual(spec?.volumes?.find((v) => v.name === 'hp-data'), { name: 'hp-data', persistentVolumeClaim: { claimName: 'hp-claim', hotpluggable: true } });
+    assert.deepEqual(spec?.domain.devices.disks?.find((d) => d.name === 'hp-data'), { name: 'hp-data', disk: { bus: 'scsi' }, serial: 'HP1' });
+
+    const attached = await suite.eventually('volume hp-data AttachedToNode', async () => {
+      const s = await volumeStatus(name, 'hp-data');
+      return s?.phase === 'AttachedToNode' ? s : undefined;
+    }, BOOT_TIMEOUT_MS);
+    const [pod, ...others] = await attachmentPods();
+    assert.equal(others.length, 0, 'one attachment pod');
+    assert.match(pod?.metadata?.name ?? '', /^hp-volume-/);
+    assert.deepEqual(attached.hotplugVolume, { attachPodName: pod?.metadata?.name, attachPodUID: pod?.metadata?.uid });
+    assert.equal(pod?.spec?.nodeName, running.status?.nodeName, 'on the VMI\'s node');
+    assert.deepEqual(pod?.metadata?.ownerReferences?.map((r) => [r.kind, r.uid]), [['VirtualMachineInstance', running.metadata.uid]]);
+    assert.equal(pod?.status?.phase, 'Running');
+    assert.ok((await suite.events(name)).some((e) => e.reason === 'SuccessfulCreate' && e.message?.includes(pod?.metadata?.name ?? '?') === true));
+
+    const clash = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=other');
+    assert.equal(clash.code, 1);
+    assert.match(clash.stderr, /--volume-name: Duplicate value/);
+    const bus = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=Bad_Name');
+    assert.equal(bus.code, 2);
+    assert.match(bus.stderr, /invalid --volume-name/);
+    assert.equal((await suite.vmi(name))?.status?.phase, 'Running', 'the VMI runs on');
+
+    const removed = await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-data');
+    assert.equal(removed.code, 0, removed.stderr);
+    await suite.eventually('attachment pod gone and volume status cleared', async () =>
+      (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined ? true : undefined, BOOT_TIMEOUT_MS);
+
+    // Added again, then the VMI deleted: no attachment pod is left behind.
+    assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
+    await suite.eventually('attachment pod again', async () => ((await attachmentPods()).length === 1 ? true : undefined), BOOT_TIMEOUT_MS);
+    await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(running);
+    assert.deepEqual(await attachmentPods(), []);
+  });
+
+  test('a VMI that is not running gets no volume', async () => {
+    const out = await ctl('addvolume', 'vmi', 'no-such-vmi', '-n', NS, '--volume-name=hp-data');
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /not found/);
+  });
+});
