@@ -35,7 +35,7 @@ describe('testbed API server: CRUD', () => {
     // Besides what the components use, the kinds of the install manifests (stored only, for
     // `kubectl apply`), and StorageClasses for persistent volumes.
     assert.deepEqual(names.sort(), [
-      'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apps', 'coordination.k8s.io', 'events.k8s.io', 'kubevirt.io', 'policy', 'rbac.authorization.k8s.io',
+      'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io', 'apps', 'coordination.k8s.io', 'events.k8s.io', 'kubevirt.io', 'policy', 'rbac.authorization.k8s.io',
       'storage.k8s.io',
     ]);
     assert.equal((await http(base, 'GET', '/version')).body['major'], '1');
