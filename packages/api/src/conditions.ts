@@ -47,3 +47,15 @@ export const VmiConditionReason = {
 } as const;
 
 export type VmiConditionReason = (typeof VmiConditionReason)[keyof typeof VmiConditionReason];
+
+/**
+ * Why a VMI cannot move live, read from its LiveMigratable condition (the handler sets it);
+ * undefined when it can. The one reading for the migration controller, the evacuation and the
+ * eviction webhook.
+ */
+export function notLiveMigratableReason(vmi: { readonly status?: { readonly conditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string; readonly message?: string }[] } }): string | undefined {
+  const c = vmi.status?.conditions?.find((x) => x.type === VmiConditionType.LiveMigratable);
+  if (c?.status === ConditionStatus.True) return undefined;
+  if (c === undefined) return 'it has no LiveMigratable condition yet';
+  return [c.reason !== undefined && c.reason !== '' ? c.reason : 'LiveMigratable=False', c.message].filter((x) => x !== undefined && x !== '').join(': ');
+}

@@ -12,7 +12,7 @@ export {
   type InterfaceBinding,
 } from './defaults-options.js';
 export { DEFAULT_POD_NETWORK_NAME } from './defaults-network.js';
-export { ConditionStatus, VmiConditionReason, VmiConditionType } from './conditions.js';
+export { ConditionStatus, notLiveMigratableReason, VmiConditionReason, VmiConditionType } from './conditions.js';
 export { removeCondition, upsertCondition, type ConditionUpdate } from './condition-list.js';
 export { kubeTime } from './kube-time.js';
 export { checkVmi, decodeVmi, MAX_VMI_DEPTH, type DecodeOptions } from './decode-vmi.js';

@@ -3,7 +3,7 @@
 // one timestamp spelling.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { kubeTime, removeCondition, upsertCondition, type VmiCondition } from '../src/index.js';
+import { kubeTime, notLiveMigratableReason, removeCondition, upsertCondition, type VmiCondition } from '../src/index.js';
 
 const T1 = '2026-01-01T00:00:00Z';
 const T2 = '2026-01-01T00:01:00Z';
@@ -56,4 +56,12 @@ test('kubeTime: whole seconds in UTC, from a Date or epoch milliseconds', () => 
   assert.equal(kubeTime(Date.UTC(2026, 0, 2, 3, 4, 5, 999)), '2026-01-02T03:04:05Z');
   assert.equal(kubeTime(new Date('2026-01-02T03:04:05.001+02:00')), '2026-01-02T01:04:05Z');
   assert.equal(kubeTime(0), '1970-01-01T00:00:00Z');
+});
+
+test('notLiveMigratableReason: undefined when LiveMigratable is True, else why, from the condition', () => {
+  const of = (c?: { status: string; reason?: string; message?: string }) => ({ status: { conditions: c === undefined ? [] : [{ type: 'LiveMigratable', ...c }] } });
+  assert.equal(notLiveMigratableReason(of({ status: 'True' })), undefined);
+  assert.equal(notLiveMigratableReason(of()), 'it has no LiveMigratable condition yet');
+  assert.equal(notLiveMigratableReason(of({ status: 'False', reason: 'DisksNotLiveMigratable', message: 'disk rootdisk is not shared' })), 'DisksNotLiveMigratable: disk rootdisk is not shared');
+  assert.equal(notLiveMigratableReason(of({ status: 'False', reason: '', message: '' })), 'LiveMigratable=False');
 });

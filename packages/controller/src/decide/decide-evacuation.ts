@@ -4,7 +4,7 @@
 // followed by another after a backoff (kubectl drain keeps retrying its eviction meanwhile);
 // once the VMI runs elsewhere the mark is cleared. `External` is left to whoever acts on it.
 
-import { ConditionStatus, effectiveEvictionStrategy, EvictionStrategy, isFinalMigrationPhase, isFinalPhase, MigrationPhase, VmiConditionType, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { effectiveEvictionStrategy, EvictionStrategy, isFinalMigrationPhase, isFinalPhase, MigrationPhase, notLiveMigratableReason, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 
 /** Marks the migrations the controller creates for an eviction; the value is the node left. */
 export const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';
@@ -59,8 +59,7 @@ export function decideEvacuation(input: EvacuationInput): EvacuationDecision {
   if (effectiveEvictionStrategy(vmi, input.clusterDefault) === EvictionStrategy.External) return { kind: 'none', why: 'External: left to another actor' };
   if (input.creationPending) return { kind: 'none', why: 'a migration was just created' };
   if (input.migrations.some((m) => !isFinalMigrationPhase(m.status?.phase))) return { kind: 'none', why: 'a migration of the VMI is under way' };
-  const migratable = vmi.status?.conditions?.some((c) => c.type === VmiConditionType.LiveMigratable && c.status === ConditionStatus.True) === true;
-  if (!migratable) return { kind: 'none', why: 'the VMI is not LiveMigratable' };
+  if (notLiveMigratableReason(vmi) !== undefined) return { kind: 'none', why: 'the VMI is not LiveMigratable' };
   const left = backoffLeft(input.migrations, node, input.now);
   if (left > 0) return { kind: 'wait', afterMs: left, why: 'the last evacuation migration failed' };
   return { kind: 'create', nodeName: node };

@@ -26,9 +26,9 @@ import {
   MIGRATION_TARGET_NODE_LABEL,
   MigrationPhase,
   NODE_NAME_LABEL,
+  notLiveMigratableReason,
   upsertCondition,
   validateMigration,
-  VmiConditionType,
   VmiPhase,
   type MigrationStatus,
   type VirtualMachineInstance,
@@ -128,9 +128,8 @@ function pendingStep(ctx: Context): Outcome {
   if (phase !== VmiPhase.Running) {
     return reject(MigrationFailureReason.VMINotRunning, `VMI ${vmiName(ctx)} is ${phase === VmiPhase.Unset ? 'not started' : phase}, not Running: only a running VMI can be migrated`);
   }
-  const migratable = vmi.status?.conditions?.find((c) => c.type === VmiConditionType.LiveMigratable);
-  if (migratable?.status !== ConditionStatus.True) {
-    const why = migratable === undefined ? 'it has no LiveMigratable condition yet' : `${migratable.reason ?? 'LiveMigratable=False'}: ${migratable.message ?? ''}`;
+  const why = notLiveMigratableReason(vmi);
+  if (why !== undefined) {
     return reject(MigrationFailureReason.NotLiveMigratable, `VMI ${vmiName(ctx)} is not live migratable: ${why}`);
   }
   if (vmiPod(vmi, input.pods) === undefined) return reject(MigrationFailureReason.VMINotRunning, `VMI ${vmiName(ctx)} has no launcher pod on its node ${vmi.status?.nodeName ?? ''}`);

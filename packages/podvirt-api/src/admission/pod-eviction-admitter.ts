@@ -8,7 +8,7 @@
 // `LiveMigrate` on a VMI that cannot migrate refuses the eviction naming why, so a drain stops
 // there rather than kill the guest.
 
-import { APP_LABEL, ConditionStatus, DOMAIN_ANNOTATION, effectiveEvictionStrategy, EventReason, EvictionStrategy, isFinalPhase, LAUNCHER_APP_LABEL_VALUE, VmiConditionType, type VirtualMachineInstance } from '@podvirt/api';
+import { APP_LABEL, DOMAIN_ANNOTATION, effectiveEvictionStrategy, EventReason, EvictionStrategy, isFinalPhase, LAUNCHER_APP_LABEL_VALUE, notLiveMigratableReason, type VirtualMachineInstance } from '@podvirt/api';
 import { ALLOWED, type AdmissionRequest, type AdmissionResult } from './admission-review.js';
 
 /** The launcher pod as the webhook reads it. */
@@ -38,16 +38,6 @@ export const EVICTION_WEBHOOK_TIMEOUT_MS = 4_000;
 /** KubeVirt answers every refusal of an eviction with 429, which kubectl drain retries. */
 function refused(message: string): AdmissionResult {
   return { allowed: false, status: { code: 429, reason: 'TooManyRequests', message } };
-}
-
-function isLiveMigratable(vmi: VirtualMachineInstance): boolean {
-  return vmi.status?.conditions?.some((c) => c.type === VmiConditionType.LiveMigratable && c.status === ConditionStatus.True) === true;
-}
-
-function whyNotMigratable(vmi: VirtualMachineInstance): string {
-  const c = vmi.status?.conditions?.find((x) => x.type === VmiConditionType.LiveMigratable);
-  if (c === undefined) return 'it has no LiveMigratable condition yet';
-  return [c.reason ?? 'LiveMigratable=False', c.message].filter((x) => x !== undefined && x !== '').join(': ');
 }
 
 function isDryRun(request: AdmissionRequest): boolean {
@@ -83,11 +73,11 @@ export function podEvictionAdmitter(deps: PodEvictionDeps): (request: AdmissionR
 async function decide(deps: PodEvictionDeps, request: AdmissionRequest, vmi: VirtualMachineInstance, pod: EvictedPod, signal: AbortSignal): Promise<AdmissionResult> {
   const ref = `${vmi.metadata.namespace ?? ''}/${vmi.metadata.name ?? ''}`;
   const strategy = effectiveEvictionStrategy(vmi, deps.clusterDefault);
-  const migratable = isLiveMigratable(vmi);
+  const notMigratable = notLiveMigratableReason(vmi);
   if (strategy === EvictionStrategy.None) return ALLOWED;
-  if (strategy === EvictionStrategy.LiveMigrateIfPossible && !migratable) return ALLOWED;
-  if (strategy === EvictionStrategy.LiveMigrate && !migratable) {
-    const message = `VMI "${ref}" has eviction strategy LiveMigrate but is not live migratable (${whyNotMigratable(vmi)}): its launcher pod cannot be evicted`;
+  if (strategy === EvictionStrategy.LiveMigrateIfPossible && notMigratable !== undefined) return ALLOWED;
+  if (strategy === EvictionStrategy.LiveMigrate && notMigratable !== undefined) {
+    const message = `VMI "${ref}" has eviction strategy LiveMigrate but is not live migratable (${notMigratable}): its launcher pod cannot be evicted`;
     deps.warn(vmi, EventReason.EvictionNotMigratable, message);
     return refused(message);
   }
