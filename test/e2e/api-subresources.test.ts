@@ -87,14 +87,20 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
 
   test('the console: a websocket through kube-apiserver, a command typed and its answer read', async () => {
     const ws = await openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
-    assert.equal(ws.status, 101, ws.body);
-    ws.send('\r');
-    ws.send('cat /proc/sys/kernel/random/boot_id\r');
-    const text = (): string => Buffer.concat(ws.frames.filter((f) => f.opcode === 0x2 || f.opcode === 0x1).map((f) => f.payload)).toString();
-    await eventually(() => /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.test(text()), { deadlineMs: 30_000, what: 'boot_id on the console', detail: text });
-    ws.send(Buffer.from([0x03, 0xe8]), 0x8);
-    await ws.closed;
+    // A failed step leaves no socket open.
+    try {
+      assert.equal(ws.status, 101, ws.body);
+      ws.send('\r');
+      ws.send('cat /proc/sys/kernel/random/boot_id\r');
+      const text = (): string => Buffer.concat(ws.frames.filter((f) => f.opcode === 0x2 || f.opcode === 0x1).map((f) => f.payload)).toString();
+      await eventually(() => /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.test(text()), { deadlineMs: 30_000, what: 'boot_id on the console', detail: text });
+      ws.send(Buffer.from([0x03, 0xe8]), 0x8);
+      await ws.closed;
+    } finally {
+      ws.destroy();
+    }
     const elsewhere = await openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${OTHER_NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+    elsewhere.destroy();
     assert.equal(elsewhere.status, 403);
     assert.match(elsewhere.body, /cannot get resource \\?"virtualmachineinstances\/console\\?"/);
   });
