@@ -1,6 +1,7 @@
 // Faults on the real node (test/testbed/real-node/), podvirt installed from manifests/: one VMI
 // runs through containerd restarted and then the kubelet restarted (each time it stays Running on
-// the same qemu, its launcher's containers not restarted, the device plugins allocatable again),
+// the same qemu, its launcher's containers not restarted, kubectl exec reaches them, the device
+// plugins allocatable again),
 // then its qemu is killed -9 (Failed with the reason, the pod ends); a second VMI's launcher pod
 // deleted directly fails it with a named reason; a containerDisk image that is not in
 // containerd's store and cannot be pulled gives ErrImagePull on the VMI. During each fault the
@@ -63,8 +64,16 @@ describe('faults on the real node', { skip: REAL_NODE_SKIP }, () => {
     return { uid, pod: pods[0]! };
   }
 
-  /** The launcher pod's containers all Ready and none restarted; the node Ready with kvm and tun allocatable again. */
-  async function podAndNodeBack(pod: LauncherPod): Promise<void> {
+  /**
+   * The kubelet renewed its node Lease after `since` (it works again), the launcher pod's
+   * containers are all Ready and none restarted, `kubectl exec` reaches the compute container
+   * (API server → kubelet → containerd → the container's shim, which outlived the restart), and the
+   * node is Ready with kvm and tun allocatable again (the handler registered its device plugins
+   * with the restarted kubelet).
+   */
+  async function podAndNodeBack(pod: LauncherPod, since: number): Promise<void> {
+    await eventually(async () => Date.parse((await s().admin(['-n', 'kube-node-lease', 'get', 'lease', NODE, '-o', 'jsonpath={.spec.renewTime}'])).trim()) > since,
+      { what: 'the node Lease renewed after the restart', deadlineMs: 90_000, stepMs: 1_000 });
     await eventually(async () => {
       const now = JSON.parse(await s().admin(['get', 'pod', pod.metadata.name, '-o', 'json'])) as LauncherPod;
       const statuses = now.status?.containerStatuses ?? [];
@@ -76,6 +85,7 @@ describe('faults on the real node', { skip: REAL_NODE_SKIP }, () => {
       const some = (q: string | undefined): boolean => q !== undefined && !/^0+$/.test(q);
       return got.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') && some(got.status.allocatable['devices.kubevirt.io/kvm']) && some(got.status.allocatable['devices.kubevirt.io/tun']);
     }, { what: 'the node Ready with devices.kubevirt.io/kvm and tun allocatable', deadlineMs: 90_000, stepMs: 1_000 });
+    assert.equal((await s().admin(['exec', pod.metadata.name, '-c', 'compute', '--', 'cat', '/etc/hostname'])).trim(), pod.metadata.name);
   }
 
   async function stillRunning(name: string, pod: LauncherPod, qemu: readonly string[]): Promise<void> {
@@ -93,10 +103,11 @@ describe('faults on the real node', { skip: REAL_NODE_SKIP }, () => {
       await fault(`${component} restarted`, async () => {
         const before = s().node.process(component);
         assert.ok(before?.running === true, `${component} runs`);
+        const stopped = Date.now();
         await before.stop();
         await s().node.restart(component);
         assert.notEqual(s().node.process(component)?.pid, before.pid);
-        await podAndNodeBack(pod);
+        await podAndNodeBack(pod, stopped);
       });
       await stillRunning('vm-faults', pod, qemu);
     }
