@@ -192,20 +192,30 @@ export class RealNodeStack {
 
   /**
    * Deletes the VMI (when still there), waits for it and its launcher pod to go, then checks that
-   * nothing of the pod stays on the node: no sandbox or container, no qemu, mount, cgroup, or
-   * network namespace beyond `netnsBefore`.
+   * nothing of the pod stays on the node (nothingLeftOf).
    */
   async deleteAndCheckGone(name: string, pod: LauncherPod, netnsBefore: readonly string[]): Promise<void> {
-    await this.admin(['delete', 'vmi', name, '--ignore-not-found', '--wait=false']);
-    await eventually(async () => (await this.admin(['get', 'vmi', name, '--ignore-not-found', '-o', 'name'])).trim() === '', { what: `VMI ${name} gone`, deadlineMs: 120_000, stepMs: 500 });
+    await this.deleteVmi(name, pod);
     await this.nothingLeftOf(pod, netnsBefore);
   }
 
-  /** Nothing of the launcher pod on the node (after its VMI went). */
+  /** Deletes the VMI (when still there) and waits for it, its launcher pod (in the API) and the pod's qemu to go. */
+  async deleteVmi(name: string, pod: LauncherPod): Promise<void> {
+    await this.admin(['delete', 'vmi', name, '--ignore-not-found', '--wait=false']);
+    await eventually(async () => (await this.admin(['get', 'vmi', name, '--ignore-not-found', '-o', 'name'])).trim() === '', { what: `VMI ${name} gone`, deadlineMs: 120_000, stepMs: 500 });
+    await eventually(async () => (await this.admin(['get', 'pod', pod.metadata.name, '--ignore-not-found', '-o', 'name'])).trim() === '', { what: `launcher pod ${pod.metadata.name} gone`, deadlineMs: 120_000 });
+    assert.deepEqual(await qemuInPods(pod.metadata.uid), []);
+  }
+
+  /**
+   * Nothing of a deleted launcher pod on the node: no sandbox or container, no qemu, mount,
+   * cgroup, or network namespace beyond `netnsBefore`. The kubelet removes a deleted pod's
+   * sandbox and exited containers in its garbage collection, once a minute: several pods are
+   * best checked together, after one wait.
+   */
   async nothingLeftOf(pod: LauncherPod, netnsBefore: readonly string[]): Promise<void> {
     const { name, uid } = pod.metadata;
-    await eventually(async () => (await this.admin(['get', 'pod', name, '--ignore-not-found', '-o', 'name'])).trim() === '', { what: `launcher pod ${name} gone`, deadlineMs: 120_000 });
-    await eventually(async () => (await this.node.crictl(['pods', '--name', name, '-q'])).trim() === '', { what: `crictl pods without ${name}`, deadlineMs: 60_000 });
+    await eventually(async () => (await this.node.crictl(['pods', '--name', name, '-q'])).trim() === '', { what: `crictl pods without ${name} (the kubelet's garbage collection)`, deadlineMs: 120_000, stepMs: 1_000 });
     const containers = JSON.parse(await this.node.crictl(['ps', '-a', '-o', 'json'])) as { containers: Array<{ labels: Record<string, string> }> };
     assert.deepEqual(containers.containers.filter((c) => c.labels['io.kubernetes.pod.name'] === name), []);
     assert.deepEqual(await qemuInPods(uid), []);
