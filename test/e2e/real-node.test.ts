@@ -4,125 +4,53 @@
 // the node's own address with the cluster's certificates, crictl lists its sandbox while it runs
 // and not after. podvirt installed from manifests/ (install-podvirt.ts) runs as pods: the handler
 // in a containerd container with its device plugins registered, podvirt-api's webhooks called by
-// kube-apiserver on its pod IP. A VMI runs from podvirt/launcher with the containerDisk init
-// containers of podvirt/test-guest and the guest-console-log sidecar; the guest's marker is in
-// `kubectl logs -c guest-console-log`; the handler's process killed -9 is restarted by the kubelet
-// while the same qemu runs on; podvirtctl in the handler's pod then pauses and unpauses it;
-// delete → Succeeded → no sandbox, container, qemu, mount, cgroup or network namespace of its pod.
-// Closing the node leaves no process, mount, cgroup, network namespace or iptables chain.
+// kube-apiserver on its pod IP. In a namespace enforcing the baseline Pod Security Standard, a
+// masquerade VMI runs from podvirt/launcher with the containerDisk init containers of
+// podvirt/test-guest and the guest-console-log sidecar; the guest's marker is in `kubectl logs -c
+// guest-console-log`, `kubectl exec` reaches the compute container, the guest answers on the pod
+// IP, `podvirtctl console` on the node reads its boot_id; the handler's process killed -9 is
+// restarted by the kubelet while the same qemu runs on; podvirtctl in the handler's pod then
+// pauses and unpauses it; delete → Succeeded → no sandbox, container, qemu, mount, cgroup or
+// network namespace of its pod. Closing the node leaves no process, mount, cgroup, network
+// namespace, iptables chain or node API socket.
 //
 // It holds the machine-wide paths of a node (test/testbed/real-node/README.md), so it runs in its
 // own pass of scripts/test, the last (PODVIRT_SKIP_REAL_NODE=1 skips that pass, and says so), and
-// alone with `PODVIRT_REAL_NODE=1 node scripts/run-tests.mjs e2e/real-node`; without that variable
-// the main pass skips it and says why. Missing binaries or images fail it (scripts/setup and
-// scripts/images make them).
+// alone with `PODVIRT_REAL_NODE=1 node scripts/run-tests.mjs e2e/real-node.test`; without that
+// variable the main pass skips it and says why (real-node-stack.ts). Missing binaries or images
+// fail it (scripts/setup and scripts/images make them).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { pino } from 'pino';
 import { eventually } from '@podvirt/test-support';
-import { kubectlAs } from '../testbed/control-plane/kubectl-as.js';
-import { RealControlPlane } from '../testbed/control-plane/real-control-plane.js';
-import { repoRoot } from '../testbed/guest/repo-root.js';
-import { installPodvirtPods, waitForPodvirtPods } from '../testbed/real-node/install-podvirt.js';
-import { realNodeLeftovers, RealNode } from '../testbed/real-node/real-node.js';
-import { PodNetwork } from '../testbed/sandbox/pod-network.js';
-import { runCommand } from '../testbed/sandbox/run-command.js';
+import { DemoShell } from '../testbed/demo/demo-shell.js';
+import { readTcp } from '../testbed/index.js';
+import { NODE_API_SOCKET, realNodeLeftovers } from '../testbed/real-node/real-node.js';
+import { cniNetns, kubeChains, NODE, qemuInPods, REAL_NODE_SKIP, RealNodeStack, ROOT, VERSION, type LauncherPod } from './real-node-stack.js';
 
-// kubectlAs gives kubectl 120 s: every --timeout here stays below it.
-const skip = process.env['PODVIRT_REAL_NODE'] === '1' ? false : 'the real node runs in its own pass of scripts/test (PODVIRT_REAL_NODE=1 runs it)';
-const NODE = 'podvirt-real-node';
-const VERSION = '0.1.0';
+const VMI = 'testvm-net';
+/** The test guest prints its boot_id on its console as `boot_id=…`, and `cat` of it prints the bare UUID. */
+const BOOT_ID = /boot_id=(\S+)/;
+const CONSOLE_BOOT_ID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
 
-async function kubeChains(): Promise<number> {
-  return (await runCommand(['iptables-save'])).stdout.split('\n').filter((l) => /^:KUBE-/.test(l)).length;
-}
-
-/** The CNI network namespaces (one per pod sandbox not on the host's network). */
-async function cniNetns(): Promise<string[]> {
-  return (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith('cni-')).sort();
-}
-
-/** qemu processes in a kubepods cgroup (a launcher pod's), as "pid cmdline". */
-async function qemuInPods(): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
-    const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-    if (!(cmdline[0] ?? '').includes('qemu-system')) continue;
-    if ((await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '')).includes('kubepods')) found.push(`${pid} ${cmdline.join(' ').slice(0, 80)}`);
-  }
-  return found;
-}
-
-/** The cgroup directories of a pod (pod<uid> under kubepods, in every hierarchy). */
-async function podCgroups(uid: string): Promise<string[]> {
-  const res = await runCommand(['find', '/sys/fs/cgroup', '-type', 'd', '-name', `pod${uid}`]);
-  return res.stdout.split('\n').filter((l) => l !== '');
-}
-
-/** Every phase a VMI goes through while watched (kubectl get --watch), in order, repeats dropped. */
-function watchPhases(kubectl: string, kubeconfig: string, name: string): { seen: string[]; stop: () => Promise<void> } {
-  const seen: string[] = [];
-  const child = spawn(kubectl, ['--kubeconfig', kubeconfig, 'get', 'vmi', name, '--watch', '-o', 'jsonpath={.status.phase}{"\\n"}'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let rest = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    const lines = (rest + chunk).split('\n');
-    rest = lines.pop() ?? '';
-    for (const l of lines) if (l !== '' && seen.at(-1) !== l) seen.push(l);
-  });
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  return {
-    seen,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-describe('the real node: upstream kubelet on containerd', { skip }, () => {
-  const log = pino({ level: 'silent' });
-  let dir = '';
-  let network: PodNetwork | undefined;
-  let cp: RealControlPlane | undefined;
-  let node: RealNode | undefined;
+describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP }, () => {
+  let stack: RealNodeStack | undefined;
   let chainsBefore = 0;
-  const admin = (args: string[]): Promise<string> => {
-    assert.ok(cp !== undefined);
-    return kubectlAs(cp, cp.adminKubeconfig, args);
-  };
+  const s = (): RealNodeStack => stack ?? assert.fail('the stack did not start');
+  const admin = (args: string[]): Promise<string> => s().admin(args);
 
   before(async () => {
-    assert.deepEqual(await realNodeLeftovers(), [], 'a real node of an earlier run is still there');
     chainsBefore = await kubeChains();
-    dir = await mkdtemp(join(tmpdir(), 'podvirt-real-node-'));
-    network = new PodNetwork({ rootDir: join(dir, 'network'), log });
-    await network.start();
-    cp = await RealControlPlane.start({ dir: join(dir, 'control-plane'), repoRoot: repoRoot(import.meta.url), nodes: [NODE], logger: log, address: network.gateway });
-    node = await RealNode.start({
-      dir: join(dir, 'node'),
-      repoRoot: repoRoot(import.meta.url),
-      nodeName: NODE,
-      controlPlane: cp,
-      network,
-      images: [`podvirt/podvirt:${VERSION}`, `podvirt/launcher:${VERSION}`, 'podvirt/test-guest:latest'],
-      pauseImage: `podvirt/pause:${VERSION}`,
-      logger: log,
-    });
+    stack = await RealNodeStack.start(ROOT);
   });
 
   after(async () => {
-    await node?.close();
-    await cp?.close();
-    await network?.close();
-    if (dir !== '') await rm(dir, { recursive: true, force: true });
+    await stack?.close();
   });
 
   test('the node registers Ready with its InternalIP on the testbed bridge, on containerd 2', async () => {
-    assert.ok(node !== undefined && network !== undefined);
+    const { network } = s();
     const got = JSON.parse(await admin(['get', 'node', NODE, '-o', 'json'])) as {
       status: { addresses: Array<{ type: string; address: string }>; nodeInfo: { containerRuntimeVersion: string; kubeletVersion: string } };
     };
@@ -132,7 +60,7 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
   });
 
   test('a pod from an imported image runs: logs and exec through the kubelet, crictl sees it, and nothing after delete', async () => {
-    assert.ok(node !== undefined && network !== undefined);
+    const { node, network, dir } = s();
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -154,15 +82,12 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     assert.match(await node.crictl(['pods', '--name', 'hello', '-q']), /^[0-9a-f]{64}$/m);
 
     await admin(['delete', 'pod', 'hello', '--wait=true', '--timeout=60s']);
-    await eventually(async () => (await node?.crictl(['pods', '-q']))?.trim() === '' && (await node?.crictl(['ps', '-a', '-q']))?.trim() === '', { what: 'crictl pods and ps empty', deadlineMs: 60_000 });
+    await eventually(async () => (await node.crictl(['pods', '-q'])).trim() === '' && (await node.crictl(['ps', '-a', '-q'])).trim() === '', { what: 'crictl pods and ps empty', deadlineMs: 60_000 });
   });
 
   test('podvirt as pods: kubectl apply -f manifests/, the handler in a containerd container, its device plugins registered, podvirt-api\'s webhooks reached on its pod IP', async () => {
-    assert.ok(node !== undefined);
-    assert.ok(cp !== undefined);
-    const root = repoRoot(import.meta.url);
-    await installPodvirtPods(cp, cp.adminKubeconfig, root, dir);
-    await waitForPodvirtPods(cp, cp.adminKubeconfig);
+    const { node, root } = s();
+    await s().install();
     // The handler runs inside a containerd container: crictl lists it.
     assert.match(await node.crictl(['ps', '--name', 'podvirt-handler', '-q']), /^[0-9a-f]{64}$/m);
 
@@ -185,21 +110,23 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     }, { what: 'podvirt-api refusing the GPU at kubectl apply', deadlineMs: 60_000, stepMs: 1_000, detail: () => `last answer: ${answer}` });
   });
 
-  test('a VMI runs from podvirt/launcher with its containerDisk init containers and console-log sidecar: the marker in kubectl logs, pause/unpause, delete → Succeeded → nothing left', async () => {
-    assert.ok(node !== undefined && cp !== undefined);
-    const root = repoRoot(import.meta.url);
+  test('a VMI runs from podvirt/launcher in a namespace enforcing the baseline Pod Security Standard: the marker in kubectl logs, exec, the guest on its pod IP, console, pause/unpause, delete → Succeeded → nothing left', async () => {
+    const { node, root } = s();
     const netnsBefore = await cniNetns();
-    await admin(['apply', '-f', join(root, 'manifests/examples/vmi-test-guest.yaml')]);
-    await admin(['wait', '--for=jsonpath={.status.phase}=Running', 'vmi/testvm', '--timeout=110s']).catch(async (err: unknown) => {
-      const events = await admin(['get', 'events', '-o', 'jsonpath={range .items[*]}{.involvedObject.name} {.reason}: {.message}{"\\n"}{end}']).catch((e: unknown) => String(e));
-      throw new Error(`${(err as Error).message}\n${events.split('\n').slice(-25).join('\n')}`, { cause: err });
-    });
-    const pod = JSON.parse(await admin(['get', 'pods', '-l', 'kubevirt.io/created-by', '-o', 'json'])) as {
-      items: Array<{ metadata: { name: string; uid: string }; spec: { initContainers?: Array<{ name: string; image: string; restartPolicy?: string }>; containers: Array<{ name: string; image: string }> } }>;
-    };
-    assert.equal(pod.items.length, 1);
-    const launcher = pod.items[0]!;
-    const images = (cs: Array<{ image: string }> | undefined): string[] => [...new Set((cs ?? []).map((c) => c.image))].sort();
+    // kube-apiserver runs Pod Security Admission by default: with the namespace enforcing
+    // baseline it refuses a privileged pod (dry run), and admits the launcher pod below.
+    await admin(['label', 'namespace', 'default', 'pod-security.kubernetes.io/enforce=baseline', '--overwrite']);
+    const privileged = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'privileged', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'podvirt/test-guest:latest', securityContext: { privileged: true } }] } };
+    await writeFile(join(s().dir, 'privileged.json'), JSON.stringify(privileged));
+    const refused = await admin(['apply', '--dry-run=server', '-f', join(s().dir, 'privileged.json')]).then(() => '', (err: unknown) => (err as Error).message);
+    assert.match(refused, /violates PodSecurity "baseline:latest": privileged/);
+    // The masquerade example: the test guest with a pod network interface forwarding TCP 8080.
+    await admin(['apply', '-f', join(root, 'manifests/examples/vmi-masquerade.yaml')]);
+    await s().waitForPhase(VMI, 'Running');
+    const pods = await s().launcherPods((await s().vmi(VMI))?.metadata.uid ?? assert.fail(`${VMI} vanished`));
+    assert.equal(pods.length, 1);
+    const launcher: LauncherPod = pods[0]!;
+    const images = (cs: ReadonlyArray<{ image: string }> | undefined): string[] => [...new Set((cs ?? []).map((c) => c.image))].sort();
     assert.deepEqual(images(launcher.spec.containers), [`podvirt/launcher:${VERSION}`]);
     // The containerDisk and kernel-boot init containers, and the guest-console-log sidecar (a restartable init container).
     assert.deepEqual(images(launcher.spec.initContainers), [`podvirt/launcher:${VERSION}`, 'podvirt/test-guest:latest']);
@@ -207,7 +134,21 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
     assert.equal(sidecar?.restartPolicy, 'Always', 'the guest-console-log sidecar');
     assert.match(await node.crictl(['pods', '--name', launcher.metadata.name, '-q']), /^[0-9a-f]{64}$/m);
     assert.ok((await qemuInPods()).length > 0, 'qemu runs in a kubepods cgroup');
-    await eventually(async () => (await admin(['logs', launcher.metadata.name, '-c', 'guest-console-log']).catch(() => '')).includes('PODVIRT-GUEST-READY'), { what: 'the guest marker in kubectl logs -c guest-console-log', deadlineMs: 120_000, stepMs: 1_000 });
+    const consoleLog = await eventually(async () => {
+      const logs = await admin(['logs', launcher.metadata.name, '-c', 'guest-console-log']).catch(() => '');
+      return logs.includes('PODVIRT-GUEST-READY') && BOOT_ID.test(logs) ? logs : undefined;
+    }, { what: 'the guest marker and boot_id in kubectl logs -c guest-console-log', deadlineMs: 120_000, stepMs: 1_000 });
+    const bootId = BOOT_ID.exec(consoleLog)?.[1] ?? '';
+
+    // kubectl exec into the compute container (API server → kubelet → containerd).
+    assert.equal((await admin(['exec', launcher.metadata.name, '-c', 'compute', '--', 'cat', '/etc/hostname'])).trim(), launcher.metadata.name);
+    // The masquerade guest answers on the pod IP, which the VMI reports.
+    const podIP = (await admin(['get', 'pod', launcher.metadata.name, '-o', 'jsonpath={.status.podIP}'])).trim();
+    await eventually(async () => (await s().vmi(VMI))?.status?.interfaces?.[0]?.ipAddress === podIP, { what: `the VMI's interface at the pod IP ${podIP}`, deadlineMs: 60_000, stepMs: 1_000 });
+    assert.equal((await eventually(() => readTcp(podIP, 8080).catch(() => undefined), { what: `boot_id on ${podIP}:8080`, deadlineMs: 60_000, stepMs: 1_000 })).trim(), bootId);
+    // podvirtctl console on the node, through the handler's node API socket (its hostPath).
+    const shell = new DemoShell({ out: { step: () => undefined, detail: () => undefined }, env: process.env, node: process.execPath, repoRoot: root, kubeconfig: s().cp.adminKubeconfig, nodeApiSocket: NODE_API_SOCKET });
+    assert.equal(CONSOLE_BOOT_ID.exec(await shell.console(VMI, 'cat /proc/sys/kernel/random/boot_id', CONSOLE_BOOT_ID))?.[1], bootId);
 
     // kill -9 the handler's process: the kubelet restarts its container, qemu runs on (same pid),
     // the VMI stays Running; the restarted handler then pauses and unpauses it.
@@ -225,37 +166,27 @@ describe('the real node: upstream kubelet on containerd', { skip }, () => {
       return status.restartCount > restartsBefore && status.ready;
     }, { what: 'the handler container restarted by the kubelet and Ready', deadlineMs: 110_000, stepMs: 1_000 });
     assert.deepEqual(await qemuInPods(), qemuBefore, 'the same qemu runs');
-    assert.equal((await admin(['get', 'vmi', 'testvm', '-o', 'jsonpath={.status.phase}'])).trim(), 'Running');
+    assert.equal((await admin(['get', 'vmi', VMI, '-o', 'jsonpath={.status.phase}'])).trim(), 'Running');
 
     // pause/unpause with podvirtctl in the handler's pod (its node API socket is there).
-    const paused = async (): Promise<string> => (await admin(['get', 'vmi', 'testvm', '-o', 'jsonpath={.status.conditions[?(@.type=="Paused")].reason}'])).trim();
-    assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'pause', 'vmi', 'testvm', '-n', 'default']), /paused/);
+    const paused = async (): Promise<string> => (await admin(['get', 'vmi', VMI, '-o', 'jsonpath={.status.conditions[?(@.type=="Paused")].reason}'])).trim();
+    assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'pause', 'vmi', VMI, '-n', 'default']), /paused/);
     await eventually(async () => (await paused()) === 'PausedByUser', { what: 'the Paused condition', deadlineMs: 30_000, stepMs: 500 });
-    assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'unpause', 'vmi', 'testvm', '-n', 'default']), /unpaused/);
+    assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'unpause', 'vmi', VMI, '-n', 'default']), /unpaused/);
     await eventually(async () => (await paused()) === '', { what: 'the Paused condition gone', deadlineMs: 30_000, stepMs: 500 });
 
-    const phases = watchPhases(cp.binaries.kubectl, cp.adminKubeconfig, 'testvm');
+    const phases = s().watch(VMI, '{.status.phase}');
     try {
-      await admin(['delete', 'vmi', 'testvm', '--wait=false']);
-      await eventually(async () => (await admin(['get', 'vmi', 'testvm', '--ignore-not-found', '-o', 'name'])).trim() === '', { what: 'the VMI gone', deadlineMs: 120_000, stepMs: 500 });
+      // Nothing of it on the node: no sandbox or container, no qemu, no mount, cgroup or network namespace.
+      await s().deleteAndCheckGone(VMI, launcher, netnsBefore);
     } finally {
       await phases.stop();
     }
     assert.equal(phases.seen.at(-1), 'Succeeded', `phases seen: ${phases.seen.join(' → ')}`);
-    await eventually(async () => (await admin(['get', 'pods', '-l', 'kubevirt.io/created-by', '-o', 'name'])).trim() === '', { what: 'the launcher pod gone', deadlineMs: 120_000 });
-    // Nothing of it on the node: no sandbox or container, no qemu, no mount, cgroup or network namespace.
-    await eventually(async () => (await node?.crictl(['pods', '--name', launcher.metadata.name, '-q']))?.trim() === '', { what: `crictl pods without ${launcher.metadata.name}`, deadlineMs: 60_000 });
-    const containers = JSON.parse(await node.crictl(['ps', '-a', '-o', 'json'])) as { containers: Array<{ labels: Record<string, string> }> };
-    assert.deepEqual(containers.containers.filter((c) => c.labels['io.kubernetes.pod.name'] === launcher.metadata.name), []);
-    assert.deepEqual(await qemuInPods(), []);
-    assert.deepEqual((await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(launcher.metadata.uid)), []);
-    assert.deepEqual(await podCgroups(launcher.metadata.uid), []);
-    assert.deepEqual(await cniNetns(), netnsBefore);
   });
 
   test('closing the node leaves nothing of it', async () => {
-    assert.ok(node !== undefined);
-    await node.close();
+    await s().node.close();
     assert.deepEqual(await realNodeLeftovers(), []);
     assert.equal(await kubeChains(), chainsBefore);
   });

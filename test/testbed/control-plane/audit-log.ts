@@ -72,3 +72,9 @@ export function countBy(events: readonly AuditEvent[], key: (e: AuditEvent) => s
 export function serviceAccountUser(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
+
+/** The writes `username` made in [from, to]: how many, and `verb group/resource ×n, …` for a message. */
+export function writesOf(events: readonly AuditEvent[], username: string, from: number, to: number): { readonly count: number; readonly calls: string } {
+  const writes = requestsOf(events, username, from, to).filter((e) => WRITE_VERBS.has(e.verb));
+  return { count: writes.length, calls: [...countBy(writes, callOf)].map(([k, n]) => `${k} ×${n}`).join(', ') };
+}

@@ -11,7 +11,7 @@
 // namespaces or iptables chains behind (realNodeLeftovers says what is left).
 
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { eventually } from '@podvirt/test-support';
@@ -28,6 +28,8 @@ export const CONTAINERD_ROOT = '/var/lib/containerd';
 export const CONTAINERD_STATE = '/run/containerd';
 export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
 export const KUBELET_ROOT = '/var/lib/kubelet';
+/** The handler's node API socket on the host (its hostPath in manifests/30-handler-daemonset.yaml). */
+export const NODE_API_SOCKET = '/var/run/podvirt/node.sock';
 /** The namespace the CRI keeps its images, sandboxes and containers in. */
 export const CRI_NAMESPACE = 'k8s.io';
 const CNI_BIN_DIR = '/usr/lib/cni';
@@ -41,6 +43,8 @@ const CRI_PREFIX = 'docker.io/';
 const PODMAN_ID_LABEL = 'podvirt.podman-image-id';
 const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 15_000;
+/** What a container gets between SIGTERM and SIGKILL when the node closes (the handler's own shutdown grace is 15 s). */
+const CONTAINER_STOP_GRACE_S = 20;
 
 export class RealNodeError extends Error {
   constructor(
@@ -279,6 +283,9 @@ export class RealNode {
       };
       await step('stopping the kubelet', () => this.#stop('kubelet'));
       if (this.#processes.get('containerd')?.running === true) {
+        // SIGTERM first, as the kubelet stops a pod: a container that cleans up on it (the
+        // handler removes its node API socket under /var/run/podvirt) does so before the kill.
+        await step('stopping the containers', () => this.#stopContainers());
         await step('removing the pod sandboxes', () => this.crictl(['rmp', '--all', '--force']));
         await step('removing the containers', () => this.crictl(['rm', '--all', '--force']));
       }
@@ -291,6 +298,12 @@ export class RealNode {
       if (errors.length > 0) throw new RealNodeError('REAL_NODE_CLEANUP_FAILED', `the real node did not close cleanly: ${errors.map((e) => (e as Error).message).join('; ')}`, { cause: errors[0] });
     })();
     return this.#closing;
+  }
+
+  /** Every running container stopped with SIGTERM, SIGKILL after CONTAINER_STOP_GRACE_S, all at once. */
+  async #stopContainers(): Promise<void> {
+    const ids = (await this.crictl(['ps', '-q'])).split('\n').filter((id) => id !== '');
+    if (ids.length > 0) await this.crictl(['stop', '--timeout', String(CONTAINER_STOP_GRACE_S), ...ids]);
   }
 
   async #stop(name: 'containerd' | 'kubelet'): Promise<void> {
@@ -348,7 +361,7 @@ async function removeKubepodsCgroups(): Promise<void> {
  * What a closed real node must not leave (descriptions; empty when clean): a CRI sandbox or
  * container, a containerd shim, containerd or kubelet process, a mount under the kubelet's root or
  * containerd's state, a kubepods cgroup, a CNI network namespace, a KUBE-* or the testbed's
- * iptables chain, the kubelet's pods directory.
+ * iptables chain, the kubelet's pods directory, the handler's node API socket.
  */
 export async function realNodeLeftovers(): Promise<string[]> {
   const left: string[] = [];
@@ -364,5 +377,6 @@ export async function realNodeLeftovers(): Promise<string[]> {
   const rules = await runCommand(['iptables-save']);
   for (const chain of new Set(rules.stdout.split('\n').filter((l) => /^:(KUBE-|PODVIRT-SVC-)/.test(l)).map((l) => l.slice(1).split(' ')[0]))) left.push(`iptables chain ${chain}`);
   if ((await readdir(join(KUBELET_ROOT, 'pods')).catch(() => undefined)) !== undefined) left.push(`path ${KUBELET_ROOT}/pods`);
+  if (await stat(NODE_API_SOCKET).then(() => true, () => false)) left.push(`path ${NODE_API_SOCKET}`);
   return left;
 }
