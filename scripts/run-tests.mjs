@@ -44,11 +44,21 @@ const oneRunner = process.env['PODVIRT_TEST_ONE_RUNNER'] === '1';
 const onHost = (file) => /^test\/dist\/(e2e|integration|testbed)\//.test(file);
 const groups = (oneRunner ? [files] : [files.filter(onHost), files.filter((f) => !onHost(f))]).filter((g) => g.length > 0);
 
+const children = new Set();
+// A signal to this process reaches the runners (each stops its test files, which close their stacks).
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+  });
+}
+
 /** One `node --test` over `list`; `hold` keeps its output (both streams, in order) for later. */
 function runner(list, hold) {
   const args = ['--test', '--test-concurrency=1', '--test-reporter=spec', '--test-reporter-destination=stdout',
     `--test-reporter=${fileTimes}`, '--test-reporter-destination=stdout', ...list];
   const child = spawn(process.execPath, args, { stdio: hold ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   const held = [];
   if (hold) for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => held.push(chunk));
   return new Promise((resolve) => {
