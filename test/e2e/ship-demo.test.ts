@@ -15,7 +15,9 @@ import { ROOT } from './ship-manifests-helpers.js';
 const run = promisify(execFile);
 const MAIN = join(ROOT, 'test/dist/testbed/demo/main.js');
 
-describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', () => {
+// The four run at once: each starts its own stack in its own temp dirs (testbed-up's in
+// PODVIRT_TESTBED_DIR) and checks only what it started, and each mostly waits on its guest.
+describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', { concurrency: true }, () => {
   test('the demo runs a VMI from kubectl apply to Succeeded, shows its console log, types into its console, pauses it with podvirtctl, and leaves nothing behind', async () => {
     const { stdout } = await run(process.execPath, [MAIN], { timeout: 300_000 });
     for (const expected of [
