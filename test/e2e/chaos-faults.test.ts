@@ -6,12 +6,11 @@
 // (status included) and Events per VMI during a fault stay under a small bound — a write storm
 // or a retry loop would blow them by orders of magnitude.
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { nodeApiSocket, podvirtctl } from './handler-node.js';
-import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+import { guestVmi, launcherPid, NS, VmiSuite } from './vmi-stack.js';
 
 // Short enough to stall past it in a bounded test; the stall below is twice as long.
 const WATCHDOG_S = 6;
@@ -23,18 +22,6 @@ const MAX_EVENTS_PER_FAULT = 20;
 const FINAL_PHASE_BOUND_MS = 60_000;
 
 const KEEP = 'vm-keep';
-
-/** Host pid of the launcher process of a VMI (`podvirt-launcher … --uid <uid>`). */
-async function launcherPid(uid: string): Promise<number | undefined> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-    if (!argv.some((a) => a.endsWith('podvirt-launcher.js'))) continue;
-    const at = argv.indexOf('--uid');
-    if (at >= 0 && argv[at + 1] === uid) return Number(pid);
-  }
-  return undefined;
-}
 
 /**
  * A VMI the controller accepts but whose launcher refuses its Sync before defining a domain, on

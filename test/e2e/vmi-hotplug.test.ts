@@ -1,16 +1,23 @@
-// Volume hotplug through the real controller, the testbed kubelet and podvirtctl on a running
-// test guest (both control planes): `podvirtctl addvolume` writes the hotpluggable claim into the
-// VMI through the API server, the controller runs its attachment pod `hp-volume-*` on the VMI's
-// node (owned by the VMI, mounting the claim) and walks the volume's status to AttachedToNode;
-// a clashing name is refused by its flag and changes nothing; `removevolume` takes the pod and
-// the status entry away; deleting the VMI leaves no attachment pod. The handler's mount into the
-// launcher pod and the attach to the running domain are not done yet, so the guest's view of the
-// disk is not checked here.
+// Volume hotplug through the real controller, the testbed kubelet, podvirt-handler and podvirtctl
+// on a running test guest (both control planes): `podvirtctl addvolume` writes the hotpluggable
+// claim into the VMI through the API server, the controller runs its attachment pod `hp-volume-*`
+// on the VMI's node (owned by the VMI, mounting the claim), the handler bind-mounts the claim's
+// disk.img into the launcher pod's hotplug-disks directory (MountedToPod; the launcher's
+// container sees the file through HostToContainer propagation); a clashing name is refused by
+// its flag and changes nothing; `removevolume` unmounts it and takes the pod and the status entry
+// away; deleting the VMI leaves no attachment pod and no mount. The attach to the running domain
+// is not done yet, so the guest's view of the disk is not checked here.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, realpath } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeStatus } from '@podvirt/api';
-import { BOOT_TIMEOUT_MS, guestVmi, NS, VmiSuite } from './vmi-stack.js';
+import { BOOT_TIMEOUT_MS, guestVmi, launcherPid, NS, VmiSuite } from './vmi-stack.js';
+
+const run = promisify(execFile);
+
 
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
 
@@ -21,6 +28,12 @@ describe('volume hotplug', () => {
 
   const attachmentPods = async (): Promise<V1Pod[]> =>
     (await suite.core.listNamespacedPod({ namespace: NS, labelSelector: 'kubevirt.io=hotplug-disk' })).items.filter((p) => p.metadata?.deletionTimestamp == null);
+
+  /** Hotplugged disks mounted on this stack's node (this process's mount table is the host's). */
+  const hotplugMounts = async (): Promise<string[]> => {
+    const pods = await realpath(suite.stack.podsDir);
+    return (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '').filter((t) => t.startsWith(`${pods}/`) && t.includes('/hotplug-disks/'));
+  };
 
   const volumeStatus = async (vmi: string, volume: string): Promise<VolumeStatus | undefined> =>
     (await suite.vmi(vmi))?.status?.volumeStatus?.find((s) => s.name === volume);
@@ -41,10 +54,17 @@ describe('volume hotplug', () => {
     assert.deepEqual(spec?.volumes?.find((v) => v.name === 'hp-data'), { name: 'hp-data', persistentVolumeClaim: { claimName: 'hp-claim', hotpluggable: true } });
     assert.deepEqual(spec?.domain.devices.disks?.find((d) => d.name === 'hp-data'), { name: 'hp-data', disk: { bus: 'scsi' }, serial: 'HP1' });
 
-    const attached = await suite.eventually('volume hp-data AttachedToNode', async () => {
+    const attached = await suite.eventually('volume hp-data MountedToPod', async () => {
       const s = await volumeStatus(name, 'hp-data');
-      return s?.phase === 'AttachedToNode' ? s : undefined;
+      return s?.phase === 'MountedToPod' ? s : undefined;
     }, BOOT_TIMEOUT_MS);
+    assert.equal(attached.reason, 'SuccessfulMountVolume', attached.message);
+    // In the launcher's own mount namespace: the claim's disk.img, at the claim's size, the launcher's.
+    const pid = await launcherPid(running.metadata.uid ?? '');
+    assert.ok(pid !== undefined, 'launcher process');
+    const seen = await run('nsenter', ['--target', String(pid), '--mount', 'stat', '-L', '-c', '%s %a', '/var/run/kubevirt/hotplug-disks/hp-data.img']);
+    assert.equal(seen.stdout.trim(), `${32 * 1024 * 1024} 660`);
+    assert.equal((await hotplugMounts()).filter((m) => m.endsWith('/hotplug-disks/hp-data.img')).length, 1, 'one mount on the node');
     const [pod, ...others] = await attachmentPods();
     assert.equal(others.length, 0, 'one attachment pod');
     assert.match(pod?.metadata?.name ?? '', /^hp-volume-/);
@@ -64,16 +84,17 @@ describe('volume hotplug', () => {
 
     const removed = await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-data');
     assert.equal(removed.code, 0, removed.stderr);
-    await suite.eventually('attachment pod gone and volume status cleared', async () =>
-      (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined ? true : undefined, BOOT_TIMEOUT_MS);
+    await suite.eventually('attachment pod gone, volume status cleared, unmounted', async () =>
+      (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined && (await hotplugMounts()).length === 0 ? true : undefined, BOOT_TIMEOUT_MS);
 
     // Added again, then the VMI deleted: no attachment pod is left behind.
     assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
-    await suite.eventually('attachment pod again', async () => ((await attachmentPods()).length === 1 ? true : undefined), BOOT_TIMEOUT_MS);
+    await suite.eventually('mounted again', async () => ((await volumeStatus(name, 'hp-data'))?.phase === 'MountedToPod' ? true : undefined), BOOT_TIMEOUT_MS);
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running);
     assert.deepEqual(await attachmentPods(), []);
+    assert.deepEqual(await hotplugMounts(), [], 'nothing left mounted');
   });
 
   test('a VMI that is not running gets no volume', async () => {

@@ -21,6 +21,18 @@ const runFile = promisify(execFile);
 const PODVIRTCTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
 
 export const NS = 'default';
+
+/** Host pid of the launcher process of a VMI (`podvirt-launcher … --uid <uid>`). */
+export async function launcherPid(uid: string): Promise<number | undefined> {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (!argv.some((a) => a.endsWith('podvirt-launcher.js'))) continue;
+    const at = argv.indexOf('--uid');
+    if (at >= 0 && argv[at + 1] === uid) return Number(pid);
+  }
+  return undefined;
+}
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
 /** TCG boots share two cores with everything else: generous, never a timing assertion. */
 export const BOOT_TIMEOUT_MS = 120_000;

@@ -73,6 +73,7 @@ export { DEFAULT_MIN_GUEST_MEMORY_BYTES, type ValidateOptions } from './validate
 export { isDnsLabel, isDnsSubdomain } from './validate-context.js';
 export { validateVmi } from './validate-vmi.js';
 export { VmiInvalidError } from './vmi-invalid-error.js';
+export { claimDiskSize } from './claim-disk-size.js';
 export type * from './types/condition.js';
 export type * from './types/defaulted.js';
 export type * from './types/devices.js';

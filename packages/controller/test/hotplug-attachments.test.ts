@@ -38,6 +38,8 @@ function store(claims: V1PersistentVolumeClaim[], using: V1Pod[] = []): ClaimSto
   return { getClaim: (_ns, name) => claims.find((c) => c.metadata?.name === name), podsUsingClaim: () => using };
 }
 
+const CLAIM_INFO = { claimName: 'data-claim', accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem', filesystemOverhead: '0.055' };
+
 describe('planHotplug', () => {
   test('a missing or unbound claim stays Pending, naming why; no pod', () => {
     const missing = planHotplug(vmi(), [], store([]));
@@ -54,12 +56,14 @@ describe('planHotplug', () => {
     assert.deepEqual([pending.create, pending.volumeStatus[0]?.phase, pending.volumeStatus[0]?.hotplugVolume], [[], 'Bound', { attachPodName: 'hp-volume-a', attachPodUID: 'hp-volume-a-uid' }]);
     const running = planHotplug(vmi(), [pod('hp-volume-a', 'data')], store([claim('data-claim')]));
     assert.equal(running.volumeStatus[0]?.phase, 'AttachedToNode');
+    // What the claim is, for the handler that sizes a new disk image from it.
+    assert.deepEqual(running.volumeStatus[0]?.persistentVolumeClaimInfo, CLAIM_INFO);
   });
 
   test('never moves a volume back from the handler’s phases', () => {
     const ready: VolumeStatus = { name: 'data', target: 'sda', phase: 'Ready', reason: 'VolumeReady', message: 'attached' };
     const plan = planHotplug(vmi({ volumeStatus: [ready] }), [pod('hp-volume-a', 'data')], store([claim('data-claim')]));
-    assert.deepEqual(plan.volumeStatus, [{ ...ready, hotplugVolume: { attachPodName: 'hp-volume-a', attachPodUID: 'hp-volume-a-uid' } }]);
+    assert.deepEqual(plan.volumeStatus, [{ ...ready, hotplugVolume: { attachPodName: 'hp-volume-a', attachPodUID: 'hp-volume-a-uid' }, persistentVolumeClaimInfo: CLAIM_INFO }]);
   });
 
   test('a ReadWriteOnce claim another VMI’s pod uses is PvcInUse; a ReadWriteMany one is not', () => {

@@ -65,6 +65,8 @@ describe('renderLauncherPod', () => {
       'container-disks:/var/run/kubevirt/container-disks',
       'hotplug-disks:/var/run/kubevirt/hotplug-disks',
     ]);
+    // Disks the handler mounts on the node while the pod runs reach the container.
+    assert.deepEqual(compute?.volumeMounts?.filter((m) => m.mountPropagation !== undefined).map((m) => [m.name, m.mountPropagation]), [['hotplug-disks', 'HostToContainer']]);
   });
 
   test('the monitor gets KubeVirt launcher flags in order', () => {

@@ -20,6 +20,7 @@ import { MigrationCoordinator } from './live-migration/migration-coordinator.js'
 import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
 import type { MigrationSettings } from './live-migration/migration-settings.js';
 import type { InformerEventType } from './kube/vmi-informer.js';
+import { HotplugMounts } from './hotplug/hotplug-mounts.js';
 
 /** The component virt-handler's Events name as their source, as KubeVirt's do. */
 export const EVENT_SOURCE_COMPONENT = 'virt-handler';
@@ -145,6 +146,7 @@ export class HandlerController {
       now,
       ...(options.network === undefined ? {} : { network: options.network }),
       ...(options.ioErrorRetry === undefined ? {} : { ioErrorRetry: options.ioErrorRetry }),
+      hotplug: new HotplugMounts({ podsDir: options.podsDir, log: log.child({ subcomponent: 'hotplug' }) }),
     });
   }
 

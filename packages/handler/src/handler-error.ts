@@ -55,7 +55,9 @@ export type HandlerErrorCode =
   /** The migration certificates (ca.crt, tls.crt, tls.key) are missing or do not fit together. */
   | 'HANDLER_ERR_MIGRATION_TLS'
   /** A migration proxy listener could not be opened. */
-  | 'HANDLER_ERR_MIGRATION_PROXY';
+  | 'HANDLER_ERR_MIGRATION_PROXY'
+  /** A hotplugged volume could not be mounted into (or unmounted from) its launcher pod. */
+  | 'HANDLER_ERR_HOTPLUG';
 
 export class HandlerError extends Error {
   readonly code: HandlerErrorCode;

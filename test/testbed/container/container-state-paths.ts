@@ -4,6 +4,8 @@ export interface BindMount {
   readonly source: string;
   readonly target: string;
   readonly readOnly?: boolean;
+  /** HostToContainer: mounts made below `source` on the host later appear at `target` (a slave mount). */
+  readonly hostToContainer?: boolean;
 }
 
 /** Where a container's private libvirt directories and account files live on the host. */

@@ -113,7 +113,11 @@ function unshareArgs(opts: ContainerOptions, binds: readonly BindMount[]): strin
   const pidns = opts.pidNamespace === true;
   const bindArgs = binds.flatMap((b) => [b.source, b.target, b.readOnly === true ? 'ro' : 'rw']);
   const devices = opts.devices ?? [];
-  return ['--mount', '--propagation', 'private', ...(pidns ? ['--pid'] : []), '/bin/bash', '-c', SETUP,
+  // Private, unless a bind asks for HostToContainer: then every mount is a slave of the host's
+  // (a host mount that is private stays so; the kubelet made the bind's source shared), so host
+  // mounts reach the container and none of the container's reaches the host.
+  const propagation = binds.some((b) => b.hostToContainer === true) ? 'slave' : 'private';
+  return ['--mount', '--propagation', propagation, ...(pidns ? ['--pid'] : []), '/bin/bash', '-c', SETUP,
     'podvirt-container', pidns ? '1' : '0', opts.devices === undefined ? '0' : '1', String(devices.length), ...deviceArgs(devices),
     String(binds.length), ...bindArgs, ...opts.command];
 }

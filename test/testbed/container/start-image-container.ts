@@ -59,7 +59,7 @@ function createArgs(o: ImageContainerOptions, parent: string): string[] {
     ...Object.entries(o.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
     ...o.securityArgs,
     ...Object.entries(o.env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
-    ...o.binds.flatMap((b) => ['--volume', `${b.source}:${b.target}:${b.readOnly === true ? 'ro' : 'rw'}`]),
+    ...o.binds.flatMap((b) => ['--volume', `${b.source}:${b.target}:${b.readOnly === true ? 'ro' : 'rw'}${b.hostToContainer === true ? ',rslave' : ''}`]),
     ...(o.cwd === undefined ? [] : ['--workdir', o.cwd]),
     '--entrypoint', JSON.stringify([entrypoint]),
     o.image,

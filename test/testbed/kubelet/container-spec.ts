@@ -45,7 +45,7 @@ export function containerBinds(pod: V1Pod, container: V1Container, paths: PodPat
     else if (source === undefined && volume?.hostPath !== undefined) source = volume.hostPath.path;
     if (source === undefined) throw new Error(`volume "${m.name}" has a type the testbed kubelet does not support`);
     if (m.subPath !== undefined && m.subPath !== '') source = join(source, m.subPath);
-    binds.push({ source, target: m.mountPath, readOnly: m.readOnly === true });
+    binds.push({ source, target: m.mountPath, readOnly: m.readOnly === true, ...(m.mountPropagation === 'HostToContainer' ? { hostToContainer: true } : {}) });
   }
   return binds;
 }

@@ -12,6 +12,7 @@ import { PodNetwork } from '../sandbox/pod-network.js';
 import { processRuntime, type ContainerRuntime } from './container-runtime.js';
 import { DevicePluginRegistry, withDeviceResources } from './device-plugin-registry.js';
 import { virtqemudBuild } from '../libvirt-daemon/virtqemud-build.js';
+import { unmountAllUnder } from './pod-mounts.js';
 
 export interface KubeletOptions {
   kubeConfig: KubeConfig;
@@ -171,7 +172,8 @@ export class Kubelet {
       await this.#logs.close();
       await this.devicePlugins.close();
       if (this.options.network === undefined) await this.#network.close();
-      await rm(this.options.rootDir, { recursive: true, force: true });
+      // A mount a pod worker could not take away (see pod-mounts.ts) keeps the root in place.
+      if ((await unmountAllUnder(this.options.rootDir)).length === 0) await rm(this.options.rootDir, { recursive: true, force: true });
     })();
     return this.#closing;
   }

@@ -1,13 +1,14 @@
 // The kubelet's volume manager, for the kinds podvirt's launcher pods use: emptyDir (a pod
 // directory), hostPath (Directory / DirectoryOrCreate checked or made), secret (each key
 // written as a file, the Secret read from the API) and persistentVolumeClaim (the bound PV's
-// directory). A volume that cannot be set up yet — a missing Secret, an unbound claim — is an
+// directory, bound under the pod's directory; see pod-mounts.ts). A volume that cannot be set up yet — a missing Secret, an unbound claim — is an
 // error the worker reports as FailedMount and retries, as the real kubelet does.
 
 import { lstat, mkdir, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { CoreV1Api, V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { PodPaths } from './pod-paths.js';
+import { bindOnce, makeSharedMountPoint } from './pod-mounts.js';
 
 export class VolumeSetupError extends Error {
   override readonly name = 'VolumeSetupError';
@@ -39,7 +40,7 @@ async function secret(core: CoreV1Api, namespace: string, volume: V1Volume, dir:
   return dir;
 }
 
-async function claim(core: CoreV1Api, namespace: string, volume: V1Volume, block: boolean): Promise<string> {
+async function claim(core: CoreV1Api, namespace: string, volume: V1Volume, block: boolean, paths: PodPaths): Promise<string> {
   const claimName = volume.persistentVolumeClaim?.claimName ?? '';
   const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName }).catch(() => undefined);
   if (pvc === undefined) throw new VolumeSetupError(`persistentvolumeclaim "${claimName}" not found`);
@@ -50,7 +51,13 @@ async function claim(core: CoreV1Api, namespace: string, volume: V1Volume, block
   if (!isBlock && block) throw new VolumeSetupError(`volume "${volume.name}" has volumeMode Filesystem, but is specified in volumeDevices`);
   const path = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
   if (path === undefined) throw new VolumeSetupError(`persistentvolume "${pvc.spec.volumeName}" has no source the testbed kubelet can attach`);
-  return path;
+  if (isBlock) return path;
+  // A filesystem claim is shown under the pod's directory, as the real kubelet's volume plugins
+  // show theirs (podvirt-handler finds a hotplugged claim there, through its attachment pod).
+  const shown = join(paths.podDir, 'volumes', 'kubernetes.io~local-volume', pvc.spec.volumeName);
+  await mkdir(shown, { recursive: true, mode: 0o750 });
+  await bindOnce(path, shown);
+  return shown;
 }
 
 /**
@@ -73,17 +80,20 @@ export async function setUpVolumes(core: CoreV1Api, pod: V1Pod, paths: PodPaths)
   const namespace = pod.metadata?.namespace ?? 'default';
   const containers: V1Container[] = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
   const asDevice = new Set(containers.flatMap((c) => (c.volumeDevices ?? []).map((d) => d.name)));
+  const propagated = new Set(containers.flatMap((c) => (c.volumeMounts ?? []).filter((m) => m.mountPropagation === 'HostToContainer').map((m) => m.name)));
   const sources = new Map<string, string>();
   for (const volume of pod.spec?.volumes ?? []) {
     if (volume.emptyDir !== undefined) {
       await mkdir(paths.emptyDir(volume.name), { recursive: true });
+      // HostToContainer: a mount made below it on the host later reaches the container.
+      if (propagated.has(volume.name)) await makeSharedMountPoint(paths.emptyDir(volume.name));
       sources.set(volume.name, paths.emptyDir(volume.name));
     } else if (volume.hostPath !== undefined) {
       sources.set(volume.name, await hostPath(volume));
     } else if (volume.secret !== undefined) {
       sources.set(volume.name, await secret(core, namespace, volume, join(paths.podDir, 'volumes', 'kubernetes.io~secret', volume.name)));
     } else if (volume.persistentVolumeClaim !== undefined) {
-      sources.set(volume.name, await claim(core, namespace, volume, asDevice.has(volume.name)));
+      sources.set(volume.name, await claim(core, namespace, volume, asDevice.has(volume.name), paths));
     }
   }
   await makeMissingSubPaths(containers, sources);

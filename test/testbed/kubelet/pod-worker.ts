@@ -11,6 +11,7 @@ import { containerDevices } from './container-devices.js';
 import type { DevicePluginRegistry } from './device-plugin-registry.js';
 import type { ContainerRuntime, ImageLookup } from './container-runtime.js';
 import { containerBinds, containerEnv } from './container-spec.js';
+import { unmountAllUnder } from './pod-mounts.js';
 import { containerArgv, type ImageCommand, type ImageMap } from './image-map.js';
 import { computePodStatus, podStatusPatch, type ContainerRecord, type PodSandboxState } from './pod-status.js';
 import { podPaths, type PodPaths } from './pod-paths.js';
@@ -114,7 +115,10 @@ export class PodWorker {
       await this.deps.network.destroy(this.#pod.metadata?.uid ?? '').catch((err: unknown) => this.#log.warn({ err }, 'removing the pod sandbox failed'));
       this.deps.devices?.registry.release(this.#pod.metadata?.uid ?? '');
       await this.#flushStatus();
-      await rm(this.paths.podDir, { recursive: true, force: true });
+      // Claims and hotplugged disks are mounted below the pod's directory: never removed through.
+      const stuck = await unmountAllUnder(this.paths.podDir);
+      if (stuck.length === 0) await rm(this.paths.podDir, { recursive: true, force: true });
+      else this.#log.error({ mounts: stuck }, 'pod directory still has mounts; left in place');
       if (confirmDeletion) await this.#confirmDeletion();
     })();
     return this.#stopping;

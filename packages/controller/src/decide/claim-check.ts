@@ -42,7 +42,8 @@ function sharesWithOthers(accessModes: readonly string[]): boolean {
   return accessModes.includes('ReadWriteMany') || accessModes.includes('ReadOnlyMany');
 }
 
-function volumeStatusOf(volume: string, claim: V1PersistentVolumeClaim): VolumeStatus {
+/** A volume's status entry with what is known of its bound claim (the disk image is sized from it). */
+export function volumeStatusOf(volume: string, claim: V1PersistentVolumeClaim): VolumeStatus {
   const mode = claim.spec?.volumeMode === 'Block' ? 'Block' : 'Filesystem';
   return {
     name: volume,

@@ -9,7 +9,7 @@
 
 import type { V1Pod } from '@kubernetes/client-node';
 import { HOTPLUG_VOLUME_LABEL, isFinalPhase, isHotplugVolume, VmiPhase, VolumePhase, type VirtualMachineInstance, type VolumeStatus } from '@podvirt/api';
-import { ClaimReason, type ClaimStore } from './claim-check.js';
+import { ClaimReason, volumeStatusOf, type ClaimStore } from './claim-check.js';
 
 /** KubeVirt's reasons on a hotplugged volume's status entry. */
 export const HotplugReason = {
@@ -77,7 +77,9 @@ export function planHotplug(vmi: VirtualMachineInstance, pods: readonly V1Pod[],
     } else if (prev?.phase !== undefined && HANDLER_PHASES.has(prev.phase)) status = { ...prev, hotplugVolume: attachRef(pod) };
     else if (pod.status?.phase === 'Running') status = entry(volume.name, VolumePhase.AttachedToNode, HotplugReason.AttachedToNode, `Created hotplug attachment pod ${pod.metadata?.name ?? ''}, with volume ${volume.name}`, pod);
     else status = entry(volume.name, VolumePhase.Bound, HotplugReason.PVCBound, `attachment pod ${pod.metadata?.name ?? ''} is ${pod.status?.phase ?? 'Pending'}`, pod);
-    hotplugStatus.set(volume.name, status);
+    // What the claim is, for the handler that sizes a new disk image from it.
+    const info = claim === undefined ? undefined : volumeStatusOf(volume.name, claim).persistentVolumeClaimInfo;
+    hotplugStatus.set(volume.name, info === undefined ? status : { ...status, persistentVolumeClaimInfo: info });
   }
   const wantedNames = new Set(wanted.map((v) => v.name));
   for (const pod of pods) {

@@ -26,6 +26,7 @@ import {
   CONTAINER_DISK_DIR,
   EPHEMERAL_DISK_DIR,
   HOOK_SIDECARS,
+  HOTPLUG_DISK_DIR,
   KEEP_LAUNCHER_ALIVE_ANNOTATION,
   KUBEVIRT_SHARE_DIR,
   LAUNCHER_GRACE_EXTRA_SECONDS,
@@ -162,7 +163,8 @@ function computeContainer(
     env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     resources: resources(vmi, config),
     securityContext: COMPUTE_SECURITY_CONTEXT,
-    volumeMounts: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath })), ...storage.mounts],
+    // hotplug-disks: podvirt-handler mounts hotplugged disks into it on the node while the pod runs.
+    volumeMounts: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, mountPath: v.mountPath, ...(v.mountPath === HOTPLUG_DISK_DIR ? { mountPropagation: 'HostToContainer' } : {}) })), ...storage.mounts],
     ...(storage.devices.length > 0 ? { volumeDevices: storage.devices } : {}),
   };
 }

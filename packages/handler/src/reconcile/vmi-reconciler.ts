@@ -5,6 +5,7 @@
 import {
   EventReason,
   EventType,
+  isFinalPhase,
   NODE_NAME_LABEL,
   vmiLogBindings,
   VmiPhase,
@@ -31,6 +32,7 @@ import type { PodNetworkPhase } from '../network/pod-network-phase.js';
 import { executeAction } from './execute-action.js';
 import { IoErrorRetry, pausedByIoError, type IoErrorRetryOptions } from './io-error-retry.js';
 import { writeStatus } from '../kube/status-writer.js';
+import type { HotplugMounts, HotplugMountState } from '../hotplug/hotplug-mounts.js';
 
 export interface VmiReconcilerOptions {
   readonly nodeName: string;
@@ -46,6 +48,8 @@ export interface VmiReconcilerOptions {
   readonly ioErrorRetry?: IoErrorRetryOptions;
   /** Both handler sides of live migration; absent: migrations are not acted on. */
   readonly migrations?: MigrationCoordinator;
+  /** Hotplugged volumes into launcher pods; absent: not acted on (unit tests without pods). */
+  readonly hotplug?: HotplugMounts;
 }
 
 export interface ReconcileResult {
@@ -211,6 +215,11 @@ export class VmiReconciler {
       }
     }
     log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
+    // A VMI that is gone, ending or finished keeps no hotplugged disk in its pod.
+    const socket = observation.connection?.client.socketPath;
+    if (socket !== undefined && (vmi === undefined || vmi.metadata.deletionTimestamp != null || isFinalPhase(vmi.status?.phase) || action.type === 'delete')) {
+      await this.#o.hotplug?.unmountAll(socket).catch((err: unknown) => log.warn({ err }, 'unmounting hotplugged volumes failed'));
+    }
     const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal, ...(this.#o.network === undefined ? {} : { network: this.#o.network }) });
     if (action.type === 'delete' && action.cleanup) {
       this.#tombstones.delete(uid);
@@ -220,7 +229,13 @@ export class VmiReconciler {
 
     if (vmi !== undefined) {
       const domain = this.#o.registry.cache.get(uid)?.domain ?? observation.domain;
-      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step);
+      const hotplug = socket !== undefined && vmi.status?.phase === VmiPhase.Running && vmi.metadata.deletionTimestamp == null
+        ? await this.#o.hotplug?.reconcile(vmi, socket).catch((err: unknown) => {
+          log.warn({ err }, 'hotplugged volumes not reconciled');
+          return undefined;
+        })
+        : undefined;
+      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step, hotplug);
     }
     if (outcome.error !== undefined) throw outcome.error;
     const requeueAfterMs = outcome.requeueAfterMs ?? resumeCheckMs;
@@ -255,13 +270,15 @@ export class VmiReconciler {
     signal: AbortSignal,
     launcherGone?: LauncherGone,
     migration?: SourceStep,
+    hotplug?: ReadonlyMap<string, HotplugMountState>,
   ): Promise<void> {
     const nowMs = this.#o.now();
     const migrationUid = vmi.status?.migrationState?.migrationUid ?? '';
     const compute = (v: VirtualMachineInstance): VmiStatus => {
       // A domain that is migrating or has left keeps its phase: only the migration's fields move.
       const base = migration?.hold === true ? (v.status ?? {}) : computeStatus({ vmi: v, defaulted: this.#defaulted.get(v), domain, launcher, syncFailure, launcherGone, nowMs });
-      return migration === undefined || this.#o.migrations === undefined ? base : this.#o.migrations.sourceStatus(base, migrationUid, migration.outcome);
+      const withHotplug = withHotplugStates(base, hotplug);
+      return migration === undefined || this.#o.migrations === undefined ? withHotplug : this.#o.migrations.sourceStatus(withHotplug, migrationUid, migration.outcome);
     };
     const write = await writeStatus(this.#o.api, vmi, compute, signal);
     if (write === undefined || !write.written) return;
@@ -283,6 +300,15 @@ export class VmiReconciler {
     const why = write.after.reason === undefined ? undefined : GONE_MESSAGES[write.after.reason];
     await this.#o.recorder.record(write.vmi, type, reason, why === undefined ? message : `${message} ${why}`);
   }
+}
+
+/** The handler's phase of each hotplugged volume it acted on, over the controller's entries. */
+function withHotplugStates(status: VmiStatus, states: ReadonlyMap<string, HotplugMountState> | undefined): VmiStatus {
+  if (states === undefined || states.size === 0 || status.volumeStatus === undefined) return status;
+  return { ...status, volumeStatus: status.volumeStatus.map((s) => {
+    const state = states.get(s.name);
+    return state === undefined ? s : { ...s, phase: state.phase, reason: state.reason, message: state.message };
+  }) };
 }
 
 /** A migration to this node that ended before the hand-over, or whose VMI is being deleted. */

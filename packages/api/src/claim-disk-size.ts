@@ -1,8 +1,12 @@
 // The size of a filesystem claim's disk.img, from what the controller recorded of the claim in
 // status.volumeStatus (KubeVirt's persistentVolumeClaimInfo): the smaller of its request and its
 // capacity, down to whole MiB, as KubeVirt's launcher sizes the host disk that stands for it.
+// The launcher sizes a boot claim's image with it, podvirt-handler a hotplugged claim's.
 
-import { parseQuantityValue, toBytes, VmiInvalidError, type DefaultedVmi } from '@podvirt/api';
+import { parseQuantityValue } from './quantity.js';
+import { toBytes } from './quantity-math.js';
+import type { VolumeStatus } from './types/status.js';
+import { VmiInvalidError } from './vmi-invalid-error.js';
 
 const MIB = 1024n * 1024n;
 
@@ -15,7 +19,7 @@ function bytes(value: unknown, field: string): bigint {
 }
 
 /** undefined when the status records nothing of the claim (the image must then exist). */
-export function claimDiskSize(vmi: DefaultedVmi, volume: string, field: string): bigint | undefined {
+export function claimDiskSize(vmi: { status?: { volumeStatus?: VolumeStatus[] } | undefined }, volume: string, field: string): bigint | undefined {
   const statuses = vmi.status?.volumeStatus ?? [];
   const at = statuses.findIndex((s) => s.name === volume);
   const info = statuses[at]?.persistentVolumeClaimInfo;

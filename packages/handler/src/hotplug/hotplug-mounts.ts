@@ -1,0 +1,263 @@
+// Hotplugged volumes on the node (KubeVirt's virt-handler hotplug-disk mounter, podvirt's own):
+// the claim its attachment pod mounts is found under that pod's kubelet directory
+// (`<pods>/<attach pod uid>/volumes/<plugin>/<pv>`, the one volume the pod has), its `disk.img`
+// (made at the claim's size when missing) is bind-mounted onto `<volume>.img` in the launcher
+// pod's `hotplug-disks` emptyDir, which the launcher mounts with HostToContainer propagation,
+// so the file appears in the running pod at /var/run/kubevirt/hotplug-disks/<volume>.img, owned
+// by the launcher's user, mode 0660. Every path is walked one component at a time without
+// following a symbolic link, and the mount itself is made from open descriptors
+// (/proc/self/fd/N), so nothing swapped in after a check can redirect it.
+// The mount table is the state: a restarted handler finds what it mounted and goes on, and a
+// volume no longer wanted (removed, VMI gone) is unmounted and its target file removed.
+// Filesystem claims only; a Block claim is refused by name.
+
+import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, readFile, realpath, rm, type FileHandle } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { claimDiskSize, isHotplugVolume, VolumePhase, type VirtualMachineInstance, type VolumeStatus } from '@podvirt/api';
+import type { Logger } from 'pino';
+import { HandlerError } from '../handler-error.js';
+
+export const HOTPLUG_DISKS_VOLUME = 'hotplug-disks';
+/** Where the launcher sees them (the launcher pod's mount of the emptyDir). */
+export const IN_POD_HOTPLUG_DIR = '/var/run/kubevirt/hotplug-disks';
+const DISK_IMAGE = 'disk.img';
+const DISK_MODE = 0o660;
+// Volume plugins whose directories hold a claim's files: the testbed's (as the real kubelet's
+// local volumes) and CSI's (`<pv>/mount`).
+const CLAIM_PLUGINS: Readonly<Record<string, string>> = { 'kubernetes.io~local-volume': '', 'kubernetes.io~csi': 'mount' };
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+const TOOL_TIMEOUT_MS = 30_000;
+
+/** Runs mount/umount with the given descriptors as fds 3, 4 …; a fake replaces it in tests. */
+export type MountTool = (argv: readonly string[], fds: readonly number[]) => Promise<void>;
+
+export const mountTool: MountTool = (argv, fds) =>
+  new Promise((resolve, reject) => {
+    const [file, ...args] = argv;
+    const child = spawn(file ?? 'mount', args, { stdio: ['ignore', 'ignore', 'pipe', ...fds], timeout: TOOL_TIMEOUT_MS });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', (err) => reject(new HandlerError('HANDLER_ERR_HOTPLUG', `${argv.join(' ')}: ${err.message}`, { cause: err })));
+    child.once('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new HandlerError('HANDLER_ERR_HOTPLUG', `${argv.join(' ')}: ${stderr.trim() || `exit ${String(code ?? signal)}`}`));
+    });
+  });
+
+export interface HotplugMountsOptions {
+  readonly podsDir: string;
+  readonly log: Logger;
+  readonly tool?: MountTool;
+}
+
+/** The handler's word on one hotplugged volume, merged into status.volumeStatus. */
+export interface HotplugMountState {
+  readonly phase: VolumePhase;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export const HotplugMountReason = {
+  Mounted: 'SuccessfulMountVolume',
+  MountFailed: 'FailedMountVolume',
+} as const;
+
+function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException).code;
+}
+
+/** mountinfo's escapes (`\040` …) undone. */
+function unescape(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+}
+
+async function mountPoints(): Promise<Set<string>> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  return new Set(info.split('\n').flatMap((l) => {
+    const t = l.split(' ')[4];
+    return t === undefined ? [] : [unescape(t)];
+  }));
+}
+
+/** Opens `root/…components` as a directory, refusing a symbolic link at every step. */
+async function openDirNoLinks(root: string, components: readonly string[]): Promise<FileHandle> {
+  let dir = await open(root, DIR_FLAGS);
+  try {
+    for (const name of components) {
+      if (name === '' || name === '.' || name === '..' || name.includes('/')) throw new HandlerError('HANDLER_ERR_HOTPLUG', `bad path component ${JSON.stringify(name)}`);
+      const at = `/proc/self/fd/${dir.fd}/${name}`;
+      const next = await open(at, DIR_FLAGS).catch(async (err: unknown) => {
+        if (errnoCode(err) !== 'ELOOP' && errnoCode(err) !== 'ENOTDIR') throw err;
+        const link = (await lstat(at).catch(() => undefined))?.isSymbolicLink() === true;
+        throw new HandlerError('HANDLER_ERR_HOTPLUG', `${join(root, ...components)}: ${name} is ${link ? 'a symbolic link' : 'not a directory'}`);
+      });
+      await dir.close();
+      dir = next;
+    }
+    return dir;
+  } catch (err) {
+    await dir.close();
+    throw err;
+  }
+}
+
+export class HotplugMounts {
+  readonly #o: HotplugMountsOptions;
+  readonly #tool: MountTool;
+  #pods: string | undefined;
+
+  constructor(o: HotplugMountsOptions) {
+    this.#o = o;
+    this.#tool = o.tool ?? mountTool;
+  }
+
+  /** The pods dir as the mount table spells it (it may be reached through a link). */
+  async #podsDir(): Promise<string> {
+    this.#pods ??= await realpath(this.#o.podsDir);
+    return this.#pods;
+  }
+
+  /** The launcher pod's UID: the first component of its socket's path below the pods dir. */
+  #podUidOf(launcherSocket: string): string | undefined {
+    const rel = relative(this.#o.podsDir, launcherSocket);
+    const uid = rel.split('/')[0];
+    return rel.startsWith('..') || uid === undefined || uid === '' ? undefined : uid;
+  }
+
+  async #targetDir(launcherPodUid: string): Promise<string> {
+    return join(await this.#podsDir(), launcherPodUid, 'volumes', 'kubernetes.io~empty-dir', HOTPLUG_DISKS_VOLUME);
+  }
+
+  /**
+   * Mounts every hotplugged volume of the running VMI whose attachment pod is up (phase
+   * AttachedToNode or later) and unmounts those it no longer has. Answers the handler's state of
+   * each volume it acted on (MountedToPod, or Pending with the reason it cannot be yet).
+   */
+  async reconcile(vmi: VirtualMachineInstance, launcherSocket: string): Promise<Map<string, HotplugMountState>> {
+    const out = new Map<string, HotplugMountState>();
+    const launcherPodUid = this.#podUidOf(launcherSocket);
+    if (launcherPodUid === undefined) return out;
+    const wanted = new Map((vmi.spec.volumes ?? []).filter(isHotplugVolume).map((v) => [v.name, v]));
+    const statuses = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
+    const dir = await this.#targetDir(launcherPodUid);
+    if (!(await lstat(dir).then((st) => st.isDirectory(), () => false))) return out;
+    const mounted = await this.#mountedIn(dir);
+    for (const volume of mounted) {
+      if (!wanted.has(volume)) await this.#unmount(launcherPodUid, volume);
+    }
+    for (const name of wanted.keys()) {
+      const status = statuses.get(name);
+      if (mounted.has(name)) {
+        out.set(name, { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${name} has been mounted in virt-launcher pod` });
+        continue;
+      }
+      const attachUid = status?.hotplugVolume?.attachPodUID;
+      if (attachUid === undefined || attachUid === '' || status?.phase !== VolumePhase.AttachedToNode) continue;
+      try {
+        await this.#mount(vmi, launcherPodUid, launcherSocket, name, attachUid, status);
+        this.#o.log.info({ volume: name, attachPod: status.hotplugVolume?.attachPodName }, 'hotplug volume mounted into the launcher pod');
+        out.set(name, { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${name} has been mounted in virt-launcher pod` });
+      } catch (err) {
+        this.#o.log.warn({ err, volume: name }, 'hotplug volume mount failed');
+        out.set(name, { phase: VolumePhase.AttachedToNode, reason: HotplugMountReason.MountFailed, message: `mounting volume ${name} into the launcher pod: ${(err as Error).message}` });
+      }
+    }
+    return out;
+  }
+
+  /** Unmounts every hotplugged volume of the launcher pod (the VMI is gone or finished). */
+  async unmountAll(launcherSocket: string): Promise<void> {
+    const launcherPodUid = this.#podUidOf(launcherSocket);
+    if (launcherPodUid === undefined) return;
+    const dir = await this.#targetDir(launcherPodUid);
+    for (const volume of await this.#mountedIn(dir)) await this.#unmount(launcherPodUid, volume);
+  }
+
+  /** Volume names whose `<volume>.img` in `dir` is a mount point. */
+  async #mountedIn(dir: string): Promise<Set<string>> {
+    const points = await mountPoints();
+    const prefix = `${dir}/`;
+    return new Set([...points].filter((p) => p.startsWith(prefix) && p.endsWith('.img') && !p.slice(prefix.length).includes('/')).map((p) => p.slice(prefix.length, -'.img'.length)));
+  }
+
+  async #mount(vmi: VirtualMachineInstance, launcherPodUid: string, launcherSocket: string, volume: string, attachUid: string, status: VolumeStatus): Promise<void> {
+    const pods = await this.#podsDir();
+    const at = (vmi.status?.volumeStatus ?? []).indexOf(status);
+    // The launcher made its socket: its owner is the launcher's user and group.
+    const owner = await lstat(launcherSocket);
+    if (status.persistentVolumeClaimInfo?.volumeMode === 'Block') throw new HandlerError('HANDLER_ERR_HOTPLUG', `claim ${status.persistentVolumeClaimInfo.claimName} has volumeMode Block; podvirt hotplugs Filesystem claims only`);
+    const claimDir = await this.#claimDir(pods, attachUid);
+    try {
+      const disk = await this.#diskImage(claimDir, vmi, volume, `status.volumeStatus[${at}]`);
+      try {
+        await disk.chown(owner.uid, owner.gid);
+        await disk.chmod(DISK_MODE);
+        const targetDir = await openDirNoLinks(pods, [launcherPodUid, 'volumes', 'kubernetes.io~empty-dir', HOTPLUG_DISKS_VOLUME]);
+        try {
+          const target = `/proc/self/fd/${targetDir.fd}/${volume}.img`;
+          const st = await lstat(target).catch(() => undefined);
+          if (st === undefined) await (await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, DISK_MODE)).close();
+          else if (!st.isFile()) throw new HandlerError('HANDLER_ERR_HOTPLUG', `${volume}.img in the launcher pod's ${HOTPLUG_DISKS_VOLUME} is not a regular file`);
+          // fd 3: the disk image, fd 4: the launcher pod's directory; both already checked.
+          await this.#tool(['mount', '--no-canonicalize', '--bind', '/proc/self/fd/3', `/proc/self/fd/4/${volume}.img`], [disk.fd, targetDir.fd]);
+        } finally {
+          await targetDir.close();
+        }
+      } finally {
+        await disk.close();
+      }
+    } finally {
+      await claimDir.close();
+    }
+  }
+
+  /** The one claim directory of the attachment pod (it mounts nothing else). */
+  async #claimDir(pods: string, attachUid: string): Promise<FileHandle> {
+    const found: string[][] = [];
+    for (const [plugin, sub] of Object.entries(CLAIM_PLUGINS)) {
+      const entries = await readdir(join(pods, attachUid, 'volumes', plugin)).catch(() => [] as string[]);
+      for (const e of entries) found.push(['volumes', plugin, e, ...(sub === '' ? [] : [sub])]);
+    }
+    if (found.length !== 1) {
+      throw new HandlerError('HANDLER_ERR_HOTPLUG', found.length === 0 ? `attachment pod ${attachUid} shows no claim on this node yet` : `attachment pod ${attachUid} shows ${found.length} claims; it must mount exactly one`);
+    }
+    return openDirNoLinks(pods, [attachUid, ...(found[0] ?? [])]);
+  }
+
+  /** The claim's disk.img, opened read-write; made sparse at the claim's size when missing. */
+  async #diskImage(claimDir: FileHandle, vmi: VirtualMachineInstance, volume: string, field: string): Promise<FileHandle> {
+    const path = `/proc/self/fd/${claimDir.fd}/${DISK_IMAGE}`;
+    let disk: FileHandle;
+    try {
+      disk = await open(path, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (err) {
+      if (errnoCode(err) === 'ELOOP') throw new HandlerError('HANDLER_ERR_HOTPLUG', `the claim's ${DISK_IMAGE} is a symbolic link`);
+      if (errnoCode(err) !== 'ENOENT') throw err;
+      const size = claimDiskSize(vmi, volume, field);
+      if (size === undefined) throw new HandlerError('HANDLER_ERR_HOTPLUG', `the claim has no ${DISK_IMAGE} and ${field} records no size to make one`);
+      disk = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, DISK_MODE);
+      await disk.truncate(Number(size));
+    }
+    const st = await disk.stat();
+    if (!st.isFile()) {
+      await disk.close();
+      throw new HandlerError('HANDLER_ERR_HOTPLUG', `the claim's ${DISK_IMAGE} is not a regular file`);
+    }
+    return disk;
+  }
+
+  async #unmount(launcherPodUid: string, volume: string): Promise<void> {
+    const pods = await this.#podsDir();
+    // Checked for links first; the mount table names the target by its real path.
+    const targetDir = await openDirNoLinks(pods, [launcherPodUid, 'volumes', 'kubernetes.io~empty-dir', HOTPLUG_DISKS_VOLUME]);
+    try {
+      await this.#tool(['umount', join(await this.#targetDir(launcherPodUid), `${volume}.img`)], []);
+      await rm(`/proc/self/fd/${targetDir.fd}/${volume}.img`, { force: true });
+      this.#o.log.info({ volume }, 'hotplug volume unmounted from the launcher pod');
+    } finally {
+      await targetDir.close();
+    }
+  }
+}
