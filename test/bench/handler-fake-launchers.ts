@@ -1,7 +1,8 @@
 // Launchers without VMs for the handler benchmarks: one grpc-js Cmd server per VMI on a real
 // unix socket at the kubelet pods-dir path the handler discovers, answering the calls a
 // running VM gets (Info, Ping, GetDomain, Sync, WatchDomain, Pause/Unpause, Shutdown …) from
-// a domain held in memory, and GetDomainStats with a small guest's libvirt stats. It counts open domain streams: that is how "re-adopted" is seen.
+// a domain held in memory, and GetDomainStats with a small guest's libvirt stats. It counts open domain streams: that is how "re-adopted" is seen;
+// and the GetDomainStats calls it answered: that is how "read on scrape only" is seen.
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -41,6 +42,8 @@ export class BenchLauncher {
   readonly #server = new grpc.Server();
   readonly #streams = new Set<Stream>();
   #domain: cmd.Domain | undefined;
+  /** GetDomainStats calls answered since the launcher started. */
+  statsReads = 0;
 
   private constructor(podsDir: string, podUid: string) {
     this.path = join(podsDir, podUid, LAUNCHER_SOCKET_SUBPATH);
@@ -96,7 +99,7 @@ export class BenchLauncher {
         call.on('error', drop);
         call.write(this.#domain === undefined ? { event: { $case: 'noDomain', value: {} } } : { event: { $case: 'domain', value: this.#domain } });
       },
-      freeze: none, unfreeze: none, softReboot: none, reset: none, getDomainStats: ok(() => BENCH_STATS),
+      freeze: none, unfreeze: none, softReboot: none, reset: none, getDomainStats: ok(() => (this.statsReads++, BENCH_STATS)),
       getGuestInfo: none, getUsers: none, getFilesystems: none, guestPing: none,
       prepareMigrationTarget: none, migrate: none, cancelMigration: none,
     };

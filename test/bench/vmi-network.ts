@@ -9,9 +9,8 @@
 //
 //   node test/dist/bench/vmi-network.js [samples]      (default 30)
 import { readdir, readFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { waitForConsoleText } from '../testbed/index.js';
+import { readTcp, waitForConsoleText } from '../testbed/index.js';
 import { guestVmi, VmiSuite } from '../e2e/vmi-stack.js';
 import { pct, sample } from './latency-sample.js';
 
@@ -19,19 +18,8 @@ const samples = Number(process.argv[2] ?? '30');
 // VMIs of each kind started for the start latency and memory figures.
 const ROUNDS = 3;
 
-function exchange(ip: string, port: number, payload?: Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: ip, port, timeout: 60_000 });
-    let data = '';
-    socket.on('connect', () => {
-      if (payload !== undefined) socket.end(payload);
-    });
-    socket.on('data', (c: Buffer) => (data += c.toString()));
-    socket.on('end', () => resolve(data));
-    socket.on('timeout', () => socket.destroy(new Error('timeout')));
-    socket.on('error', reject);
-  });
-}
+/** What the guest's port answers, with `payload` sent first: the sink on 9000 says how much arrived. */
+const exchange = (ip: string, port: number, payload?: Buffer): Promise<string> => readTcp(ip, port, 60_000, payload);
 
 const ms = (v: number): string => `${v.toFixed(2).padStart(8)} ms`;
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkVmi } from '@podvirt/api';
+import { checkVmi, validateVm } from '@podvirt/api';
 import { ADMISSION_PATHS, POD_EVICTION_PATH } from '@podvirt/podvirt-api';
 import { stringify } from 'yaml';
 import { guestImage } from '../testbed/index.js';
@@ -191,10 +191,17 @@ describe('install manifests', () => {
     assert.deepEqual(at(binding, 'spec', 'validationActions'), ['Deny']);
   });
 
-  test('examples: the test guest, the cloud-init and the masquerade VMI are valid for podvirt; the GPU one is refused naming the field', () => {
+  test('examples: the test guest, the cloud-init and the masquerade VMI and the VM are valid for podvirt; the GPU one is refused naming the field', () => {
     const examples = manifests.filter((m) => m.file.startsWith('manifests/examples/'));
     const byName = new Map(examples.map((m) => [String(at(m.doc, 'metadata', 'name')), m.doc]));
-    assert.deepEqual([...byName.keys()].sort(), ['testvm', 'testvm-cloudinit', 'testvm-gpu', 'testvm-net']);
+    assert.deepEqual([...byName.keys()].sort(), ['testvm', 'testvm-cloudinit', 'testvm-gpu', 'testvm-net', 'testvm-vm']);
+    // The VM: KubeVirt's user-guide shape, Halted, its template the test guest booted as the e2e suites do.
+    const vm = byName.get('testvm-vm');
+    assert.equal(at(vm, 'kind'), 'VirtualMachine');
+    assert.deepEqual(validateVm(vm), []);
+    assert.equal(at(vm, 'spec', 'runStrategy'), 'Halted');
+    assert.equal(at(vm, 'spec', 'template', 'spec', 'domain', 'firmware', 'kernelBoot', 'kernelArgs'), guestImage().kernelArgs);
+    assert.equal(at(vm, 'spec', 'template', 'spec', 'volumes', 0, 'containerDisk', 'image'), 'podvirt/test-guest:latest');
     const guest = guestImage();
     for (const name of ['testvm', 'testvm-cloudinit', 'testvm-net']) {
       const vmi = byName.get(name);

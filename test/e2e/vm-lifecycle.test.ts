@@ -1,5 +1,5 @@
 // VirtualMachines on the testbed with real guests (controller and handler as processes): a VM
-// manifest in KubeVirt's own form is applied, started, stopped, restarted and deleted with
+// manifest in KubeVirt's own form (manifests/examples/vm-test-guest.yaml) is applied, started, stopped, restarted and deleted with
 // podvirtctl and kubectl, and `kubectl get vm` shows KubeVirt's columns at each step; under
 // RerunOnFailure a guest whose qemu is killed comes back as a new VMI; a deleted VM is
 // Terminating until its VMI stopped; podvirt-controller SIGKILLed while it starts a VM and
@@ -7,17 +7,20 @@
 // it all on the real kube-apiserver. Figures (restart and crash recovery against a fresh VMI boot
 // in the same run) are printed as test diagnostics.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import type { VirtualMachine, VirtualMachineInstance, VmPrintableStatus } from '@podvirt/api';
 import { spawn as spawnPty } from 'node-pty';
-import { StackProcess } from '../testbed/index.js';
+import { repoRoot, StackProcess } from '../testbed/index.js';
 import { nodeApiSocket } from './handler-node.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
 const CTL = fileURLToPath(new URL('../../../packages/ctl/bin/podvirtctl.js', import.meta.url));
 const VM_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachines' };
 const BOOT_TIMEOUT_MS = 150_000;
+/** KubeVirt's user-guide VM (testvm's shape) with the test guest's image, as a new user applies it. */
+const EXAMPLE = join(repoRoot(import.meta.url), 'manifests/examples/vm-test-guest.yaml');
 
 describe('VirtualMachines on the testbed', () => {
   /** The controller started again after a kill -9 (the stack's own is dead then); stopped before the stack closes. */
@@ -72,9 +75,10 @@ describe('VirtualMachines on the testbed', () => {
     t.diagnostic(`server ${(JSON.parse(version.stdout) as { serverVersion?: { gitVersion?: string } }).serverVersion?.gitVersion ?? '?'}`);
   });
 
-  test('apply (Halted) → Stopped; start → Running; stop → Stopped; start; restart → a new VMI; delete → VMI and pod gone', async (t) => {
-    const name = 'vm-cycle';
-    await suite.apply(vmManifest(name, 'Halted'));
+  test('the example (KubeVirt\'s user-guide VM) applied with kubectl (Halted) → Stopped; start → Running; stop → Stopped; start; restart → a new VMI; delete → VMI and pod gone', async (t) => {
+    const name = 'testvm-vm';
+    const applied = await suite.kubectl(['apply', '-f', EXAMPLE]);
+    assert.equal(applied.code, 0, applied.stderr);
     await printable(name, 'Stopped', 30_000);
     const [header, stopped] = await getVm(name);
     assert.deepEqual(header, ['NAME', 'AGE', 'STATUS', 'READY']);
@@ -135,7 +139,7 @@ describe('VirtualMachines on the testbed', () => {
     await suite.waitForPodsGone(third);
   });
 
-  test('RerunOnFailure: qemu killed → a new VMI at once (it had run); kubectl patch of a Stop request stops it, of runStrategy starts it', async (t) => {
+  test('RerunOnFailure: qemu killed → a new VMI at once (it had run); kubectl patch of a Stop request stops it, of runStrategy starts it; stop --force --grace-period 0', async (t) => {
     const name = 'vm-rerun';
     await suite.apply(vmManifest(name, 'RerunOnFailure'));
     const first = await runningVmi(name);
@@ -160,9 +164,18 @@ describe('VirtualMachines on the testbed', () => {
     const always = await suite.kubectl(['patch', 'vm', name, '--type=merge', '-p', '{"spec":{"runStrategy":"Always"}}']);
     assert.equal(always.code, 0, always.stderr);
     const third = await runningVmi(name, second.metadata.uid);
-    assert.equal((await suite.kubectl(['delete', 'vm', name, '--wait=false'])).code, 0);
+    // A forced stop: the VMI's grace period is shortened first (podvirt-api lets that one spec
+    // change through), then the strategy turns Halted.
+    const forced = await ctl('stop', 'vm', name, '--force', '--grace-period', '0');
+    assert.equal(forced.code, 0, forced.stderr);
+    const stopping = await suite.vmi(name);
+    assert.ok(stopping === undefined || stopping.spec.terminationGracePeriodSeconds === 0, `grace period ${String(stopping?.spec.terminationGracePeriodSeconds)}`);
+    assert.equal((await vm(name))?.spec.runStrategy, 'Halted');
     await suite.waitForGone(name);
     await suite.waitForPodsGone(third);
+    await printable(name, 'Stopped', 30_000);
+    assert.equal((await suite.kubectl(['delete', 'vm', name, '--wait=false'])).code, 0);
+    await suite.eventually('VM gone', async () => ((await vm(name)) === undefined ? true : undefined), 30_000);
   });
 
   /** Powers the guest off from inside: `poweroff -f` typed on its serial console through podvirtctl. */

@@ -68,6 +68,7 @@ const statusCases: StatusCase[] = [
   { name: 'image pull backing off', expect: 'ImagePullBackOff', vmi: (vm) => vmVmi(vm, 'Scheduling', { status: { conditions: [cond('Synchronized', 'False', 'ImagePullBackOff')] } }) },
   { name: 'PVC missing', expect: 'ErrorPvcNotFound', vmi: (vm) => vmVmi(vm, 'Pending', { status: { conditions: [cond('Synchronized', 'False', 'FailedPvcNotFound')] } }) },
   { name: 'VMI Succeeded', expect: 'Stopped', vmi: (vm) => vmVmi(vm, 'Succeeded') },
+  { name: 'VMI phase Unknown (its node lost)', expect: 'Unknown', vmi: (vm) => vmVmi(vm, 'Unknown') },
   { name: 'VMI Failed, first failure', expect: 'Stopped', strategy: 'Manual', vmi: (vm) => vmVmi(vm, 'Failed') },
   {
     name: 'start failures under Always',

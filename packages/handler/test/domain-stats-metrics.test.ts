@@ -135,3 +135,20 @@ test('with no running VMI a scrape reports no VMI sample and every skip reason a
   assert.ok(text.includes('podvirt_handler_domain_stats_skipped_total{reason="timeout"} 0\n'));
   assert.ok(!/^kubevirt_vmi_/m.test(text), 'no sample without a VMI');
 });
+
+test('label sets are bounded: node, namespace, name and the vCPU, NIC and drive of the VMI spec, nothing from the VMI or the host', async () => {
+  // A launcher's answer also carries host-side names (tap device, image path) and a VMI has labels
+  // of its own: none of them may become a label, or each VMI would add series without bound.
+  const targets: DomainStatsTarget[] = [{ namespace: 'ns', name: 'a', read: () => Promise.resolve(STATS) }];
+  const metrics = new HandlerMetrics({ nodeName: 'node01', vmis: () => [], queueDepth: () => 0, domainStats: () => targets });
+  const text = await metrics.text();
+  const bounded = new Set(['node', 'namespace', 'name', 'id', 'state', 'interface', 'drive']);
+  let samples = 0;
+  for (const line of text.split('\n').filter((l) => l.startsWith('kubevirt_vmi_') && !l.startsWith('kubevirt_vmi_phase_count'))) {
+    samples++;
+    const labels = /\{(.*)\}/.exec(line)?.[1] ?? '';
+    for (const [, key] of labels.matchAll(/(\w+)="[^"]*"/g)) assert.ok(bounded.has(key!), `${key} in ${line}`);
+  }
+  assert.ok(samples >= 30, `the domain stats were scraped: ${samples} samples`);
+  assert.ok(!text.includes('tap0') && !text.includes('"/x"') && !text.includes('"vda"'), 'no host-side device name or path as a label value');
+});

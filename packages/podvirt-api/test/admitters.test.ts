@@ -78,6 +78,25 @@ describe('VMI admission', () => {
     assert.equal(mixed.status.details?.causes[0]?.field, 'spec');
   });
 
+  test('UPDATE: a forced stop may shorten terminationGracePeriodSeconds alone, checked whole; not lengthen it, nor change more', () => {
+    const withGrace = (seconds: unknown, bus = 'virtio'): Record<string, unknown> => {
+      const next = vmi('vm1', bus) as { spec: Record<string, unknown> };
+      next.spec['terminationGracePeriodSeconds'] = seconds;
+      return next as unknown as Record<string, unknown>;
+    };
+    assert.deepEqual(validateVmiAdmission(review(withGrace(0), 'UPDATE', withGrace(30))), { allowed: true });
+    assert.deepEqual(validateVmiAdmission(review(withGrace(5), 'UPDATE', vmi())), { allowed: true }, 'from the default');
+    const longer = validateVmiAdmission(review(withGrace(60), 'UPDATE', withGrace(30)));
+    assert.ok(!longer.allowed);
+    assert.equal(longer.status.details?.causes[0]?.field, 'spec');
+    const negative = validateVmiAdmission(review(withGrace(-1), 'UPDATE', withGrace(30)));
+    assert.ok(!negative.allowed);
+    assert.equal(negative.status.details?.causes[0]?.field, 'spec.terminationGracePeriodSeconds');
+    const more = validateVmiAdmission(review(withGrace(0, 'sata'), 'UPDATE', withGrace(30)));
+    assert.ok(!more.allowed);
+    assert.equal(more.status.details?.causes[0]?.field, 'spec');
+  });
+
   test('mutation: a JSON patch that replaces the spec with the defaulted one; applying it again changes nothing', () => {
     const result = mutateVmiAdmission(review(vmi()));
     assert.ok(result.allowed);

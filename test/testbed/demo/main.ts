@@ -72,6 +72,7 @@ try {
         'Then, for example:',
         '  kubectl apply -f manifests/examples/vmi-test-guest.yaml && kubectl get vmi -w',
         '  podvirtctl pause vmi testvm; podvirtctl unpause vmi testvm; podvirtctl list',
+        '  kubectl apply -f manifests/examples/vm-test-guest.yaml && podvirtctl start vm testvm-vm && kubectl get vm -w',
         ...(several
           ? [
             '  kubectl apply -f manifests/examples/vmi-masquerade.yaml   # masquerade: live-migratable (the default pod bridge is not)',

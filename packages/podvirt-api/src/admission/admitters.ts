@@ -24,9 +24,22 @@ function specOf(object: unknown): unknown {
 }
 
 /**
+ * Only `spec.terminationGracePeriodSeconds` changed, and not upwards: what a forced stop writes
+ * before the VMI is deleted (`podvirtctl stop vm --force --grace-period N`, as KubeVirt's stop
+ * subresource does with its gracePeriod).
+ */
+function isGracePeriodShortening(oldSpec: unknown, newSpec: unknown): boolean {
+  if (typeof oldSpec !== 'object' || oldSpec === null || typeof newSpec !== 'object' || newSpec === null) return false;
+  const { terminationGracePeriodSeconds: before, ...oldRest } = oldSpec as Record<string, unknown>;
+  const { terminationGracePeriodSeconds: after, ...newRest } = newSpec as Record<string, unknown>;
+  return typeof after === 'number' && (typeof before !== 'number' || after <= before) && isDeepStrictEqual(oldRest, newRest);
+}
+
+/**
  * A VMI on CREATE is checked whole; on UPDATE its spec may not change (KubeVirt's rule: a
  * running VMI changes through its VM or its subresources, not by editing the spec), except by
- * hot-plugging a volume (podvirtctl addvolume / removevolume): then the new spec is checked whole.
+ * hot-plugging a volume (podvirtctl addvolume / removevolume) or by shortening its grace period
+ * for a forced stop: then the new spec is checked whole.
  */
 export const validateVmiAdmission: Admitter = (request) => {
   if (request.operation === 'CREATE') {
@@ -34,11 +47,11 @@ export const validateVmiAdmission: Admitter = (request) => {
     return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
   }
   if (request.operation === 'UPDATE' && !isDeepStrictEqual(specOf(request.object), specOf(request.oldObject))) {
-    if (isHotplugEdit(specOf(request.oldObject), specOf(request.object))) {
+    if (isHotplugEdit(specOf(request.oldObject), specOf(request.object)) || isGracePeriodShortening(specOf(request.oldObject), specOf(request.object))) {
       const errors = checkVmi(request.object);
       return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
     }
-    return invalid(VMI, nameOf(request), [{ field: 'spec', type: 'Forbidden', message: 'the spec of a VirtualMachineInstance cannot change after creation, except by hot-plugging a volume (podvirtctl addvolume / removevolume)' }]);
+    return invalid(VMI, nameOf(request), [{ field: 'spec', type: 'Forbidden', message: 'the spec of a VirtualMachineInstance cannot change after creation, except by hot-plugging a volume (podvirtctl addvolume / removevolume) or shortening terminationGracePeriodSeconds for a forced stop (podvirtctl stop vm --force)' }]);
   }
   return ALLOWED;
 };
