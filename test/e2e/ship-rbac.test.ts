@@ -40,6 +40,8 @@ const NOT_EXERCISED: Record<string, string> = {
   // Evacuation: only a launcher pod's eviction (kubectl drain) makes the controller act.
   [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'create')]: 'a migration away from a drained node, in the drain e2e',
   [permission('kubevirt.io', 'virtualmachineinstances/status', 'patch')]: 'the evacuation mark cleared, in the drain e2e',
+  // The controller labels a Node only when its handler's heartbeat went stale (the handler patches its own).
+  [permission('', 'nodes', 'patch')]: 'a node whose handler went silent, in the node-gone e2e',
   // The controller writes VirtualMachines and their VMIs only when a VM exists; this scenario
   // runs bare VMIs (test/e2e/vm-lifecycle runs VMs).
   [permission('kubevirt.io', 'virtualmachineinstances', 'create')]: 'a VM\'s VMI, in the VM e2e',

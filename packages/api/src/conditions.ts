@@ -38,6 +38,8 @@ export const VmiConditionReason = {
   GuestNotRunning: 'GuestNotRunning',
   /** Ready=False: the pod reports no Ready condition. */
   PodConditionMissing: 'PodConditionMissing',
+  /** Ready=False: the handler of the VMI's node stopped its heartbeat. */
+  NodeUnresponsive: 'NodeUnresponsive',
   /** Synchronized=False: KubeVirt writes this sentence as the reason, verbatim. */
   SynchronizingFailed: 'Synchronizing with the Domain failed.',
   /** LiveMigratable=False reasons podvirt can report. */

@@ -18,6 +18,9 @@ import { VmiController } from './reconcile/vmi-controller.js';
 import { VmController } from './reconcile/vm-controller.js';
 import { VmInformer } from './kube/vm-informer.js';
 import { kubeVmClient } from './kube/kube-vm-client.js';
+import { kubeNodeClient, NodeInformer, type KubeNodeClient } from './kube/node-informer.js';
+import { DEFAULT_NODE_HEARTBEAT_TIMEOUT_MS } from './decide/node-heartbeat.js';
+import { NodeController } from './reconcile/node-controller.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;
@@ -49,6 +52,8 @@ export interface ControllerAppOptions {
   readonly metrics?: ControllerMetrics;
   /** The eviction strategy of a VMI that names none; None when unset. */
   readonly evictionStrategy?: EvictionStrategy;
+  /** How long a handler may be silent before its node is unresponsive; KubeVirt's 5 minutes when unset. */
+  readonly nodeHeartbeatTimeoutMs?: number;
 }
 
 export const DEFAULT_LEASE_NAME = 'podvirt-controller';
@@ -61,6 +66,7 @@ export class ControllerApp {
   readonly #migrationEvents: EventRecorder<VirtualMachineInstanceMigration>;
   readonly #vmInformer: VmInformer;
   readonly #vmEvents: EventRecorder<VirtualMachine>;
+  readonly #node: { informer: NodeInformer; client: KubeNodeClient };
   readonly #lifetime: AbortController;
   /** Why the controller stopped: closed, or leadership lost (the process should exit). */
   readonly done: Promise<LeadershipEnd>;
@@ -71,6 +77,7 @@ export class ControllerApp {
     events: EventRecorder<VirtualMachineInstance>,
     migrationEvents: EventRecorder<VirtualMachineInstanceMigration>,
     vm: { informer: VmInformer; events: EventRecorder<VirtualMachine> },
+    node: { informer: NodeInformer; client: KubeNodeClient },
     lifetime: AbortController,
     done: Promise<LeadershipEnd>,
   ) {
@@ -79,6 +86,7 @@ export class ControllerApp {
     this.#migrationEvents = migrationEvents;
     this.#vmInformer = vm.informer;
     this.#vmEvents = vm.events;
+    this.#node = node;
     this.#lifetime = lifetime;
     this.done = done;
   }
@@ -123,6 +131,27 @@ export class ControllerApp {
       ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
     });
     const metrics = options.metrics;
+    const heartbeatTimeoutMs = options.nodeHeartbeatTimeoutMs ?? DEFAULT_NODE_HEARTBEAT_TIMEOUT_MS;
+    const nodeInformer = new NodeInformer({
+      client,
+      log,
+      heartbeatTimeoutMs,
+      onNode: (node) => nodes.nodeChanged(node),
+      ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
+    });
+    const nodeClient = kubeNodeClient(client, log, EVENT_SOURCE_COMPONENT, instance);
+    const nodes: NodeController = new NodeController({
+      log: log.child({ subcomponent: 'nodes' }),
+      deps: {
+        nodes: nodeInformer,
+        client: nodeClient,
+        heartbeatTimeoutMs,
+        now: () => new Date(),
+        healthChanged: (nodeName) => {
+          for (const vmi of informers.list()) if (vmi.status?.nodeName === nodeName) controller.vmiChanged(vmi);
+        },
+      },
+    });
     const podConfig = { image: options.launcherImage, allowEmulation: options.allowEmulation, hostDisk: options.hostDisk ?? HOST_DISK_OFF, random: Math.random };
     const controller: VmiController = new VmiController({
       log,
@@ -133,6 +162,7 @@ export class ControllerApp {
         pods: informers,
         claims: informers,
         mountEvents: informers,
+        nodeHealth: nodeInformer,
         vmiClient: kubeVmiClient(client),
         podClient: kubePodClient(client),
         events,
@@ -201,10 +231,12 @@ export class ControllerApp {
       },
     });
     try {
-      await Promise.all([informers.start(lifetime.signal), vmInformer.start(lifetime.signal)]);
+      await Promise.all([informers.start(lifetime.signal), vmInformer.start(lifetime.signal), nodeInformer.start(lifetime.signal)]);
     } catch (err) {
       await informers.close();
       await vmInformer.close();
+      await nodeInformer.close();
+      await nodeClient.close();
       await events.close();
       await migrationEvents.close();
       await vmEvents.close();
@@ -214,7 +246,7 @@ export class ControllerApp {
     const runBoth = async (signal: AbortSignal): Promise<void> => {
       metrics?.setLeading(true);
       try {
-        await Promise.all([controller.run(signal), migrations.run(signal), vms.run(signal), evacuations.run(signal)]);
+        await Promise.all([controller.run(signal), migrations.run(signal), vms.run(signal), evacuations.run(signal), nodes.run(signal)]);
       } finally {
         metrics?.setLeading(false);
       }
@@ -233,7 +265,7 @@ export class ControllerApp {
           }),
         }).run(lifetime.signal, (leading) => runBoth(leading))
       : runBoth(lifetime.signal).then(() => 'stopped' as const);
-    return new ControllerApp(informers, events, migrationEvents, { informer: vmInformer, events: vmEvents }, lifetime, done);
+    return new ControllerApp(informers, events, migrationEvents, { informer: vmInformer, events: vmEvents }, { informer: nodeInformer, client: nodeClient }, lifetime, done);
   }
 
   /** Stops reconciling (releasing the Lease), then the informers, then flushes pending Events. Idempotent. */
@@ -243,7 +275,9 @@ export class ControllerApp {
       await this.done;
       await this.#informers.close();
       await this.#vmInformer.close();
+      await this.#node.informer.close();
       await this.#events.close();
+      await this.#node.client.close();
       await this.#migrationEvents.close();
       await this.#vmEvents.close();
     })();

@@ -6,6 +6,7 @@ import { EVICTION_STRATEGIES, isEvictionStrategy, type EvictionStrategy } from '
 import { GoFlagError, parseDurationFlag, parseIntegerFlag } from '@podvirt/api/go-flags';
 import { ControllerError } from './controller-error.js';
 import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
+import { DEFAULT_NODE_HEARTBEAT_TIMEOUT_MS } from './decide/node-heartbeat.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, type LeaderElectionTimings } from './leader/leader-elector.js';
 
 export interface ControllerFlags {
@@ -28,6 +29,8 @@ export interface ControllerFlags {
   readonly hostDisk: HostDiskPolicy;
   /** The cluster's eviction strategy, for a VMI that names none (KubeVirt's `evictionStrategy` setting). */
   readonly evictionStrategy: EvictionStrategy;
+  /** `--node-heartbeat-timeout`: a handler silent this long makes its node unresponsive. */
+  readonly nodeHeartbeatTimeoutMs: number;
 }
 
 /** The gates `--feature-gates` knows, by KubeVirt's names. */
@@ -78,6 +81,7 @@ export const CONTROLLER_OPTIONS = {
   'feature-gates': { type: 'string', multiple: true, default: [] as string[] },
   'host-disk-allowed-dir': { type: 'string', multiple: true, default: [] as string[] },
   'eviction-strategy': { type: 'string', default: 'None' },
+  'node-heartbeat-timeout': { type: 'string', default: `${DEFAULT_NODE_HEARTBEAT_TIMEOUT_MS / 60_000}m` },
 } as const;
 
 /** A Lease records its duration in whole seconds, so a shorter one would not mean what it says. */
@@ -142,6 +146,14 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
   if (!isEvictionStrategy(evictionStrategy)) {
     throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--eviction-strategy: ${JSON.stringify(evictionStrategy)} is not one of ${EVICTION_STRATEGIES.join(', ')}`);
   }
+  let nodeHeartbeatTimeoutMs: number;
+  try {
+    nodeHeartbeatTimeoutMs = parseDurationFlag('node-heartbeat-timeout', v['node-heartbeat-timeout']);
+  } catch (err) {
+    if (err instanceof GoFlagError) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err.message, { cause: err });
+    throw err;
+  }
+  if (nodeHeartbeatTimeoutMs <= 0) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--node-heartbeat-timeout must be more than 0, got ${v['node-heartbeat-timeout']}`);
   return {
     kubeconfig: v.kubeconfig,
     launcherImage: v['launcher-image'],
@@ -160,5 +172,6 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
       allowedDirs: [...new Set(v['host-disk-allowed-dir'].map(checkAllowedDir))],
     },
     evictionStrategy,
+    nodeHeartbeatTimeoutMs,
   };
 }

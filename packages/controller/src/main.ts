@@ -48,6 +48,7 @@ async function main(): Promise<number> {
     allowEmulation: flags.allowEmulation,
     hostDisk: flags.hostDisk,
     evictionStrategy: flags.evictionStrategy,
+    nodeHeartbeatTimeoutMs: flags.nodeHeartbeatTimeoutMs,
     workers: flags.workers,
     namespace: flags.namespace,
     instance: identity,

@@ -19,6 +19,7 @@ describe('parseControllerFlags', () => {
       metricsPort: 8443,
       hostDisk: { enabled: false, allowedDirs: [] },
       evictionStrategy: 'None',
+      nodeHeartbeatTimeoutMs: 300_000,
     });
   });
 
@@ -29,7 +30,7 @@ describe('parseControllerFlags', () => {
       '--leader-elect-lease-duration', '1m', '--leader-elect-renew-deadline=40s', '--leader-elect-retry-period', '1.5s',
       '--http-address', '10.0.0.5', '--metrics-port', '0',
       '--feature-gates=HostDisk', '--host-disk-allowed-dir', '/var/data', '--host-disk-allowed-dir=/srv/vm-disks',
-      '--eviction-strategy=LiveMigrate',
+      '--eviction-strategy=LiveMigrate', '--node-heartbeat-timeout', '90s',
     ]);
     assert.deepEqual(flags, {
       kubeconfig: '/k', launcherImage: 'img:1', allowEmulation: true, namespace: 'vms', workers: 8,
@@ -38,6 +39,7 @@ describe('parseControllerFlags', () => {
       httpAddress: '10.0.0.5', metricsPort: 0,
       hostDisk: { enabled: true, allowedDirs: ['/var/data', '/srv/vm-disks'] },
       evictionStrategy: 'LiveMigrate',
+      nodeHeartbeatTimeoutMs: 90_000,
     });
   });
 
@@ -60,6 +62,8 @@ describe('parseControllerFlags', () => {
     [['--host-disk-allowed-dir=/var/data/'], /write it as \/var\/data$/],
     [['--host-disk-allowed-dir=/'], /would allow every file of the node/],
     [['--eviction-strategy=Migrate'], /^--eviction-strategy: "Migrate" is not one of None, LiveMigrate, LiveMigrateIfPossible, External$/],
+    [['--node-heartbeat-timeout=0s'], /^--node-heartbeat-timeout must be more than 0, got 0s$/],
+    [['--node-heartbeat-timeout=soon'], /node-heartbeat-timeout/],
     [['--leader-elect-lease-duration=soon'], /leader-elect-lease-duration/],
     [['--leader-elect-retry-period=-2s'], /leader-elect-retry-period/],
     [['--leader-elect-retry-period=0s'], /--leader-elect-retry-period must be more than 0/],

@@ -153,7 +153,8 @@ export class EventRecorder<T> {
     return {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: eventName(ref.name, nanos.toString(16)), namespace: ref.namespace },
+      // A cluster-scoped object's Events (a Node's) live in `default`, as client-go files them.
+      metadata: { name: eventName(ref.name, nanos.toString(16)), namespace: ref.namespace === '' ? 'default' : ref.namespace },
       involvedObject: ref,
       reason,
       message,

@@ -5,6 +5,9 @@
 //   Scheduling/Scheduled: pod gone, finished or terminating      --> Failed
 //   Running (the handler's phase): pod gone                       --> Failed
 //                                  pod finished for podDownGraceMs --> Failed
+//   on a node whose handler is silent (nodeUnresponsive): a VMI whose pod is gone or finished
+//   fails at once with NodeUnresponsive (no handler will write its end); one whose launcher
+//   still runs only gets Ready=False NodeUnresponsive, and is never failed for the silence alone.
 //
 // Running → Succeeded/Failed is the handler's; a launcher that exits cleanly makes its pod
 // finish before the handler has written the final phase, so a finished pod of a Running VMI
@@ -56,6 +59,8 @@ export interface DecideInput {
   readonly mountEvents?: readonly CoreV1Event[];
   /** The HostDisk gate and allowed directories; every hostDisk is refused when unset. */
   readonly hostDisk?: HostDiskPolicy;
+  /** The handler of the VMI's node (`status.nodeName`) stopped beating (node-heartbeat.ts). */
+  readonly nodeUnresponsive?: boolean;
 }
 
 /** A VMI waiting for a claim that is in use by another VMI looks again this often. */
@@ -82,12 +87,22 @@ interface Step {
   requeueAfterMs?: number;
 }
 
-function fail(reason: FailureReason, message: string): Step {
-  return { phase: VmiPhase.Failed, reason, events: [{ type: EventType.Warning, reason, message }] };
+function fail(reason: FailureReason, message: string, type: EventType = EventType.Warning): Step {
+  return { phase: VmiPhase.Failed, reason, events: [{ type, reason, message }] };
+}
+
+/** The node the VMI runs on, when its handler is silent. */
+function silentNode(input: DecideInput): string | undefined {
+  return input.nodeUnresponsive === true && input.vmi.status?.nodeName ? input.vmi.status.nodeName : undefined;
 }
 
 /** The launcher of a VMI on a node is gone or finished: the VMI fails. */
-function podLost(pod: V1Pod | undefined): Step | undefined {
+function podLost(input: DecideInput, pod: V1Pod | undefined): Step | undefined {
+  const silent = silentNode(input);
+  if (silent !== undefined && (!pod || isPodDown(pod))) {
+    // As KubeVirt's node controller: a Normal Event, the failure is the node's, not the VM's.
+    return fail(FailureReason.NodeUnresponsive, `the handler of node ${silent} is not responsive and the virt-launcher pod ${pod ? 'has terminated' : 'is gone'}: the VMI is failed`, EventType.Normal);
+  }
   if (!pod) return fail(FailureReason.PodNotExists, 'virt-launcher pod is gone');
   if (isPodDown(pod)) return fail(FailureReason.PodFailed, `virt-launcher pod ${pod.metadata?.name ?? ''} has terminated${computeTermination(pod)}`);
   return undefined;
@@ -100,7 +115,7 @@ function nextPhase(input: DecideInput, phase: string, pod: V1Pod | undefined, de
       return { phase: pod && !deleting ? VmiPhase.Scheduling : VmiPhase.Pending, events: [] };
     case VmiPhase.Scheduling:
     case VmiPhase.Scheduled: {
-      const lost = podLost(pod);
+      const lost = podLost(input, pod);
       if (lost) return lost;
       if (pod && isTerminating(pod)) return fail(FailureReason.PodTerminating, `virt-launcher pod ${pod.metadata?.name ?? ''} is terminating`);
       const ready = phase === VmiPhase.Scheduling && pod && !deleting && isPodReady(pod) && podNodeName(pod);
@@ -114,8 +129,9 @@ function nextPhase(input: DecideInput, phase: string, pod: V1Pod | undefined, de
 }
 
 function runningStep(input: DecideInput, pod: V1Pod | undefined): Step {
-  const lost = podLost(pod);
-  if (!lost || !pod) return lost ?? { phase: VmiPhase.Running, events: [] };
+  const lost = podLost(input, pod);
+  // No grace on a silent node: the handler that would write the end is gone.
+  if (!lost || !pod || lost.reason === FailureReason.NodeUnresponsive) return lost ?? { phase: VmiPhase.Running, events: [] };
   const grace = input.podDownGraceMs ?? DEFAULT_POD_DOWN_GRACE_MS;
   const since = podDownSince(pod);
   const left = since === undefined ? 0 : since + grace - input.now.getTime();
@@ -205,7 +221,7 @@ function desiredStatus(input: DecideInput, step: Step, pod: V1Pod | undefined, s
     if (Object.keys(active).length > 0) status.activePods = active;
     else delete status.activePods;
   }
-  let conditions = withReadyCondition(current.conditions, phase, pod, input.now);
+  let conditions = withReadyCondition(current.conditions, phase, pod, input.now, silentNode(input));
   // What the controller learned of the claims, while it owns the status (up to Scheduled).
   const claimed = input.claims?.volumeStatus ?? [];
   if ((phase === VmiPhase.Pending || phase === VmiPhase.Scheduling) && claimed.length > 0) status.volumeStatus = claimed;

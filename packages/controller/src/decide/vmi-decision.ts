@@ -10,6 +10,8 @@ export const FailureReason = {
   PodFailed: 'PodFailed',
   /** The launcher pod is being deleted before the VM ever ran. */
   PodTerminating: 'PodTerminating',
+  /** The launcher is gone while the node's handler is silent (KubeVirt's node controller's reason). */
+  NodeUnresponsive: 'NodeUnresponsive',
 } as const;
 
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];

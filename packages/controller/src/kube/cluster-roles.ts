@@ -5,7 +5,7 @@
 // ControllerErrors: CONTROLLER_ERR_CONFLICT on a stale resourceVersion, CONTROLLER_ERR_NOT_FOUND when
 // the object is gone, CONTROLLER_ERR_API_FAILED otherwise.
 
-import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { EventType, OwnerReference, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 
 /** The informer's view of VMIs: possibly stale, never blocking. */
@@ -110,4 +110,17 @@ export interface EvacuationClient {
   createMigration(namespace: string, vmim: VirtualMachineInstanceMigration, signal?: AbortSignal): Promise<VirtualMachineInstanceMigration>;
   /** Removes `status.evacuationNodeName` (a status merge patch); a VMI gone is not an error. */
   clearEvacuation(namespace: string, name: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** The informer's view of Nodes (the handler's heartbeat and schedulable label). */
+export interface NodeStore {
+  getNode(name: string): V1Node | undefined;
+  listNodes(): V1Node[];
+}
+
+/** What the node part writes: the schedulable label of a node whose handler went silent, and Events on the Node. */
+export interface NodeClient {
+  markUnschedulable(nodeName: string, signal?: AbortSignal): Promise<void>;
+  /** Best effort, as EventRecorder.record. */
+  recordNode(node: V1Node, type: EventType, reason: string, message: string): Promise<void>;
 }

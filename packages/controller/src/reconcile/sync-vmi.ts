@@ -17,6 +17,7 @@ import { statusEqual } from '../decide/status-equal.js';
 import type { PodExpectations } from './pod-expectations.js';
 import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
 import type { VmiDecision } from '../decide/vmi-decision.js';
+import type { NodeHealth } from '../decide/node-heartbeat.js';
 
 export interface SyncDeps {
   readonly vmis: VmiStore;
@@ -33,6 +34,8 @@ export interface SyncDeps {
   readonly claims?: ClaimStore;
   /** FailedMount Events of the VMI's pods; none are looked at when unset. */
   readonly mountEvents?: MountEventStore;
+  /** Whether a node's handler stopped beating; no node is judged when unset. */
+  readonly nodeHealth?: NodeHealth;
 }
 
 export interface SyncResult {
@@ -114,10 +117,13 @@ class Attempt {
 
   decide(createError?: string): VmiDecision {
     const claims = this.claimCheck;
+    const now = this.deps.now();
+    const nodeName = this.vmi.status?.nodeName;
     const input = {
       vmi: this.vmi,
       pods: this.pods,
-      now: this.deps.now(),
+      now,
+      ...(nodeName && this.deps.nodeHealth?.isUnresponsive(nodeName, now) === true ? { nodeUnresponsive: true } : {}),
       ...(this.deps.podConfig.hostDisk === undefined ? {} : { hostDisk: this.deps.podConfig.hostDisk }),
       ...(createError === undefined ? {} : { createError }),
       ...(claims === undefined ? {} : { claims }),
