@@ -2,7 +2,9 @@
 // a user with a Role granting virtualmachineinstances/pause, /unpause and /console in one
 // namespace pauses, unpauses and opens the console of a VMI there (a websocket through
 // kube-apiserver, podvirt-api and the node's handler), and is refused elsewhere and for verbs
-// the Role does not grant, with a 403 naming the user and the verb.
+// the Role does not grant, with a 403 naming the user and the verb; and starts a VirtualMachine
+// through virtualmachines/start (202, the VM's runStrategy written; a second start 409). Fault:
+// podvirt-api restarted mid-console closes the websocket with 1001 and leaves the guest as it was.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -35,6 +37,7 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
         rules: [
           { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/pause', 'virtualmachineinstances/unpause'], verbs: ['update'] },
           { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/console'], verbs: ['get'] },
+          { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachines/start'], verbs: ['update'] },
         ],
       },
       {
@@ -48,15 +51,16 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
     await suite.waitForGuestReady(running);
   });
 
-  function put(path: string): Promise<{ status: number; body: string }> {
+  function put(path: string, body?: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path, method: 'PUT', ...tls, agent: false }, (res) => {
+      const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+      const req = request({ host: url.hostname, port: url.port, path, method: 'PUT', headers, ...tls, agent: false }, (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       });
       req.on('error', reject);
-      req.end();
+      req.end(body);
     });
   }
 
@@ -103,5 +107,69 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
     elsewhere.destroy();
     assert.equal(elsewhere.status, 403);
     assert.match(elsewhere.body, /cannot get resource \\?"virtualmachineinstances\/console\\?"/);
+  });
+
+  test('a VM started through virtualmachines/start: 202 and runStrategy Always; a second start 409; restart not granted 403', async () => {
+    const name = 'tenant-halted';
+    // Its VMI would wait for a node no one has: nothing boots for this test.
+    const template = { spec: { ...(guestVmi(suite.guest, name)['spec'] as Record<string, unknown>), nodeSelector: { 'podvirt.io/e2e-nowhere': 'true' } } };
+    await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: NS }, spec: { runStrategy: 'Halted', template } });
+    try {
+      const dry = await put(`${BASE}/${NS}/virtualmachines/${name}/start`, '{"dryRun":["All"]}');
+      assert.equal(dry.status, 202, dry.body);
+      const started = await put(`${BASE}/${NS}/virtualmachines/${name}/start`);
+      assert.equal(started.status, 202, started.body);
+      const strategy = await suite.kubectl(['get', 'virtualmachine', name, '-n', NS, '-o', 'jsonpath={.spec.runStrategy}']);
+      assert.equal(strategy.stdout, 'Always', strategy.stderr);
+      const again = await put(`${BASE}/${NS}/virtualmachines/${name}/start`);
+      assert.equal(again.status, 409, again.body);
+      assert.match(again.body, /already running|runStrategy Always: it starts by itself/);
+      const restart = await put(`${BASE}/${NS}/virtualmachines/${name}/restart`);
+      assert.equal(restart.status, 403);
+      assert.match(restart.body, /cannot update resource \\?"virtualmachines\/restart\\?"/);
+      assert.ok(suite.stack.api?.lines.some((l) => l.msg === 'subresource served' && l['user'] === 'alice' && l['subresource'] === 'start'));
+    } finally {
+      await suite.kubectl(['delete', 'virtualmachine', name, '-n', NS, '--wait=false']);
+    }
+  });
+
+  test('podvirt-api restarted mid-console: the client gets close code 1001, the guest is untouched, a new console works', async () => {
+    const open = () => openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+    const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+    const bootId = async (ws: Awaited<ReturnType<typeof open>>): Promise<string> => {
+      const text = (): string => Buffer.concat(ws.frames.filter((f) => f.opcode === 0x2 || f.opcode === 0x1).map((f) => f.payload)).toString();
+      ws.send('\r');
+      ws.send('cat /proc/sys/kernel/random/boot_id\r');
+      return eventually(() => uuid.exec(text())?.[0], { deadlineMs: 30_000, what: 'boot_id on the console', detail: text });
+    };
+    const before = await open();
+    let first: string;
+    try {
+      assert.equal(before.status, 101, before.body);
+      first = await bootId(before);
+      await suite.stack.api.stop();
+      await before.closed;
+      const close = before.frames.find((f) => f.opcode === 0x8);
+      assert.ok(close !== undefined, 'a close frame before the socket ends');
+      assert.equal(close.payload.readUInt16BE(0), 1001);
+      assert.match(close.payload.subarray(2).toString(), /podvirt-api is stopping; reconnect/);
+    } finally {
+      before.destroy();
+    }
+    await suite.stack.restartApi();
+    const after = await eventually(async () => {
+      const ws = await open();
+      if (ws.status === 101) return ws;
+      ws.destroy();
+      return undefined;
+    }, { deadlineMs: 60_000, stepMs: 500, what: 'a console through the restarted podvirt-api' });
+    try {
+      assert.equal(await bootId(after), first, 'the same boot: the guest was not restarted');
+      after.send(Buffer.from([0x03, 0xe8]), 0x8);
+      await after.closed;
+    } finally {
+      after.destroy();
+    }
+    assert.equal((await suite.vmi(VM))?.status?.phase, 'Running');
   });
 });

@@ -59,7 +59,7 @@ export {
 } from './labels.js';
 export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
 export { isFinalMigrationPhase, MigrationPhase } from './migration-phases.js';
-export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_PLURAL, MIGRATION_RESOURCE, MIGRATION_SHORT_NAMES } from './migration-kind.js';
+export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_NAME_PREFIX, MIGRATION_PLURAL, MIGRATION_RESOURCE, MIGRATION_SHORT_NAMES, migrationFor } from './migration-kind.js';
 export { asMigration, validateMigration } from './validate-migration.js';
 export { migrationReference } from './migration-reference.js';
 export type * from './types/migration.js';
@@ -96,6 +96,10 @@ export {
 export { VM_API_VERSION, VM_KIND, VM_LIST_KIND, VM_PLURAL, VM_RESOURCE, VM_SHORT_NAMES, VM_SINGULAR } from './vm-kind.js';
 export { RUN_STRATEGIES, runStrategyOf, validateVm } from './validate-vm.js';
 export { templateVmi } from './vm-template-vmi.js';
+export {
+  changeVmState, planVmStateChange, VmStateError,
+  type VmStateApi, type VmStateCommand, type VmStateErrorCode, type VmStateOptions, type VmStatePlan, type VmStateWrite,
+} from './vm-state-change.js';
 export type * from './types/vm.js';
 export { vmReference } from './vm-reference.js';
 export {

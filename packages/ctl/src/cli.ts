@@ -11,10 +11,10 @@ import { runVersion } from './commands/version.js';
 import { runVmState } from './commands/vm-state.js';
 import { runVolume } from './commands/volume.js';
 import { KubeVolumeApi, type VolumeApi } from './volume-api.js';
-import { KubeVmApi, type VmApi } from './vm-api.js';
 import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
-import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
+import type { VmStateApi } from '@podvirt/api';
+import { KubeClient, KubeVmStateApi, loadKubeConfig } from '@podvirt/kube-runtime';
 import { openNodeClient } from './open-node-client.js';
 import { parseArgs, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
 import { renderFailure, type FailureContext } from './render/failure.js';
@@ -52,7 +52,7 @@ export interface OpenVolumeApi {
 }
 
 export interface OpenVmApi {
-  readonly api: VmApi;
+  readonly api: VmStateApi;
   close(): Promise<void>;
 }
 
@@ -92,7 +92,7 @@ export async function runCli(context: CliContext): Promise<number> {
 
 async function openKubeVmApi(context: CliContext, kubeconfig: string | undefined): Promise<OpenVmApi> {
   const client = await openKubeClient(context, kubeconfig);
-  return { api: new KubeVmApi(client), close: () => client.close() };
+  return { api: new KubeVmStateApi(client), close: () => client.close() };
 }
 
 async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {

@@ -2,14 +2,7 @@
 // kube-runtime's client (the one client stack): read a VMI, create, list and delete
 // VirtualMachineInstanceMigrations. A VMI or migration that is not there is `undefined`, not an
 // error; every other refusal of the API server comes back as kube-runtime's KubeApiError.
-import {
-  MIGRATION_API_VERSION,
-  MIGRATION_KIND,
-  MIGRATION_RESOURCE,
-  VMI_RESOURCE,
-  type VirtualMachineInstance,
-  type VirtualMachineInstanceMigration,
-} from '@podvirt/api';
+import { MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 
 export interface MigrationApi {
@@ -18,13 +11,6 @@ export interface MigrationApi {
   listMigrations(namespace: string, signal: AbortSignal): Promise<VirtualMachineInstanceMigration[]>;
   /** False when it was gone already. */
   deleteMigration(namespace: string, name: string, signal: AbortSignal): Promise<boolean>;
-}
-
-/** virtctl's prefix for the migrations it creates; the API server adds a random suffix. */
-export const MIGRATION_NAME_PREFIX = 'kubevirt-migrate-vm-';
-
-export function migrationFor(namespace: string, vmiName: string): VirtualMachineInstanceMigration {
-  return { apiVersion: MIGRATION_API_VERSION, kind: MIGRATION_KIND, metadata: { generateName: MIGRATION_NAME_PREFIX, namespace }, spec: { vmiName } };
 }
 
 export class KubeMigrationApi implements MigrationApi {

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RunStrategy, VirtualMachine, VirtualMachineInstance, VmSpec } from '@podvirt/api';
-import { KubeApiError } from '@podvirt/kube-runtime';
+import type { RunStrategy, VirtualMachine, VirtualMachineInstance, VmSpec, VmStateApi } from '@podvirt/api';
 import { runCli } from '../src/cli.js';
-import type { VmApi } from '../src/vm-api.js';
 
-class FakeVmApi implements VmApi {
+class FakeVmApi implements VmStateApi {
   vm: VirtualMachine | undefined;
   vmi: VirtualMachineInstance | undefined;
   readonly writes: string[] = [];
@@ -28,18 +26,18 @@ class FakeVmApi implements VmApi {
     return Promise.resolve(this.vmi);
   }
 
-  replaceVmStatus(vm: VirtualMachine): Promise<VirtualMachine> {
+  replaceVmStatus(vm: VirtualMachine): Promise<'written' | 'stale'> {
     if (this.conflicts > 0) {
       this.conflicts -= 1;
-      return Promise.reject(new KubeApiError(409, 'Conflict', 'the object has been modified'));
+      return Promise.resolve('stale');
     }
     this.writes.push(`status ${JSON.stringify(vm.status?.stateChangeRequests)}`);
-    return Promise.resolve(vm);
+    return Promise.resolve('written');
   }
 
-  patchVmSpec(_ns: string, _name: string, spec: object, resourceVersion: string | undefined): Promise<VirtualMachine> {
+  patchVmSpec(_ns: string, _name: string, spec: object, resourceVersion: string | undefined): Promise<'written' | 'stale'> {
     this.writes.push(`spec ${JSON.stringify(spec)} @${resourceVersion ?? ''}`);
-    return Promise.resolve(this.vm as VirtualMachine);
+    return Promise.resolve('written');
   }
 
   setVmiGracePeriod(_ns: string, _name: string, seconds: number): Promise<void> {
@@ -74,13 +72,15 @@ describe('podvirtctl start|stop|restart vm', () => {
     assert.deepEqual(old.writes, ['spec {"running":true} @5']);
   });
 
-  test('Always: stop sets runStrategy Halted; start is refused', async () => {
+  test('Always: stop sets runStrategy Halted; start is refused (running, or not: it starts by itself)', async () => {
     const api = new FakeVmApi(strategy('Always'), 'Running');
     assert.equal((await ctl(api, ['stop', 'vm', 'testvm'])).code, 0);
     assert.deepEqual(api.writes, ['spec {"runStrategy":"Halted"} @5']);
     const start = await ctl(api, ['start', 'vm', 'testvm']);
     assert.equal(start.code, 1);
-    assert.match(start.stderr, /runStrategy Always: it starts by itself/);
+    assert.match(start.stderr, /VM default\/testvm is already running/);
+    api.vmi = undefined;
+    assert.match((await ctl(api, ['start', 'vm', 'testvm'])).stderr, /runStrategy Always: it starts by itself/);
   });
 
   test('Manual: start and stop are state change requests; restart is Stop(uid) then Start', async () => {

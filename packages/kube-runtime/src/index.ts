@@ -28,3 +28,4 @@ export {
 } from './resource-client.js';
 export { WorkQueue } from './work-queue.js';
 export { eventName, eventNamePrefix } from './event-name.js';
+export { KubeVmStateApi } from './vm-state-api.js';

@@ -2,8 +2,8 @@
 
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { VMI_RESOURCE, type VirtualMachineInstance } from '@podvirt/api';
-import { HttpEndpoints, KubeClient, loadKubeConfig, metricsRoute, probeRoutes, ResourceClient } from '@podvirt/kube-runtime';
+import { MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { HttpEndpoints, KubeClient, KubeVmStateApi, loadKubeConfig, metricsRoute, probeRoutes, ResourceClient } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ApiApp } from './api-app.js';
 import { PodvirtApiError } from './api-error.js';
@@ -59,6 +59,8 @@ async function main(): Promise<number> {
     identities: new RequestHeaderSource(client),
     review: kubeAccessReviewer(client),
     vmis: new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE),
+    vms: new KubeVmStateApi(client),
+    migrations: new ResourceClient<VirtualMachineInstanceMigration>(client, MIGRATION_RESOURCE),
     handlers,
   });
   let app: ApiApp;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import type { RunStrategy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VmSpec, VmStateApi } from '@podvirt/api';
 import { eventually, openTestWebSocket } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { SecureServer } from '../src/server/secure-server.js';
@@ -22,6 +22,35 @@ function vmi(namespace: string, name: string, phase: string, nodeName = 'node-a'
   return { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { namespace, name, uid: `${name}-uid` }, spec: { domain: { devices: {} } }, status: { phase, nodeName } } as unknown as VirtualMachineInstance;
 }
 
+function vm(namespace: string, name: string, runStrategy: RunStrategy): VirtualMachine {
+  return { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { namespace, name, resourceVersion: '7' }, spec: { runStrategy, template: { spec: { domain: { devices: {} } } } } };
+}
+
+/** VMs in memory, VMIs from the test's map; every write is recorded. */
+class FakeVmStates implements VmStateApi {
+  readonly vms = new Map<string, VirtualMachine>();
+  readonly writes: string[] = [];
+  constructor(private readonly vmis: Map<string, VirtualMachineInstance>) {}
+  readVm(ns: string, name: string): Promise<VirtualMachine | undefined> {
+    return Promise.resolve(this.vms.get(`${ns}/${name}`));
+  }
+  readVmi(ns: string, name: string): Promise<VirtualMachineInstance | undefined> {
+    return Promise.resolve(this.vmis.get(`${ns}/${name}`));
+  }
+  replaceVmStatus(v: VirtualMachine): Promise<'written' | 'stale'> {
+    this.writes.push(`status ${v.metadata.namespace ?? ''}/${v.metadata.name ?? ''} ${JSON.stringify(v.status?.stateChangeRequests)}`);
+    return Promise.resolve('written');
+  }
+  patchVmSpec(ns: string, name: string, spec: Partial<Pick<VmSpec, 'running' | 'runStrategy'>>): Promise<'written' | 'stale'> {
+    this.writes.push(`spec ${ns}/${name} ${JSON.stringify(spec)}`);
+    return Promise.resolve('written');
+  }
+  setVmiGracePeriod(ns: string, name: string, seconds: number): Promise<void> {
+    this.writes.push(`grace ${ns}/${name} ${seconds}`);
+    return Promise.resolve();
+  }
+}
+
 describe('the subresource API over HTTPS, as the aggregator calls it', () => {
   let serverCa: PemPair;
   let proxyCa: PemPair;
@@ -33,6 +62,8 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
   let server: SecureServer;
   const questions: AccessQuestion[] = [];
   const vmis = new Map<string, VirtualMachineInstance>();
+  const vmStates = new FakeVmStates(vmis);
+  const migrations: VirtualMachineInstanceMigration[] = [];
   // user → "verb resource/subresource namespace" they may do.
   const grants = new Map<string, Set<string>>();
 
@@ -64,6 +95,8 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
         return Promise.resolve(ok ? { allowed: true } : { allowed: false, reason: '' });
       },
       vmis: { get: (ns, name) => Promise.resolve(vmis.get(`${ns}/${name}`)) },
+      vms: vmStates,
+      migrations: { create: (_ns, m) => Promise.resolve(migrations.push(m)) },
       handlers: handler.nodes,
       attachTimeoutMs: 5_000,
     });
@@ -82,6 +115,9 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     questions.length = 0;
     handler.calls.length = 0;
     vmis.clear();
+    vmStates.vms.clear();
+    vmStates.writes.length = 0;
+    migrations.length = 0;
     for (const v of [vmi('a', 'vm1', 'Running'), vmi('a', 'paused', 'Running'), vmi('a', 'vanished', 'Running'), vmi('a', 'booting', 'Scheduled'), vmi('a', 'offline', 'Running', 'node-down'), vmi('b', 'vm2', 'Running')]) {
       vmis.set(`${v.metadata?.namespace ?? ''}/${v.metadata?.name ?? ''}`, v);
     }
@@ -122,7 +158,8 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     const resources = list.json?.['resources'] as Array<{ name: string; verbs: string[]; namespaced: boolean }>;
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/pause'), { name: 'virtualmachineinstances/pause', singularName: '', namespaced: true, kind: '', verbs: ['update'] });
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/console')?.verbs, ['get']);
-    assert.equal(resources.length, 11);
+    assert.deepEqual(resources.find((r) => r.name === 'virtualmachines/migrate')?.verbs, ['update']);
+    assert.equal(resources.length, 15);
   });
 
   test('pause and unpause as a user the SubjectAccessReview allows, forwarded to the node of the VMI', async () => {
@@ -220,12 +257,93 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     assert.deepEqual(users.json?.['items'], [{ userName: 'root', domain: '', loginTime: 1700000000.5 }]);
   });
 
-  test('wrong method 405, unknown subresource 404, a VirtualMachine subresource 404 saying it is not served yet', async () => {
+  test('wrong method 405, unknown subresource 404, for VMIs and VMs', async () => {
     assert.equal((await call('GET', `${BASE}/a/virtualmachineinstances/vm1/pause`, { headers: asUser('alice') })).status, 405);
     assert.equal((await call('PUT', `${BASE}/a/virtualmachineinstances/vm1/explode`, { headers: asUser('alice') })).status, 404);
-    const vm = await call('PUT', `${BASE}/a/virtualmachines/vm1/start`, { headers: asUser('alice') });
-    assert.equal(vm.status, 404);
-    assert.match(String(vm.json?.['message']), /virtualmachines\/start is not served by podvirt-api yet/);
+    assert.equal((await call('POST', `${BASE}/a/virtualmachines/vm1/start`, { headers: asUser('alice') })).status, 405);
+    const unknown = await call('PUT', `${BASE}/a/virtualmachines/vm1/pause`, { headers: asUser('alice') });
+    assert.equal(unknown.status, 404);
+    assert.match(String(unknown.json?.['message']), /virtualmachines\/pause is not a subresource podvirt serves/);
+  });
+
+  describe('virtualmachines/{start,stop,restart,migrate}', () => {
+    const put = (ns: string, name: string, sub: string, body?: string) => call('PUT', `${BASE}/${ns}/virtualmachines/${name}/${sub}`, { headers: asUser('alice'), ...(body === undefined ? {} : { body }) });
+    const grant = (...subs: string[]) => subs.forEach((sub) => grants.get('alice')?.add(`update virtualmachines/${sub} a`));
+
+    test('start of a Halted VM sets runStrategy Always (202); stop of an Always one Halted; the SubjectAccessReview asks for virtualmachines/<sub>', async () => {
+      grant('start', 'stop');
+      vmStates.vms.set('a/h', vm('a', 'h', 'Halted'));
+      const started = await put('a', 'h', 'start');
+      assert.equal(started.status, 202, started.text);
+      assert.equal(started.text, '');
+      assert.deepEqual(questions.at(-1), { user: { name: 'alice', groups: ['tenants', 'system:authenticated'], extra: { 'scopes/a': ['one'] } }, verb: 'update', namespace: 'a', resource: 'virtualmachines', subresource: 'start', name: 'h' });
+      vmStates.vms.set('a/vm1', vm('a', 'vm1', 'Always'));
+      assert.equal((await put('a', 'vm1', 'stop', '{"gracePeriod":5}')).status, 202);
+      assert.deepEqual(vmStates.writes, ['spec a/h {"runStrategy":"Always"}', 'grace a/vm1 5', 'spec a/vm1 {"runStrategy":"Halted"}']);
+      assert.deepEqual(handler.calls, []);
+    });
+
+    test('Manual: start and restart are state change requests; restart with gracePeriodSeconds 0 sets the VMI grace to 1 first', async () => {
+      grant('start', 'restart');
+      vmStates.vms.set('a/m', vm('a', 'm', 'Manual'));
+      assert.equal((await put('a', 'm', 'start', '{"paused":false}')).status, 202);
+      vmStates.vms.set('a/vm1', vm('a', 'vm1', 'Manual'));
+      assert.equal((await put('a', 'vm1', 'restart', '{"gracePeriodSeconds":0}')).status, 202);
+      assert.deepEqual(vmStates.writes, ['status a/m [{"action":"Start"}]', 'grace a/vm1 1', 'status a/vm1 [{"action":"Stop","uid":"vm1-uid"},{"action":"Start"}]']);
+    });
+
+    test('KubeVirt\'s conflicts are 409 naming why; a missing VM 404; a refused user 403; nothing written', async () => {
+      grant('start', 'stop', 'restart');
+      vmStates.vms.set('a/vm1', vm('a', 'vm1', 'Manual'));
+      vmStates.vms.set('a/h', vm('a', 'h', 'Halted'));
+      vmStates.vms.set('a/al', vm('a', 'al', 'Always'));
+      const running = await put('a', 'vm1', 'start');
+      assert.equal(running.status, 409);
+      assert.equal(running.json?.['reason'], 'Conflict');
+      assert.match(String(running.json?.['message']), /virtualmachines.kubevirt.io "vm1": VM a\/vm1 is already running/);
+      assert.match(String((await put('a', 'h', 'stop')).json?.['message']), /VM a\/h is not running/);
+      assert.match(String((await put('a', 'h', 'restart')).json?.['message']), /runStrategy Halted: it does not restart/);
+      assert.match(String((await put('a', 'al', 'start')).json?.['message']), /runStrategy Always: it starts by itself/);
+      const gone = await put('a', 'nope', 'start');
+      assert.equal(gone.status, 404);
+      assert.match(String(gone.json?.['message']), /virtualmachines.kubevirt.io "nope" not found/);
+      const other = await put('a', 'vm1', 'migrate');
+      assert.equal(other.status, 403);
+      assert.match(String(other.json?.['message']), /User "alice" cannot update resource "virtualmachines\/migrate" in API group "subresources.kubevirt.io" in the namespace "a"/);
+      assert.deepEqual(vmStates.writes, []);
+    });
+
+    test('400 naming the field of a bad body; a dry run decides without writing', async () => {
+      grant('start', 'stop', 'restart', 'migrate');
+      vmStates.vms.set('a/vm1', vm('a', 'vm1', 'Manual'));
+      vmStates.vms.set('a/h', vm('a', 'h', 'Halted'));
+      assert.match(String((await put('a', 'vm1', 'stop', '{"gracePeriod":-1}')).json?.['message']), /^gracePeriod: must be a whole number of seconds/);
+      assert.match(String((await put('a', 'vm1', 'restart', '{"gracePeriodSeconds":30}')).json?.['message']), /^gracePeriodSeconds: a forced restart takes only 0/);
+      const paused = await put('a', 'h', 'start', '{"paused":true}');
+      assert.equal(paused.status, 400);
+      assert.match(String(paused.json?.['message']), /^paused: Unsupported value: true/);
+      assert.match(String((await put('a', 'vm1', 'migrate', '{"addedNodeSelector":{"zone":"b"}}')).json?.['message']), /^addedNodeSelector: Unsupported value/);
+      assert.match(String((await put('a', 'vm1', 'start', '[]')).json?.['message']), /^body: must be a JSON object/);
+      assert.equal((await put('a', 'h', 'start', '{"dryRun":["All"]}')).status, 202);
+      assert.equal((await put('a', 'vm1', 'start', '{"dryRun":["All"]}')).status, 409);
+      assert.equal((await put('a', 'vm1', 'migrate', '{"dryRun":["All"]}')).status, 202);
+      assert.deepEqual(vmStates.writes, []);
+      assert.deepEqual(migrations, []);
+    });
+
+    test('migrate creates a VirtualMachineInstanceMigration for a running VMI (202); 409 with the phase otherwise', async () => {
+      grant('migrate');
+      vmStates.vms.set('a/vm1', vm('a', 'vm1', 'Always'));
+      vmStates.vms.set('a/booting', vm('a', 'booting', 'Always'));
+      vmStates.vms.set('a/off', vm('a', 'off', 'Halted'));
+      assert.equal((await put('a', 'vm1', 'migrate', '{}')).status, 202);
+      assert.deepEqual(migrations, [{ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { generateName: 'kubevirt-migrate-vm-', namespace: 'a' }, spec: { vmiName: 'vm1' } }]);
+      const booting = await put('a', 'booting', 'migrate');
+      assert.equal(booting.status, 409);
+      assert.match(String(booting.json?.['message']), /VM is not running: phase Scheduled/);
+      assert.equal((await put('a', 'off', 'migrate')).status, 404);
+      assert.equal(migrations.length, 1);
+    });
   });
 
   test('console: a websocket in plain.kubevirt.io framing, both ways; closing it detaches, the guest stays', async () => {

@@ -36,6 +36,8 @@ export function webhooksAt(manifests: readonly Doc[], host: string, port: number
 
 export interface PodvirtApiProcess {
   readonly process: StackProcess;
+  /** A new process of the same command (same port), for a restart once `process` has exited. */
+  respawn(): StackProcess;
   readonly command: TestbedCommand;
   readonly securePort: number;
 }
@@ -96,6 +98,6 @@ export async function startPodvirtApi(o: {
     flagValues: { ...mapping.flagValues, '--secure-port': String(securePort) },
     extraArgs: [...mapping.extraArgs, `--bind-address=${o.host}`, `--tls-san=${o.host}`, ...handlerArgs],
   });
-  const proc = new StackProcess({ name: 'podvirt-api', argv: command.argv, env: o.env(command), ...(o.onLine === undefined ? {} : { onLine: o.onLine }) });
-  return { process: proc, command, securePort };
+  const spawn = (): StackProcess => new StackProcess({ name: 'podvirt-api', argv: command.argv, env: o.env(command), ...(o.onLine === undefined ? {} : { onLine: o.onLine }) });
+  return { process: spawn(), respawn: spawn, command, securePort };
 }

@@ -83,8 +83,10 @@ export interface PodvirtStack {
   readonly controllerCommand: TestbedCommand;
   readonly handlerCommand: TestbedCommand;
   readonly controller: StackProcess;
-  /** podvirt-api, on both lanes (podvirt-api-process.ts). */
+  /** podvirt-api, on both lanes (podvirt-api-process.ts); replaced by restartApi(). */
   readonly api: StackProcess;
+  /** Starts podvirt-api again (same command and port) once the current one has exited (stop it first); resolves once it has started. */
+  restartApi(): Promise<StackProcess>;
   /** The current handler process; replaced by restartHandler(). */
   readonly handler: StackProcess;
   /** Starts a new handler once the current one has exited (kill it first); resolves once it has started. */
@@ -232,7 +234,7 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       apply, host: testbed.hostAddress, ...(nodeApi === undefined ? {} : { handlers: nodeApi.access }), manifests, stateDir, env, mapping: (w) => mapping(w, []),
       ...(options.onLogLine === undefined ? {} : { onLine: (line: string) => options.onLogLine?.('api', line) }),
     });
-    const api = started.process;
+    let api = started.process;
     closers.push(() => api.stop());
     const first = nodes[0] as StackNode;
     // All list their informers before they act: wait so that a test's first VMI is not
@@ -253,7 +255,15 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       controllerCommand,
       handlerCommand,
       controller,
-      api,
+      get api() {
+        return api;
+      },
+      async restartApi() {
+        await api.exited;
+        api = started.respawn();
+        await startedLine(api, (l) => l.msg === 'podvirt-api started');
+        return api;
+      },
       get handler() {
         return first.handler;
       },

@@ -3,9 +3,9 @@
 // `podvirtctl migrate-cancel vmi NAME`: deletes the VMI's unfinished migration, which cancels it.
 // What the controller would refuse anyway (a VMI that is not Running or not LiveMigratable) is
 // said here first, before anything is created, with the VMI's own reason.
-import { isFinalMigrationPhase, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { isFinalMigrationPhase, migrationFor, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import type { node } from '@podvirt/proto';
-import { migrationFor, type MigrationApi } from '../migration-api.js';
+import type { MigrationApi } from '../migration-api.js';
 import type { CommandResult } from './command-result.js';
 
 /** A refusal of the command itself: the VMI is missing or cannot move now. */

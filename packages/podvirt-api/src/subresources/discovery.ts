@@ -2,7 +2,7 @@
 // version's resource list. KubeVirt lists its subresources by name only; the verbs are added here
 // so `kubectl api-resources` and RBAC tooling see what each one takes.
 
-import { SUBRESOURCE_GROUP, SUBRESOURCE_VERSION, VMI_SUBRESOURCES, rbacVerb, type VmiSubresource } from './subresource-routes.js';
+import { SUBRESOURCE_GROUP, SUBRESOURCE_VERSION, VM_SUBRESOURCES, VMI_SUBRESOURCES, rbacVerb, type VmiSubresource } from './subresource-routes.js';
 
 const GROUP_VERSION = `${SUBRESOURCE_GROUP}/${SUBRESOURCE_VERSION}`;
 
@@ -16,12 +16,13 @@ export function apiResourceListDocument(): object {
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: GROUP_VERSION,
-    resources: (Object.keys(VMI_SUBRESOURCES) as VmiSubresource[]).map((sub) => ({
-      name: `virtualmachineinstances/${sub}`,
-      singularName: '',
-      namespaced: true,
-      kind: '',
-      verbs: [rbacVerb(sub)],
-    })),
+    resources: [
+      ...(Object.keys(VMI_SUBRESOURCES) as VmiSubresource[]).map((sub) => resource(`virtualmachineinstances/${sub}`, rbacVerb(sub))),
+      ...VM_SUBRESOURCES.map((sub) => resource(`virtualmachines/${sub}`, 'update')),
+    ],
   };
+}
+
+function resource(name: string, verb: string): object {
+  return { name, singularName: '', namespaced: true, kind: '', verbs: [verb] };
 }

@@ -1,5 +1,7 @@
 // The bodies of the PUT subresources, as KubeVirt's virtctl sends them: no body or `{}` for most,
-// `dryRun` (["All"]: check, do not act) on each, `unfreezeTimeout` (a Go duration) on freeze.
+// `dryRun` (["All"]: check, do not act) on each, `unfreezeTimeout` (a Go duration) on freeze;
+// for VMs `paused` (start), `gracePeriod` (stop), `gracePeriodSeconds` (restart) and
+// `addedNodeSelector` (migrate).
 // Fields KubeVirt adds later are ignored, as its decoder ignores unknown fields.
 
 import type { IncomingMessage } from 'node:http';
@@ -7,7 +9,7 @@ import { DurationError, parseDuration } from '@podvirt/api/duration';
 import { MAX_UNFREEZE_TIMEOUT_SECONDS } from '@podvirt/proto';
 import { readJsonBody } from '../server/read-json-body.js';
 import { kubeStatus, type KubeStatus } from './kube-status.js';
-import type { VmiOperation } from './subresource-routes.js';
+import type { VmiOperation, VmSubresource } from './subresource-routes.js';
 
 /** An options body is a few fields; anything near this is not one. */
 export const MAX_OPTIONS_BYTES = 64 * 1024;
@@ -20,30 +22,76 @@ export interface OperationOptions {
 
 export type DecodedOptions = { readonly ok: true; readonly options: OperationOptions } | { readonly ok: false; readonly status: KubeStatus };
 
-const bad = (message: string): DecodedOptions => ({ ok: false, status: kubeStatus(400, message) });
+const bad = (message: string): { readonly ok: false; readonly status: KubeStatus } => ({ ok: false, status: kubeStatus(400, message) });
 
 export async function readOperationOptions(req: IncomingMessage, op: VmiOperation): Promise<DecodedOptions> {
+  const body = await readOptionsBody(req);
+  return body.ok ? decodeOperationOptions(body.value, op) : body;
+}
+
+/** The parsed JSON body, `value` undefined for none. */
+async function readOptionsBody(req: IncomingMessage): Promise<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly status: KubeStatus }> {
   const length = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
-  let value: unknown;
-  if (length !== undefined && length !== '0' || chunked) {
-    const body = await readJsonBody(req, MAX_OPTIONS_BYTES);
-    if (!body.ok) return bad(body.status === 413 ? `body: larger than ${MAX_OPTIONS_BYTES} bytes, options are a few fields` : body.message);
-    value = body.value;
+  if (!(length !== undefined && length !== '0' || chunked)) return { ok: true, value: undefined };
+  const body = await readJsonBody(req, MAX_OPTIONS_BYTES);
+  if (!body.ok) return { ok: false, status: kubeStatus(400, body.status === 413 ? `body: larger than ${MAX_OPTIONS_BYTES} bytes, options are a few fields` : body.message) };
+  return { ok: true, value: body.value };
+}
+
+/** KubeVirt's StartOptions, StopOptions, RestartOptions and MigrateOptions, as far as podvirt takes them. */
+export interface VmOptions {
+  readonly dryRun: boolean;
+  /** stop: `gracePeriod`; restart: `gracePeriodSeconds` (only 0). */
+  readonly gracePeriodSeconds: number | undefined;
+}
+
+export type DecodedVmOptions = { readonly ok: true; readonly options: VmOptions } | { readonly ok: false; readonly status: KubeStatus };
+
+export async function readVmOptions(req: IncomingMessage, op: VmSubresource): Promise<DecodedVmOptions> {
+  const body = await readOptionsBody(req);
+  return body.ok ? decodeVmOptions(body.value, op) : body;
+}
+
+/** `value` is the parsed JSON, undefined for no body. */
+export function decodeVmOptions(value: unknown, op: VmSubresource): DecodedVmOptions {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) return bad('body: must be a JSON object');
+  const o = (value ?? {}) as Record<string, unknown>;
+  const dryRun = decodeDryRun(o['dryRun']);
+  if (typeof dryRun === 'string') return bad(dryRun);
+  let gracePeriodSeconds: number | undefined;
+  const graceField = op === 'stop' ? 'gracePeriod' : op === 'restart' ? 'gracePeriodSeconds' : undefined;
+  if (graceField !== undefined && o[graceField] !== undefined && o[graceField] !== null) {
+    const g = o[graceField];
+    if (typeof g !== 'number' || !Number.isSafeInteger(g) || g < 0) return bad(`${graceField}: must be a whole number of seconds, at least 0`);
+    if (op === 'restart' && g > 0) return bad('gracePeriodSeconds: a forced restart takes only 0');
+    gracePeriodSeconds = g;
   }
-  return decodeOperationOptions(value, op);
+  if (op === 'start' && o['paused'] !== undefined && o['paused'] !== null) {
+    if (typeof o['paused'] !== 'boolean') return bad('paused: must be true or false');
+    if (o['paused']) return bad('paused: Unsupported value: true: podvirt cannot start a VM paused; start it, then pause its VMI');
+  }
+  if (op === 'migrate' && o['addedNodeSelector'] !== undefined && o['addedNodeSelector'] !== null) {
+    const s = o['addedNodeSelector'];
+    if (typeof s !== 'object' || Array.isArray(s) || !Object.values(s).every((v) => typeof v === 'string')) return bad('addedNodeSelector: must be a map of label names to values');
+    if (Object.keys(s).length > 0) return bad('addedNodeSelector: Unsupported value: podvirt\'s migrations choose their target node without one');
+  }
+  return { ok: true, options: { dryRun, gracePeriodSeconds } };
+}
+
+/** true/false, or the message of a 400. */
+function decodeDryRun(d: unknown): boolean | string {
+  if (d === undefined || d === null) return false;
+  if (!Array.isArray(d) || !d.every((v) => v === 'All')) return 'dryRun: must be a list whose only value is "All"';
+  return d.length > 0;
 }
 
 /** `value` is the parsed JSON, undefined for no body. */
 export function decodeOperationOptions(value: unknown, op: VmiOperation): DecodedOptions {
   if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) return bad('body: must be a JSON object');
   const o = (value ?? {}) as Record<string, unknown>;
-  let dryRun = false;
-  if (o['dryRun'] !== undefined && o['dryRun'] !== null) {
-    const d = o['dryRun'];
-    if (!Array.isArray(d) || !d.every((v) => v === 'All')) return bad('dryRun: must be a list whose only value is "All"');
-    dryRun = d.length > 0;
-  }
+  const dryRun = decodeDryRun(o['dryRun']);
+  if (typeof dryRun === 'string') return bad(dryRun);
   let unfreezeTimeoutSeconds = 0;
   if (op === 'freeze') {
     const t = o['unfreezeTimeout'];

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { changeVmState, migrationFor, VmStateError, type VirtualMachineInstance, type VirtualMachineInstanceMigration, type VmStateApi } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { forbiddenMessage, type AccessReviewer } from './access-review.js';
 import { apiGroupDocument, apiResourceListDocument } from './discovery.js';
@@ -16,13 +16,17 @@ import { guestAgentInfo, guestFilesystemList, guestUserList } from './guest-answ
 import { openGuestStream, relayGuestStream, type GuestStreamKind } from './guest-stream-bridge.js';
 import { HandlerCallError, type HandlerConnection, type HandlerNodes } from './handler-nodes.js';
 import { kubeStatus, writeJson, writeStatus, writeStatusOnSocket, type KubeStatus } from './kube-status.js';
-import { readOperationOptions } from './operation-body.js';
+import { readOperationOptions, readVmOptions, type VmOptions } from './operation-body.js';
 import { authenticate, type CallingUser, type RequestHeaderConfig } from './request-header-auth.js';
-import { isSubresourcePath, rbacVerb, routeSubresource, VMI_SUBRESOURCES, type VmiOperation, type VmiQuery, type VmiSubresource } from './subresource-routes.js';
+import { isSubresourcePath, rbacVerb, routeSubresource, VMI_SUBRESOURCES, type VmiOperation, type VmiQuery, type VmiSubresource, type VmSubresource } from './subresource-routes.js';
 import { handshakeProblem, WebSocketConnection } from './websocket.js';
 
 export interface VmiReader {
   get(namespace: string, name: string, signal?: AbortSignal): Promise<VirtualMachineInstance | undefined>;
+}
+
+export interface MigrationWriter {
+  create(namespace: string, migration: VirtualMachineInstanceMigration, signal?: AbortSignal): Promise<unknown>;
 }
 
 export interface SubresourceApiOptions {
@@ -30,6 +34,10 @@ export interface SubresourceApiOptions {
   readonly identities: { current(signal?: AbortSignal): Promise<RequestHeaderConfig | string> };
   readonly review: AccessReviewer;
   readonly vmis: VmiReader;
+  /** The VM subresources' reads and writes (start, stop, restart: `@podvirt/api`'s changeVmState). */
+  readonly vms: VmStateApi;
+  /** `virtualmachines/migrate` creates a VirtualMachineInstanceMigration here. */
+  readonly migrations: MigrationWriter;
   /** undefined: podvirt-api has no client identity for the node API (every call is 503 saying so). */
   readonly handlers: HandlerNodes | undefined;
   readonly now?: () => Date;
@@ -64,6 +72,7 @@ export class SubresourceApi {
     if (route.kind === 'discovery-group') return writeJson(res, 200, apiGroupDocument());
     if (route.kind === 'discovery-version') return writeJson(res, 200, apiResourceListDocument());
     if (route.kind === 'refused') return writeStatus(res, kubeStatus(route.status, route.message));
+    if (route.kind === 'vm') return this.#serveVm(req, res, route.namespace, route.name, route.subresource);
     const kind = VMI_SUBRESOURCES[route.subresource].kind;
     if (kind === 'stream') return writeStatus(res, kubeStatus(400, `${route.subresource}: a websocket (Upgrade: websocket, protocol plain.kubevirt.io)`));
     const ladder = await this.#climb(req, route.namespace, route.name, route.subresource);
@@ -127,15 +136,58 @@ export class SubresourceApi {
     await Promise.all([...this.#streams]);
   }
 
-  async #climb(req: IncomingMessage, namespace: string, name: string, subresource: VmiSubresource): Promise<Ladder> {
+  /** Who, and may they (steps 1 and 2 of the ladder). */
+  async #authorize(req: IncomingMessage, resource: 'virtualmachineinstances' | 'virtualmachines', verb: 'update' | 'get', namespace: string, name: string, subresource: string): Promise<{ readonly ok: true; readonly user: CallingUser } | { readonly ok: false; readonly status: KubeStatus }> {
     const config = await this.#o.identities.current(this.#stop.signal);
     if (typeof config === 'string') return { ok: false, status: kubeStatus(401, `Unauthorized: ${config}`) };
     const peer = (req.socket as TLSSocket).getPeerX509Certificate?.();
     const auth = authenticate(peer, req.headersDistinct, config, this.#o.now?.() ?? new Date());
     if (!auth.ok) return auth;
-    const question = { user: auth.user, verb: rbacVerb(subresource), namespace, resource: 'virtualmachineinstances', subresource, name };
+    const question = { user: auth.user, verb, namespace, resource, subresource, name };
     const answer = await this.#o.review(question, this.#stop.signal);
     if (!answer.allowed) return { ok: false, status: kubeStatus(403, forbiddenMessage(question, answer.reason)) };
+    return { ok: true, user: auth.user };
+  }
+
+  /** `virtualmachines/{start,stop,restart,migrate}`: writes to the Kubernetes API, no handler; 202 as KubeVirt. */
+  async #serveVm(req: IncomingMessage, res: ServerResponse, namespace: string, name: string, sub: VmSubresource): Promise<void> {
+    const auth = await this.#authorize(req, 'virtualmachines', 'update', namespace, name, sub);
+    if (!auth.ok) return this.#refuse(res, sub, auth.status);
+    const decoded = await readVmOptions(req, sub);
+    if (!decoded.ok) return this.#refuse(res, sub, decoded.status);
+    const status = sub === 'migrate' ? await this.#migrate(namespace, name, decoded.options) : await this.#changeState(namespace, name, sub, decoded.options);
+    if (status !== undefined) return this.#refuse(res, sub, status);
+    this.#o.log.info({ user: auth.user.name, subresource: sub, namespace, name, dryRun: decoded.options.dryRun }, 'subresource served');
+    res.writeHead(202);
+    res.end();
+  }
+
+  async #changeState(namespace: string, name: string, command: 'start' | 'stop' | 'restart', options: VmOptions): Promise<KubeStatus | undefined> {
+    try {
+      await changeVmState(this.#o.vms, command, { namespace, name }, options, this.#stop.signal);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof VmStateError)) throw err;
+      if (err.code === 'API_ERR_VM_NOT_FOUND') return kubeStatus(404, `virtualmachines.kubevirt.io "${name}" not found`);
+      if (err.code === 'API_ERR_VM_GRACE_PERIOD') return kubeStatus(400, err.message);
+      return kubeStatus(409, `Operation cannot be fulfilled on virtualmachines.kubevirt.io "${name}": ${err.message}`);
+    }
+  }
+
+  async #migrate(namespace: string, name: string, options: VmOptions): Promise<KubeStatus | undefined> {
+    const signal = this.#stop.signal;
+    if ((await this.#o.vms.readVm(namespace, name, signal)) === undefined) return kubeStatus(404, `virtualmachines.kubevirt.io "${name}" not found`);
+    const vmi = await this.#o.vmis.get(namespace, name, signal);
+    if (vmi === undefined) return kubeStatus(404, `virtualmachineinstances.kubevirt.io "${name}" not found`);
+    const phase = vmi.status?.phase ?? 'Pending';
+    if (phase !== 'Running') return kubeStatus(409, `Operation cannot be fulfilled on virtualmachines.kubevirt.io "${name}": VM is not running: phase ${phase}`);
+    if (!options.dryRun) await this.#o.migrations.create(namespace, migrationFor(namespace, name), signal);
+    return undefined;
+  }
+
+  async #climb(req: IncomingMessage, namespace: string, name: string, subresource: VmiSubresource): Promise<Ladder> {
+    const auth = await this.#authorize(req, 'virtualmachineinstances', rbacVerb(subresource), namespace, name, subresource);
+    if (!auth.ok) return auth;
     const vmi = await this.#o.vmis.get(namespace, name, this.#stop.signal);
     if (vmi === undefined) return { ok: false, status: kubeStatus(404, `virtualmachineinstances.kubevirt.io "${name}" not found`) };
     const phase = vmi.status?.phase ?? 'Pending';

@@ -29,11 +29,16 @@ export const VMI_SUBRESOURCES = {
 
 export type VmiSubresource = keyof typeof VMI_SUBRESOURCES;
 
+/** KubeVirt's VM subresources: each a PUT (RBAC `update`) that writes to the Kubernetes API. */
+export const VM_SUBRESOURCES = ['start', 'stop', 'restart', 'migrate'] as const;
+export type VmSubresource = (typeof VM_SUBRESOURCES)[number];
+
 export type SubresourceRoute =
   | { readonly kind: 'not-ours' }
   | { readonly kind: 'discovery-group' }
   | { readonly kind: 'discovery-version' }
   | { readonly kind: 'vmi'; readonly namespace: string; readonly name: string; readonly subresource: VmiSubresource }
+  | { readonly kind: 'vm'; readonly namespace: string; readonly name: string; readonly subresource: VmSubresource }
   /** Ours, but not served: 404 (unknown subresource) or 405 (known, other method). */
   | { readonly kind: 'refused'; readonly status: 404 | 405; readonly message: string };
 
@@ -50,7 +55,9 @@ export function routeSubresource(method: string, path: string): SubresourceRoute
   if (!trimmed.startsWith(`${PREFIX}/`) || m === null) return { kind: 'refused', status: 404, message: `nothing at ${path}` };
   const [, namespace = '', resource, name = '', sub = ''] = m;
   if (resource === 'virtualmachines') {
-    return { kind: 'refused', status: 404, message: `virtualmachines/${sub} is not served by podvirt-api yet (use podvirtctl ${sub})` };
+    if (!(VM_SUBRESOURCES as readonly string[]).includes(sub)) return { kind: 'refused', status: 404, message: `virtualmachines/${sub} is not a subresource podvirt serves` };
+    if (method !== 'PUT') return methodNotAllowed(method, path);
+    return { kind: 'vm', namespace: decodeURIComponent(namespace), name: decodeURIComponent(name), subresource: sub as VmSubresource };
   }
   if (!Object.hasOwn(VMI_SUBRESOURCES, sub)) return { kind: 'refused', status: 404, message: `virtualmachineinstances/${sub} is not a subresource podvirt serves` };
   const subresource = sub as VmiSubresource;
@@ -58,7 +65,7 @@ export function routeSubresource(method: string, path: string): SubresourceRoute
   return { kind: 'vmi', namespace: decodeURIComponent(namespace), name: decodeURIComponent(name), subresource };
 }
 
-/** The verb RBAC checks for a subresource: PUT is `update`, GET (the streams too) is `get`. */
+/** The verb RBAC checks for a VMI subresource: PUT is `update`, GET (the streams too) is `get`; every VM subresource is a PUT. */
 export function rbacVerb(subresource: VmiSubresource): 'update' | 'get' {
   return VMI_SUBRESOURCES[subresource].method === 'PUT' ? 'update' : 'get';
 }
