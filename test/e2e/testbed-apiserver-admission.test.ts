@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { JsonObject } from '../testbed/apiserver/index.js';
-import { http, kubectl, podManifest, startTestApiServer, type TestApiServer } from './testbed-helpers.js';
+import { ROOT } from './ship-manifests-helpers.js';
+import { http, kubectl, podManifest, startTestApiServer, type KubectlResult, type TestApiServer } from './testbed-helpers.js';
 
 type Answer = (request: JsonObject) => JsonObject | Promise<JsonObject>;
 
@@ -263,5 +264,108 @@ describe('testbed API server: admission webhooks', () => {
       { failurePolicy: w['failurePolicy'], matchPolicy: w['matchPolicy'], timeoutSeconds: w['timeoutSeconds'], reinvocationPolicy: w['reinvocationPolicy'], namespaceSelector: w['namespaceSelector'] },
       { failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10, reinvocationPolicy: 'Never', namespaceSelector: {} },
     );
+  });
+  // ValidatingAdmissionPolicies, run as kube-apiserver runs them; real-control-plane-policies
+  // checks the same manifests, the same requests and the same words on the real lane.
+  describe('ValidatingAdmissionPolicy', () => {
+    const admin = (args: string[], input?: string): Promise<KubectlResult> => kubectl(tb.kubeconfigPath, args, input);
+    // kubectl sends no token over plain HTTP: the user is impersonated, as the real lane's test does.
+    const as = (user: string, args: string[], input?: string): Promise<KubectlResult> => admin(['--as', user, ...args], input);
+    const ok = async (p: Promise<KubectlResult>): Promise<string> => {
+      const r = await p;
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout;
+    };
+    // kubectl create rolebinding sends protobuf, which this server does not read: the same object as JSON.
+    const bind = (name: string, namespace: string, subject: { kind: 'User' | 'Group'; name: string }): Promise<string> => ok(admin(['create', '-f', '-'], JSON.stringify({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podvirt-host-disk' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', ...subject }],
+    })));
+    const vmi = (name: string, hostDisk: boolean): string => JSON.stringify({
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name, namespace: 'default' },
+      spec: hostDisk
+        ? { domain: { devices: { disks: [{ name: 'host', disk: { bus: 'virtio' } }] } }, volumes: [{ name: 'host', hostDisk: { path: '/var/data/disk.img', type: 'DiskOrCreate', capacity: '1Gi' } }] }
+        : { domain: { devices: {} } },
+    });
+
+    test('podvirt-host-disk: refused to a user without the grant, with kube-apiserver\'s words; a RoleBinding to podvirt-host-disk admits; a label write is left alone', async () => {
+      await ok(admin(['apply', '-f', join(ROOT, 'manifests/20-host-disk.yaml')]));
+      try {
+        const refused = await as('alice', ['create', '-f', '-'], vmi('hd-refused', true));
+        assert.notEqual(refused.code, 0);
+        assert.equal(refused.stderr.trim(), 'Error from server (Forbidden): error when creating "STDIN": virtualmachineinstances.kubevirt.io "hd-refused" is forbidden: '
+          + "ValidatingAdmissionPolicy 'podvirt-host-disk' with binding 'podvirt-host-disk' denied request: user alice may not use hostDisk volumes in namespace default: "
+          + 'it needs the verb use on virtualmachineinstances/hostdisk (kubevirt.io), which the ClusterRole podvirt-host-disk grants');
+        assert.equal((await admin(['get', 'vmi', 'hd-refused'])).code, 1, 'the refused VMI was not stored');
+        await ok(as('alice', ['create', '-f', '-'], vmi('plain', false)));
+        // A grant in another namespace is not one here; bound here (as a group member), admitted.
+        await bind('elsewhere', 'kube-system', { kind: 'User', name: 'alice' });
+        assert.notEqual((await as('alice', ['create', '-f', '-'], vmi('hd-refused', true))).code, 0);
+        await bind('authenticated-host-disk', 'default', { kind: 'Group', name: 'system:authenticated' });
+        await ok(as('alice', ['create', '-f', '-'], vmi('hd-granted', true)));
+        await ok(admin(['delete', 'rolebinding', 'authenticated-host-disk', '-n', 'default']));
+        await ok(as('alice', ['label', 'vmi', 'hd-granted', 'team=a']));
+        // The volumes changed without the grant: refused again.
+        const patched = await as('alice', ['patch', 'vmi', 'hd-granted', '--type=json', '-p', '[{"op":"replace","path":"/spec/volumes/0/hostDisk/path","value":"/var/data/other.img"}]']);
+        assert.match(patched.stderr, /ValidatingAdmissionPolicy 'podvirt-host-disk' with binding 'podvirt-host-disk' denied request: user alice may not use hostDisk volumes/);
+      } finally {
+        await admin(['delete', '-f', join(ROOT, 'manifests/20-host-disk.yaml'), '--ignore-not-found']);
+        await admin(['delete', 'rolebinding', '-n', 'kube-system', 'elsewhere', '--ignore-not-found']);
+        await admin(['delete', 'vmi', '--all', '-n', 'default', '--wait=false']);
+      }
+    });
+
+    test('podvirt-handler-node-restriction: variables, ternaries and all() as written; a denial naming no reason is 422', async () => {
+      await ok(admin(['apply', '-f', join(ROOT, 'manifests/20-node-restriction.yaml')]));
+      try {
+        await ok(admin(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-p' } })));
+        const handler = 'system:serviceaccount:podvirt:podvirt-handler';
+        const res = await fetch(`${base()}/api/v1/nodes/node-p`, {
+          method: 'PATCH',
+          headers: { 'Content-Type': 'application/merge-patch+json', Authorization: `Bearer ${handler}` },
+          body: JSON.stringify({ metadata: { annotations: { 'kubevirt.io/heartbeat': '2026-01-01T00:00:00Z' } } }),
+        });
+        const status = await res.json() as JsonObject;
+        assert.equal(res.status, 422);
+        assert.equal(status['reason'], 'Invalid');
+        assert.equal(status['message'], 'nodes "node-p" is forbidden: ValidatingAdmissionPolicy \'podvirt-handler-node-restriction\' with binding \'podvirt-handler-node-restriction\' denied request: '
+          + 'the request carries no authentication.kubernetes.io/node-name claim (needs a service-account token bound to a Pod or a Node, Kubernetes >= 1.30)');
+        // Anyone else is not matched by its condition.
+        await ok(admin(['annotate', 'node', 'node-p', 'kubevirt.io/heartbeat=x']));
+      } finally {
+        await admin(['delete', '-f', join(ROOT, 'manifests/20-node-restriction.yaml'), '--ignore-not-found']);
+        await admin(['delete', 'node', 'node-p', '--ignore-not-found']);
+      }
+    });
+
+    test('a policy or binding this server would not evaluate as written is refused at write, naming the field', async () => {
+      const policy = (spec: JsonObject): string => JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p' }, spec });
+      const rules = { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] };
+      const bad = await admin(['create', '-f', '-'], policy({
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, matchConstraints: rules,
+        variables: [{ name: 'n', expression: 'object.metadata.name' }],
+        validations: [{ expression: "object.metadata.name.matches('^a')" }, { expression: 'variables.m == 1' }],
+      }));
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /spec\.paramKind: Forbidden: params are not evaluated by the testbed's API server/);
+      assert.match(bad.stderr, /spec\.validations\[0\]\.expression: Invalid value: "object\.metadata\.name\.matches\('\^a'\)": compilation failed: undeclared reference to 'matches'/);
+      assert.match(bad.stderr, /spec\.validations\[1\]\.expression: Invalid value: "variables\.m == 1": compilation failed/);
+      const warn = await admin(['create', '-f', '-'], JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'b' }, spec: { policyName: 'p', validationActions: ['Warn'] } }));
+      assert.match(warn.stderr, /spec\.validationActions\[0\]: Forbidden: the testbed's API server acts on Deny only/);
+      // One it runs: the default message, its reason's code, failurePolicy defaulted.
+      await ok(admin(['create', '-f', '-'], policy({ matchConstraints: rules, validations: [{ expression: "!object.metadata.name.startsWith('no-')", reason: 'Forbidden' }] })));
+      await ok(admin(['create', '-f', '-'], JSON.stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'b' }, spec: { policyName: 'p', validationActions: ['Deny'] } })));
+      try {
+        assert.equal(JSON.parse(await ok(admin(['get', 'validatingadmissionpolicy', 'p', '-o', 'json']))).spec.failurePolicy, 'Fail');
+        const res = await http(base(), 'POST', pods, podManifest('no-pod'));
+        assert.equal(res.status, 403);
+        assert.equal(res.body['message'], 'pods "no-pod" is forbidden: ValidatingAdmissionPolicy \'p\' with binding \'b\' denied request: failed expression: !object.metadata.name.startsWith(\'no-\')');
+        assert.equal((await http(base(), 'POST', pods, podManifest('yes-pod'))).status, 201);
+      } finally {
+        await admin(['delete', 'validatingadmissionpolicybinding', 'b']);
+        await admin(['delete', 'validatingadmissionpolicy', 'p']);
+      }
+    });
   });
 });

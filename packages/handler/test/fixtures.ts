@@ -3,7 +3,7 @@
 import { NODE_NAME_LABEL, type DefaultedVmi, type VirtualMachineInstance, type VmiPhase } from '@podvirt/api';
 import { cmd } from '@podvirt/proto';
 import { pino, type Logger } from 'pino';
-import { DefaultedVmis } from '../src/reconcile/defaulted-vmis.js';
+import { DefaultedVmis } from '../src/kube/defaulted-vmis.js';
 
 export const NODE = 'node01';
 export const T0 = Date.parse('2025-01-01T00:00:00Z');

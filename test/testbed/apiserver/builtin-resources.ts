@@ -1,3 +1,4 @@
+import { validatingAdmissionPolicyBindingStrategy, validatingAdmissionPolicyStrategy } from './admission/policy-configuration.js';
 import { mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admission/webhook-configuration.js';
 import type { ResourceType, Strategy, Subresource } from './resource-type.js';
 import { bindingStrategy } from './strategies/binding.js';
@@ -61,10 +62,10 @@ const specs: Spec[] = [
   { group: rbac, resource: 'roles', kind: 'Role', namespaced: true, strategy: storedObjectStrategy('path-segment', checkRules) },
   { group: rbac, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true, strategy: storedObjectStrategy('path-segment', checkBinding) },
   { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
-  { group: admission, resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', namespaced: false, subresources: ['status'], strategy: validatingAdmissionPolicyStrategy },
   { group: admission, resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false, strategy: validatingWebhookConfigurationStrategy },
   { group: admission, resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', namespaced: false, strategy: mutatingWebhookConfigurationStrategy },
-  { group: admission, resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, strategy: storedObjectStrategy('subdomain') },
+  { group: admission, resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, strategy: validatingAdmissionPolicyBindingStrategy },
   { group: 'apiregistration.k8s.io', resource: 'apiservices', kind: 'APIService', namespaced: false, subresources: ['status'], strategy: storedObjectStrategy('subdomain') },
 ];
 

@@ -40,8 +40,13 @@ export function describeRequest(registry: Registry, req: IncomingMessage): Reque
   };
 }
 
-/** The caller's user name: the bearer token, or '' without one. */
+/**
+ * The caller's user name: the user it impersonates (`Impersonate-User`, kubectl's `--as`: every
+ * caller may, as every caller may do anything here), else the bearer token, else ''.
+ */
 export function callerOf(req: IncomingMessage): string {
+  const impersonated = req.headers['impersonate-user'];
+  if (typeof impersonated === 'string' && impersonated !== '') return impersonated;
   const auth = req.headers.authorization ?? '';
   return auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : '';
 }

@@ -8,6 +8,7 @@ import { abortableSleep } from '@podvirt/kube-runtime';
 import { unfreezeTimeoutProblem, type cmd, type node } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
+import { DefaultedVmis } from '../kube/defaulted-vmis.js';
 import type { LauncherObservation, ObserveTarget } from '../launcher/launcher-registry.js';
 import { LauncherState } from '../launcher/launcher-state.js';
 import type { LauncherClient } from '../launcher/launcher-client.js';
@@ -51,6 +52,7 @@ const isFrozen: Settled = (d) => d?.fsFreezeStatus === 'frozen';
 
 export class NodeOperations {
   readonly #o: NodeOperationsOptions;
+  readonly #defaulted = new DefaultedVmis();
 
   constructor(options: NodeOperationsOptions) {
     this.#o = options;
@@ -196,7 +198,7 @@ export class NodeOperations {
   }
 
   #refuseUnless(vmi: VirtualMachineInstance, check: Check): void {
-    const refusal = check(vmiFacts(vmi, this.#domainOf(vmi)), `VMI ${objectKey(vmi)}`);
+    const refusal = check(vmiFacts(vmi, this.#domainOf(vmi), this.#defaulted.get(vmi)), `VMI ${objectKey(vmi)}`);
     if (refusal !== undefined) throw new HandlerError('HANDLER_ERR_VMI_PRECONDITION', refusal);
   }
 

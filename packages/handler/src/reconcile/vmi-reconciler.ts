@@ -26,7 +26,7 @@ import { objectKey, splitObjectKey } from '@podvirt/kube-runtime';
 import { computeStatus, LauncherGoneReason, type SyncFailure } from './compute-status.js';
 import { syncFailure } from './sync-failure.js';
 import { decide } from './decide.js';
-import { DefaultedVmis } from './defaulted-vmis.js';
+import { DefaultedVmis } from '../kube/defaulted-vmis.js';
 import { effectiveDomain } from '../launcher/domain-liveness.js';
 import type { PodNetworkPhase } from '../network/pod-network-phase.js';
 import { executeAction } from './execute-action.js';

@@ -10,38 +10,17 @@
 // is ignored under Ignore. The testbed serves one version per resource, so matchPolicy
 // Equivalent finds nothing an Exact rule would not.
 import { randomUUID } from 'node:crypto';
-import type { V1LabelSelector } from '@kubernetes/client-node';
 import { ApiError } from '../errors.js';
 import { applyJsonPatch } from '../json-patch.js';
 import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
-import type { ResourceType } from '../resource-type.js';
 import type { Store } from '../store.js';
-import { selectorMatches } from '../../scheduler/pod-anti-affinity.js';
-import { CelError, compileCel, type CelValue } from './cel-subset.js';
+import { celVariables, exemptFromAdmission, reviewRequest, ruleMatches, selectorsMatch, type AdmissionAttributes } from './attributes.js';
+import { CelError, compileCel } from './cel-subset.js';
+import { PolicyAdmission } from './policy-admission.js';
 import { postReview, WebhookCallError } from './webhook-client.js';
 import { MATCH_CONDITION_VARIABLES } from './webhook-configuration.js';
 
-export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-
-/** What a request asks, in admission's terms (kube-apiserver's admission.Attributes). */
-export interface AdmissionAttributes {
-  readonly rt: ResourceType;
-  /** '' for the main resource. */
-  readonly subresource: string;
-  readonly operation: Operation;
-  readonly namespace: string;
-  readonly name: string;
-  /** The kind of `object` (policy/v1 Eviction for pods/eviction); the resource's kind otherwise. */
-  readonly kind?: { group: string; version: string; kind: string };
-  /** The object as the client sees it (external form); undefined on DELETE. */
-  readonly object: JsonObject | undefined;
-  readonly oldObject: JsonObject | undefined;
-  /** The caller's user name ('' when anonymous). */
-  readonly user: string;
-  readonly dryRun: boolean;
-  /** CreateOptions, UpdateOptions or DeleteOptions, as the request gave them. */
-  readonly options: JsonObject | undefined;
-}
+export type { AdmissionAttributes, Operation } from './attributes.js';
 
 /** Where a webhook's `clientConfig.service` is reached; undefined: it cannot be from here. */
 export type ServiceResolver = (service: { namespace: string; name: string; port: number; path: string }) => string | undefined;
@@ -52,14 +31,16 @@ interface Hook {
   readonly name: string;
 }
 
-const exempt = new Set(['validatingwebhookconfigurations', 'mutatingwebhookconfigurations', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
-const namespaceResource = (rt: ResourceType): boolean => rt.group === '' && rt.resource === 'namespaces';
 
 export class WebhookAdmission {
+  readonly #policies: PolicyAdmission;
+
   constructor(
     private readonly store: Store,
     private readonly resolveService: ServiceResolver = () => undefined,
-  ) {}
+  ) {
+    this.#policies = new PolicyAdmission(store);
+  }
 
   /** Runs the mutating webhooks; returns the object they leave (the same one when none patched). */
   async mutate(attrs: AdmissionAttributes): Promise<JsonObject | undefined> {
@@ -85,15 +66,19 @@ export class WebhookAdmission {
     return object;
   }
 
-  /** Runs the validating webhooks in parallel; throws the first refusal (in their order). */
+  /**
+   * Runs the ValidatingAdmissionPolicies (`policy-admission.ts`), then the validating webhooks in
+   * parallel; throws the first refusal (in their order).
+   */
   async validate(attrs: AdmissionAttributes): Promise<void> {
+    this.#policies.validate(attrs);
     const hooks = this.#hooks('validatingwebhookconfigurations', attrs);
     const results = await Promise.allSettled(hooks.map((hook) => this.#call(hook, attrs, false)));
     for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
 
   #hooks(storageKey: string, attrs: AdmissionAttributes): Hook[] {
-    if (attrs.rt.group === 'admissionregistration.k8s.io' && exempt.has(attrs.rt.resource)) return [];
+    if (exemptFromAdmission(attrs)) return [];
     const configurations = this.store.list(storageKey, undefined)
       .map((c) => ({ name: str(meta(c)['name']) ?? '', config: c }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -109,36 +94,15 @@ export class WebhookAdmission {
   }
 
   #matches(hook: Hook, attrs: AdmissionAttributes): boolean {
-    if (!this.#namespaceMatches(hook, attrs)) return false;
-    const objectSelector = obj(hook.spec['objectSelector']) as V1LabelSelector | undefined;
-    const labelsOf = (o: JsonObject | undefined): Record<string, string> => (obj(meta(o ?? {})['labels']) ?? {}) as Record<string, string>;
-    if (objectSelector !== undefined && !selectorMatches(objectSelector, labelsOf(attrs.object)) && !selectorMatches(objectSelector, labelsOf(attrs.oldObject))) return false;
+    if (!selectorsMatch(this.store, hook.spec, attrs)) return false;
     if (!arr(hook.spec['rules']).some((r) => isObject(r) && ruleMatches(r, attrs))) return false;
     return this.#conditionsMatch(hook, attrs);
-  }
-
-  #namespaceMatches(hook: Hook, attrs: AdmissionAttributes): boolean {
-    const selector = obj(hook.spec['namespaceSelector']) as V1LabelSelector | undefined;
-    if (selector === undefined) return true;
-    let labels: Record<string, string>;
-    if (namespaceResource(attrs.rt)) labels = (obj(meta(attrs.object ?? attrs.oldObject ?? {})['labels']) ?? {}) as Record<string, string>;
-    else if (attrs.namespace === '') return true;
-    else {
-      const ns = this.store.get('namespaces', '', attrs.namespace);
-      if (ns === undefined) throw ApiError.notFound({ group: '', resource: 'namespaces', name: attrs.namespace });
-      labels = (obj(meta(ns)['labels']) ?? {}) as Record<string, string>;
-    }
-    return selectorMatches(selector, labels);
   }
 
   #conditionsMatch(hook: Hook, attrs: AdmissionAttributes): boolean {
     const conditions = arr(hook.spec['matchConditions']);
     if (conditions.length === 0) return true;
-    const vars: Record<string, CelValue> = {
-      request: reviewRequest('', hook, attrs) as CelValue,
-      object: (attrs.object ?? null) as CelValue,
-      oldObject: (attrs.oldObject ?? null) as CelValue,
-    };
+    const vars = celVariables(this.store, attrs);
     const errors: string[] = [];
     for (const c of conditions) {
       const condition = obj(c) ?? {};
@@ -171,7 +135,7 @@ export class WebhookAdmission {
     let response: JsonObject;
     try {
       if (!arr(spec['admissionReviewVersions']).includes('v1')) throw new WebhookCallError('webhook does not accept v1 AdmissionReview (this testbed speaks v1 only)');
-      const review = await postReview(this.#target(hook), { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: reviewRequest(uid, hook, attrs) });
+      const review = await postReview(this.#target(hook), { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: reviewRequest(uid, attrs) });
       response = verifyResponse(review, uid, mutating);
     } catch (err) {
       if (!(err instanceof WebhookCallError)) throw err;
@@ -215,56 +179,6 @@ export class WebhookAdmission {
     }
     return { url: resolved, ca, timeoutSeconds };
   }
-}
-
-/** Kubernetes' rules.Matcher: scope, operation, group, version, resource/subresource. */
-function ruleMatches(rule: JsonObject, attrs: AdmissionAttributes): boolean {
-  const any = (list: JsonValue | undefined, value: string): boolean => arr(list).some((v) => v === '*' || v === value);
-  const scope = str(rule['scope']) ?? '*';
-  const clusterish = namespaceResource(attrs.rt) || attrs.namespace === '';
-  if (scope === 'Namespaced' && clusterish) return false;
-  if (scope === 'Cluster' && !clusterish) return false;
-  if (!any(rule['operations'], attrs.operation)) return false;
-  if (!any(rule['apiGroups'], attrs.rt.group) || !any(rule['apiVersions'], attrs.rt.version)) return false;
-  return arr(rule['resources']).some((entry) => {
-    if (typeof entry !== 'string') return false;
-    const [res = '', sub = ''] = entry.split(/\/(.*)/s);
-    return (res === '*' || res === attrs.rt.resource) && (sub === '*' || sub === attrs.subresource);
-  });
-}
-
-/** The AdmissionReview v1 request (also the `request` variable of matchConditions). */
-function reviewRequest(uid: string, _hook: Hook, attrs: AdmissionAttributes): JsonObject {
-  const kind = attrs.kind ?? { group: attrs.rt.group, version: attrs.rt.version, kind: attrs.rt.kind };
-  const resource = { group: attrs.rt.group, version: attrs.rt.version, resource: attrs.rt.resource };
-  const request: JsonObject = {
-    uid,
-    kind: { ...kind },
-    resource: { ...resource },
-    requestKind: { ...kind },
-    requestResource: { ...resource },
-    name: attrs.name,
-    operation: attrs.operation,
-    userInfo: userInfo(attrs.user),
-    object: attrs.object ?? null,
-    oldObject: attrs.oldObject ?? null,
-    dryRun: attrs.dryRun,
-    options: attrs.options ?? null,
-  };
-  if (attrs.subresource !== '') {
-    request['subResource'] = attrs.subresource;
-    request['requestSubResource'] = attrs.subresource;
-  }
-  if (attrs.namespace !== '') request['namespace'] = attrs.namespace;
-  return request;
-}
-
-/** The testbed authenticates nobody: the bearer token is the user name; groups as the real authenticators give them. */
-function userInfo(user: string): JsonObject {
-  if (user === '') return { username: 'system:anonymous', groups: ['system:unauthenticated'] };
-  const sa = /^system:serviceaccount:([^:]+):[^:]+$/.exec(user);
-  const groups = sa === null ? ['system:authenticated'] : ['system:serviceaccounts', `system:serviceaccounts:${sa[1] ?? ''}`, 'system:authenticated'];
-  return { username: user, groups };
 }
 
 function verifyResponse(review: JsonObject, uid: string, mutating: boolean): JsonObject {

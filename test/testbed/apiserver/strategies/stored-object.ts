@@ -1,6 +1,7 @@
-// Kinds the testbed only stores, so that install manifests apply (`kubectl apply
-// --dry-run=server` included): RBAC objects, service accounts, admission policies. Nothing acts
-// on them — the testbed authorizes every request and evaluates no policy.
+// Kinds the testbed mostly stores, so that install manifests apply (`kubectl apply
+// --dry-run=server` included): RBAC objects, service accounts, admission configuration. The
+// testbed authorizes every request; RBAC objects answer only admission's CEL `authorizer`, and
+// admission policies and webhooks have their own checks (`../admission/`).
 import type { StatusCause } from '../errors.js';
 import { ageOf } from '../human-duration.js';
 import { meta, str, type JsonObject } from '../json.js';
