@@ -65,6 +65,7 @@ const NOT_EXERCISED: Record<string, string> = {
   [permission('kubevirt.io', 'virtualmachines/status', 'update')]: 'a VirtualMachine\'s status (vm-lifecycle e2e)',
   [permission('kubevirt.io', 'virtualmachineinstancemigrations', 'create')]: 'an evacuated VMI\'s migration, in a node drain (vmi-drain e2e)',
   [permission('kubevirt.io', 'virtualmachineinstances/status', 'patch')]: 'clearing status.evacuationNodeName once an evacuated VMI left its node (vmi-drain e2e)',
+  [permission('', 'nodes', 'patch')]: 'the controller labels a Node whose handler went silent (vmi-node-gone e2e); the handler\'s own heartbeat patch shows here',
   [permission('kubevirt.io', 'virtualmachines', 'get')]: 'a fresh read of a VirtualMachine before it adopts an ownerless VMI of its name (controller-vm e2e)',
   // Never a request of their own: kube-apiserver's OwnerReferencesPermissionEnforcement asks the
   // authorizer for it when a launcher pod (owner: the VMI) or a VM's VMI carries
