@@ -68,7 +68,7 @@ export class NodeController {
     const now = deps.now();
     const heartbeat = nodeHeartbeat(node, now, deps.heartbeatTimeoutMs);
     const unresponsive = heartbeat.kind === 'unresponsive';
-    if (node !== undefined && heartbeat.kind === 'unresponsive' && isNodeSchedulable(node)) {
+    if (node !== undefined && unresponsive && isNodeSchedulable(node)) {
       const stamp = node.metadata?.annotations?.[HEARTBEAT_ANNOTATION] ?? '';
       await deps.client.markUnschedulable(name, signal);
       log.warn({ lastHeartbeat: stamp, timeoutMs: deps.heartbeatTimeoutMs }, 'handler unresponsive: node labelled unschedulable');

@@ -64,6 +64,10 @@ export const HotplugMountReason = {
   MountFailed: 'FailedMountVolume',
 } as const;
 
+function mountedState(volume: string): HotplugMountState {
+  return { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${volume} has been mounted in virt-launcher pod` };
+}
+
 function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException).code;
 }
@@ -150,7 +154,7 @@ export class HotplugMounts {
     for (const name of wanted.keys()) {
       const status = statuses.get(name);
       if (mounted.has(name)) {
-        out.set(name, { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${name} has been mounted in virt-launcher pod` });
+        out.set(name, mountedState(name));
         continue;
       }
       const attachUid = status?.hotplugVolume?.attachPodUID;
@@ -158,7 +162,7 @@ export class HotplugMounts {
       try {
         await this.#mount(vmi, launcherPodUid, launcherSocket, name, attachUid, status);
         this.#o.log.info({ volume: name, attachPod: status.hotplugVolume?.attachPodName }, 'hotplug volume mounted into the launcher pod');
-        out.set(name, { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${name} has been mounted in virt-launcher pod` });
+        out.set(name, mountedState(name));
       } catch (err) {
         this.#o.log.warn({ err, volume: name }, 'hotplug volume mount failed');
         out.set(name, { phase: VolumePhase.AttachedToNode, reason: HotplugMountReason.MountFailed, message: `mounting volume ${name} into the launcher pod: ${(err as Error).message}` });
@@ -238,7 +242,10 @@ export class HotplugMounts {
       const size = claimDiskSize(vmi, volume, field);
       if (size === undefined) throw new HandlerError('HANDLER_ERR_HOTPLUG', `the claim has no ${DISK_IMAGE} and ${field} records no size to make one`);
       disk = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, DISK_MODE);
-      await disk.truncate(Number(size));
+      await disk.truncate(Number(size)).catch(async (err: unknown) => {
+        await disk.close();
+        throw err;
+      });
     }
     const st = await disk.stat();
     if (!st.isFile()) {
