@@ -111,6 +111,12 @@ export class HotplugMounts {
   readonly #o: HotplugMountsOptions;
   readonly #tool: MountTool;
   #pods: string | undefined;
+  /**
+   * Launcher pods seen with no hotplugged volume wanted and none mounted: only this handler
+   * mounts there, so the mount table need not be read for them again until the VMI asks for one
+   * (every reconcile of every running VMI comes through here). Empty after a restart.
+   */
+  readonly #idle = new Set<string>();
 
   constructor(o: HotplugMountsOptions) {
     this.#o = o;
@@ -144,6 +150,8 @@ export class HotplugMounts {
     const launcherPodUid = this.#podUidOf(launcherSocket);
     if (launcherPodUid === undefined) return out;
     const wanted = new Map((vmi.spec.volumes ?? []).filter(isHotplugVolume).map((v) => [v.name, v]));
+    if (wanted.size === 0 && this.#idle.has(launcherPodUid)) return out;
+    this.#idle.delete(launcherPodUid);
     const statuses = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
     const dir = await this.#targetDir(launcherPodUid);
     if (!(await lstat(dir).then((st) => st.isDirectory(), () => false))) return out;
@@ -151,6 +159,7 @@ export class HotplugMounts {
     for (const volume of mounted) {
       if (!wanted.has(volume)) await this.#unmount(launcherPodUid, volume);
     }
+    if (wanted.size === 0) this.#idle.add(launcherPodUid);
     for (const name of wanted.keys()) {
       const status = statuses.get(name);
       if (mounted.has(name)) {
@@ -175,6 +184,7 @@ export class HotplugMounts {
   async unmountAll(launcherSocket: string): Promise<void> {
     const launcherPodUid = this.#podUidOf(launcherSocket);
     if (launcherPodUid === undefined) return;
+    if (this.#idle.delete(launcherPodUid)) return;
     const dir = await this.#targetDir(launcherPodUid);
     for (const volume of await this.#mountedIn(dir)) await this.#unmount(launcherPodUid, volume);
   }
