@@ -85,7 +85,18 @@ describe('faults on the real node', { skip: REAL_NODE_SKIP }, () => {
       const some = (q: string | undefined): boolean => q !== undefined && !/^0+$/.test(q);
       return got.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True') && some(got.status.allocatable['devices.kubevirt.io/kvm']) && some(got.status.allocatable['devices.kubevirt.io/tun']);
     }, { what: 'the node Ready with devices.kubevirt.io/kvm and tun allocatable', deadlineMs: 90_000, stepMs: 1_000 });
-    assert.equal((await s().admin(['exec', pod.metadata.name, '-c', 'compute', '--', 'cat', '/etc/hostname'])).trim(), pod.metadata.name);
+    // A restarted kubelet answers its Lease and the node's status before its pod manager has
+    // taken the pods from the API server; until then it answers exec "pod does not exist".
+    // Only that answer is waited out; any other error fails the test.
+    const hostname = await eventually(async () => {
+      try {
+        return (await s().admin(['exec', pod.metadata.name, '-c', 'compute', '--', 'cat', '/etc/hostname'])).trim();
+      } catch (error) {
+        if (error instanceof Error && /pod does not exist/.test(error.message)) return undefined;
+        throw error;
+      }
+    }, { what: `kubectl exec reaches ${pod.metadata.name}`, deadlineMs: 60_000, stepMs: 1_000 });
+    assert.equal(hostname, pod.metadata.name);
   }
 
   async function stillRunning(name: string, pod: LauncherPod, qemu: readonly string[]): Promise<void> {
