@@ -14,6 +14,7 @@ export {
 export { ERROR_CODE_TRAILER } from './error-code-trailer.js';
 export { CALL_DEADLINES, cmdDeadlineMs, type CallDeadlines, type CmdUnaryMethod } from './call-deadlines.js';
 export { unaryHandler, type SettledCall, type UnaryContext, type UnaryHandlerOptions, type UnaryMethodBody, type WireStatus } from './unary-handler.js';
+export { OpTrace, OP_TRACE_ON } from './op-trace.js';
 export { shutdownGrpcServer } from './grpc-server-shutdown.js';
 export { CallEndedError, type CallEndedCode } from './call-ended-error.js';
 export { lenientService, malformedReason } from './malformed-request.js';

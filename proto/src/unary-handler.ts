@@ -8,6 +8,7 @@ import { Metadata, status, type handleUnaryCall } from '@grpc/grpc-js';
 import { CallEndedError } from './call-ended-error.js';
 import { ERROR_CODE_TRAILER } from './error-code-trailer.js';
 import { malformedReason } from './malformed-request.js';
+import { OpTrace } from './op-trace.js';
 
 /** What a client sees of a failure. */
 export interface WireStatus {
@@ -43,10 +44,18 @@ export interface UnaryHandlerOptions {
   /** The reason the signal aborts with when the client cancels; a CallEndedError (PROTO_ERR_CALL_CANCELLED) when unset. */
   readonly cancelled?: (() => Error) | undefined;
   readonly onSettled?: ((call: SettledCall) => void) | undefined;
+  /**
+   * Set, every call is traced (op-trace.ts; servers set it only in a process run with
+   * PODVIRT_TRACE_OPS=1): its steps go here once the answer is handed to grpc-js, the last
+   * step `answered`.
+   */
+  readonly onTrace?: ((method: string, trace: OpTrace) => void) | undefined;
 }
 
 export interface UnaryContext {
   readonly signal: AbortSignal;
+  /** This call's step trace, when the process traces (op-trace.ts); the method marks its awaits. */
+  readonly trace?: OpTrace | undefined;
 }
 
 export type UnaryMethodBody<Req, Res> = (request: Req, ctx: UnaryContext) => Promise<Res> | Res;
@@ -64,7 +73,8 @@ export function unaryHandler<Req, Res>(method: string, run: UnaryMethodBody<Req,
     call.once('cancelled', onCancel);
     const bound = options.maxMs === undefined ? undefined : boundOf(options.maxMs, call.getDeadline());
     let timer: NodeJS.Timeout | undefined;
-    const work = (async () => run(call.request, { signal: ac.signal }))();
+    const trace = options.onTrace === undefined ? undefined : new OpTrace();
+    const work = (async () => run(call.request, { signal: ac.signal, trace }))();
     const raced = bound === undefined ? work : Promise.race([work, new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const err = options.expired?.(bound) ?? new CallEndedError('PROTO_ERR_CALL_DEADLINE', `deadline of ${bound} ms exceeded`);
@@ -78,6 +88,10 @@ export function unaryHandler<Req, Res>(method: string, run: UnaryMethodBody<Req,
         (res) => {
           settled(status.OK);
           callback(null, res);
+          if (trace !== undefined) {
+            trace.mark('answered');
+            options.onTrace?.(method, trace);
+          }
         },
         (err: unknown) => {
           const wire = options.toStatus(err);

@@ -8,7 +8,7 @@ import { test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import {
   CALL_DEADLINES, CallEndedError, cmd, cmdDeadlineMs, ERROR_CODE_TRAILER, lenientService, promiseClient, shutdownGrpcServer, unaryHandler,
-  type SettledCall, type UnaryHandlerOptions, type UnaryMethodBody,
+  type OpTrace, type SettledCall, type UnaryHandlerOptions, type UnaryMethodBody,
 } from '../src/index.js';
 
 class CodedError extends Error {
@@ -80,6 +80,27 @@ test('an answer and a failure: the failure leaves through toStatus, its own code
     ['ping', '/podvirt.cmd.v1.Cmd/Ping', 'OK', false],
     ['ping', '/podvirt.cmd.v1.Cmd/Ping', 'FAILED_PRECONDITION', true],
   ]);
+});
+
+test('a server given onTrace hands each call a trace: the method marks its steps, onTrace gets them once answered; without it no trace is made', async (t) => {
+  const seen: { method: string; steps: OpTrace['steps'] }[] = [];
+  const traces: (OpTrace | undefined)[] = [];
+  const ping: UnaryMethodBody<cmd.Empty, cmd.Empty> = async (_req, { trace }) => {
+    traces.push(trace);
+    trace?.mark('first');
+    await new Promise((r) => setImmediate(r));
+    trace?.mark('second');
+    return {};
+  };
+  const traced = await serve(t, { onTrace: (method, trace) => seen.push({ method, steps: trace.steps }) }, ping);
+  await promiseClient(cmd.CmdService, traced.client, { timeoutMs: 5_000 }).ping({});
+  assert.deepEqual(seen.map((s) => [s.method, s.steps.map((x) => x.step)]), [['ping', ['first', 'second', 'answered']]]);
+  const ms = seen[0]?.steps.map((x) => x.ms) ?? [];
+  assert.ok(ms.every((v, i) => v >= 0 && (i === 0 || v >= (ms[i - 1] ?? 0))), `steps in order: ${ms.join(' ')}`);
+  const plain = await serve(t, {}, ping);
+  await promiseClient(cmd.CmdService, plain.client, { timeoutMs: 5_000 }).ping({});
+  assert.equal(traces.length, 2);
+  assert.equal(traces[1], undefined);
 });
 
 test('the server\'s own bound cuts a call that does not answer: the signal aborts with expired(ms), the client gets its status', async (t) => {

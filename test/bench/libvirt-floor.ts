@@ -57,36 +57,41 @@ async function floorDaemon(prefix: string): Promise<FloorDaemon> {
   }
 }
 
+/**
+ * The launcher's domain XML for the test guest (the converter's output, with the prepare step of
+ * a containerDisk: a qcow2 overlay over its own copy of the image), in `dir`/vm-`i`.
+ */
+async function launcherDomain(guest: GuestImage, dir: string, i: number): Promise<{ xml: string; serialLog: string }> {
+  const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  const vmi = guestVmi(guest, `floor-${i}`) as { metadata: Record<string, unknown> };
+  vmi.metadata['uid'] = uid;
+  const vmDir = join(dir, `vm-${i}`);
+  await mkdir(join(vmDir, 'private', uid), { recursive: true });
+  const disk = join(vmDir, 'disk.img');
+  await copyFile(guest.dataDisk, disk);
+  const converted = convertVmi(decodeVmi(vmi), {
+    domainType: 'qemu',
+    privateDir: join(vmDir, 'private'),
+    ephemeralDiskDir: join(vmDir, 'ephemeral'),
+    libvirtRunDir: join(vmDir, 'run'),
+    containerDisks: new Map([['data', { path: disk, format: 'raw' as const }]]),
+    kernelBoot: { kernel: guest.kernel, initrd: guest.initrd },
+    persistentDisks: new Map(),
+    emulator: '/usr/bin/qemu-system-x86_64',
+  });
+  for (const step of converted.prepare) {
+    if (step.kind !== 'overlay') continue;
+    await mkdir(join(step.path, '..'), { recursive: true });
+    await run('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', step.backingFormat, '-b', step.backingFile, step.path]);
+  }
+  return { xml: converted.xml, serialLog: join(vmDir, 'private', uid, 'virt-serial0-log') };
+}
+
 /** The floor: N copies of the launcher's domain XML for the guest, defined and started at once on one daemon. */
 export async function floor(guest: GuestImage, count: number): Promise<{ running: number[]; ready: number[] }> {
   const { dir, client, domains, close } = await floorDaemon('podvirt-floor-');
   try {
-    const prepared = await Promise.all(Array.from({ length: count }, async (_, i) => {
-      const uid = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-      const vmi = guestVmi(guest, `floor-${i}`) as { metadata: Record<string, unknown> };
-      vmi.metadata['uid'] = uid;
-      const vmDir = join(dir, `vm-${i}`);
-      await mkdir(join(vmDir, 'private', uid), { recursive: true });
-      const disk = join(vmDir, 'disk.img');
-      await copyFile(guest.dataDisk, disk);
-      const converted = convertVmi(decodeVmi(vmi), {
-        domainType: 'qemu',
-        privateDir: join(vmDir, 'private'),
-        ephemeralDiskDir: join(vmDir, 'ephemeral'),
-        libvirtRunDir: join(vmDir, 'run'),
-        containerDisks: new Map([['data', { path: disk, format: 'raw' as const }]]),
-        kernelBoot: { kernel: guest.kernel, initrd: guest.initrd },
-        persistentDisks: new Map(),
-        emulator: '/usr/bin/qemu-system-x86_64',
-      });
-      // The launcher's prepare step for a containerDisk: a qcow2 overlay over the image.
-      for (const step of converted.prepare) {
-        if (step.kind !== 'overlay') continue;
-        await mkdir(join(step.path, '..'), { recursive: true });
-        await run('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', step.backingFormat, '-b', step.backingFile, step.path]);
-      }
-      return { xml: converted.xml, serialLog: join(vmDir, 'private', uid, 'virt-serial0-log') };
-    }));
+    const prepared = await Promise.all(Array.from({ length: count }, (_, i) => launcherDomain(guest, dir, i)));
     const t0 = Date.now();
     const results = await Promise.all(prepared.map(async ({ xml, serialLog }) => {
       const dom = await client.domainCreate(await client.domainDefineXml(xml));
@@ -101,27 +106,37 @@ export async function floor(guest: GuestImage, count: number): Promise<{ running
   }
 }
 
-/** A booted test guest on a libvirt daemon of its own, for the suspend+resume floor. */
+/**
+ * Two booted test guests on a libvirt daemon of their own, for the suspend+resume floor: the
+ * launcher's own domain XML (`domain`: the same devices and disks, a qcow2 overlay whose flush
+ * qemu's stop waits for) and the testbed's plain one (`plainDomain`: a raw disk with cache none).
+ */
 export interface RawGuest {
   readonly socketPath: string;
   readonly domain: string;
-  /** This process's connection to the daemon, and the guest's domain on it. */
+  readonly plainDomain: string;
+  /** This process's connection to the daemon, and the launcher-XML guest's domain on it. */
   readonly client: LibvirtClient;
   readonly dom: DomainRef;
-  /** Destroys the domain, stops the daemon, removes its files. */
+  /** Destroys the domains, stops the daemon, removes its files. */
   close(): Promise<void>;
 }
 
-/** Starts a daemon and boots the guest on it; resolves once the guest is ready. */
+/** Starts a daemon and boots both guests on it; resolves once both are ready. */
 export async function bootRawGuest(): Promise<RawGuest> {
   const { dir, socketPath, client, domains, close } = await floorDaemon('pvb-raw-');
-  const domain = 'pause-bench';
+  const plainDomain = 'pause-bench';
   try {
-    const { xml, serialLog } = await guestXml(dir, domain);
-    const dom = await client.domainCreate(await client.domainDefineXml(xml));
-    domains.push(dom);
-    await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
-    return { socketPath, domain, client, dom, close };
+    const plain = await guestXml(dir, plainDomain);
+    const own = await launcherDomain(guestImage(), dir, 0);
+    const booted = await Promise.all([plain, own].map(async ({ xml, serialLog }) => {
+      const dom = await client.domainCreate(await client.domainDefineXml(xml));
+      domains.push(dom);
+      await waitForConsoleText(serialLog, guestImage().readyMarker, { timeoutMs: 120_000 });
+      return dom;
+    }));
+    const dom = booted[1] as DomainRef;
+    return { socketPath, domain: dom.name, plainDomain, client, dom, close };
   } catch (err) {
     await close();
     throw err;

@@ -10,7 +10,8 @@
 // them. Then: the same for N VMIs created at once (create → Running), and pause+unpause through
 // the handler's node API. Floors: the launcher's domain XML defined and started straight
 // through @podvirt/libvirt (one domain, and N at once), each taken right before what it is
-// compared with, and raw suspend+resume of another guest, timed in turns with pause+unpause.
+// compared with, and raw suspend+resume of another guest of the launcher's own domain XML,
+// timed in turns with pause+unpause.
 // pause+unpause is also timed straight on the launcher's socket, which splits the node API's
 // time into the handler's part and the launcher's; all three are timed from a process of their
 // own (pause-probe.ts), as a user's client would call.
@@ -18,12 +19,17 @@
 //
 //   flock /tmp/podvirt-vm.lock node test/dist/bench/vmi-start-stages.js [samples] [concurrent] [iterations]
 //   (default: 5 samples, 20 concurrent, 30 pause+unpause iterations; a part given 0 is left out)
+//   With PODVIRT_TRACE_OPS=1 in its environment the handler and the launchers log each pause's and
+//   unpause's steps (every await on the answer's path, each libvirt round trip), and the
+//   benchmark prints their medians after the pause+unpause figures (the logging costs a little:
+//   compare ratios from untraced runs).
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { discoverLauncherSocket } from '@podvirt/handler';
 import { nodeApiSocket } from '../e2e/handler-node.js';
+import { childrenOf, memoryRollup, parentOf, type ProcStat } from '../e2e/monitor-procfs.js';
 import { guestVmi, NS, VmiSuite } from '../e2e/vmi-stack.js';
 import { guestImage, type GuestImage } from '../testbed/index.js';
 import { pct, WARMUP } from './latency-sample.js';
@@ -144,7 +150,7 @@ async function concurrent(suite: VmiSuite, count: number): Promise<{ totals: num
  * floor (suspend+resume of a guest on a daemon of its own), timed in turns by pause-probe in a
  * process of its own: this one hosts the testbed's API server.
  */
-async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseProbeResult> {
+async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseProbeResult & { traced: LogLine[]; pss: Map<string, number> }> {
   const name = 'stage-pause';
   const raw = await bootRawGuest();
   try {
@@ -155,9 +161,13 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseP
       const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
       if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
       const probe = fileURLToPath(new URL('./pause-probe.js', import.meta.url));
-      const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi), raw.socketPath, raw.domain];
+      const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi), raw.socketPath, raw.domain, raw.plainDomain];
+      const handlerFrom = suite.stack.handler.lines.length;
       const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS });
-      return JSON.parse(stdout) as PauseProbeResult;
+      // With PODVIRT_TRACE_OPS=1 both sides log each call's steps ('call traced').
+      const traced = [...suite.stack.handler.lines.slice(handlerFrom), ...(TRACING ? await launcherLog(suite, vmi) : [])]
+        .filter((l) => l.msg === 'call traced');
+      return { ...(JSON.parse(stdout) as PauseProbeResult), traced, pss: await podPss(suite, name) };
     } finally {
       await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
       await suite.waitForGone(name, TIMEOUT_MS);
@@ -222,13 +232,64 @@ async function atOnce(suite: VmiSuite, guest: GuestImage, many: number): Promise
 }
 
 async function pauses(suite: VmiSuite, iterations: number): Promise<void> {
-  const { viaApi, viaLauncher, raw, grpc } = await pauseUnpause(suite, iterations);
+  const { viaApi, viaLauncher, raw, rawPlain, grpc, traced, pss } = await pauseUnpause(suite, iterations);
   const rp = pct(raw, 50);
   const ap = pct(viaApi, 50);
   const lp = pct(viaLauncher, 50);
   console.log(`pause+unpause, ${viaApi.length} iterations after ${WARMUP} warm-up, in turns with the floor: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 2)`);
   console.log(`  of which the launcher's cmd calls alone (pause+unpause on its socket): P50 ${lp.toFixed(2)} ms   ×${(lp / rp).toFixed(2)} (aim ≤ 1.5)`);
   console.log(`  two gRPC round trips to the launcher without libvirt (GetDomain twice): P50 ${pct(grpc, 50).toFixed(2)} ms`);
+  console.log(`  the floor is the launcher's own domain XML; the testbed's plain guest XML (raw disk, cache none) on the same daemon: P50 ${pct(rawPlain, 50).toFixed(2)} ms`);
+  if (TRACING) printTraces(traced);
+  const mib = (role: string): string => `${((pss.get(role) ?? 0) / 1024).toFixed(1)} MiB`;
+  const overhead = ['monitor', 'launcher', 'daemon'].reduce((sum, role) => sum + (pss.get(role) ?? 0), 0) / 1024;
+  const others = [...pss.keys()].filter((r) => !['monitor', 'launcher', 'daemon', 'qemu'].includes(r));
+  console.log(`per-VM overhead of that running VMI (PSS): monitor ${mib('monitor')} + launcher ${mib('launcher')} + libvirt daemon ${mib('daemon')} = ${overhead.toFixed(1)} MiB (aim ≤ 30); qemu ${mib('qemu')}${others.map((r) => `; ${r} ${mib(r)}`).join('')}`);
+}
+
+/**
+ * The PSS (smaps_rollup, KiB) of a running VMI's pod processes by role: the monitor (qemu's
+ * parent: it is the pod's subreaper), the launcher, the libvirt daemon, qemu, any other by name.
+ */
+async function podPss(suite: VmiSuite, name: string): Promise<Map<string, number>> {
+  const [qemu] = await suite.qemuPids(name);
+  const monitor = qemu === undefined ? undefined : await parentOf(qemu);
+  if (monitor === undefined) throw new Error(`no qemu or no monitor found for ${name}`);
+  const roles = new Map<string, number>();
+  const add = async (role: string, pid: number): Promise<void> => {
+    const pss = (await memoryRollup(pid).catch(() => ({} as Record<string, number>)))['Pss'] ?? 0;
+    roles.set(role, (roles.get(role) ?? 0) + pss);
+  };
+  await add('monitor', monitor);
+  const role = (p: ProcStat): string =>
+    /^qemu/.test(p.comm) ? 'qemu' : p.comm === 'libvirtd' || p.comm === 'virtqemud' ? 'daemon' : p.ppid === monitor && p.comm === 'node' ? 'launcher' : p.comm;
+  let level = [monitor];
+  while (level.length > 0) {
+    const children = (await Promise.all(level.map((pid) => childrenOf(pid)))).flat().filter((p) => p.state !== 'Z');
+    for (const p of children) await add(role(p), p.pid);
+    level = children.map((p) => p.pid);
+  }
+  return roles;
+}
+
+/** PODVIRT_TRACE_OPS=1: the handler and the launcher log each call's steps (proto/src/op-trace.ts). */
+const TRACING = process.env['PODVIRT_TRACE_OPS'] === '1';
+
+/** Each traced method's steps: the median of each step's end (ms after the call reached the server) and the step. */
+function printTraces(traced: readonly LogLine[]): void {
+  const calls = ['Pause', 'pause', 'Unpause', 'unpause'];
+  for (const call of calls) {
+    const runs = traced.filter((l) => l['call'] === call).map((l) => l['steps'] as { step: string; ms: number }[]);
+    if (runs.length === 0) continue;
+    const where = /^[A-Z]/.test(call) ? 'handler, node API' : 'launcher, cmd socket';
+    console.log(`  ${call} (${where}), median of ${runs.length} traced calls, ms after the call reached the server:`);
+    let previous = 0;
+    for (const [i, { step }] of (runs[0] ?? []).entries()) {
+      const at = pct(runs.map((r) => r[i]?.ms ?? Number.NaN).sort((a, b) => a - b), 50);
+      console.log(`    ${step.padEnd(28)} ${at.toFixed(3).padStart(8)} ${(at - previous).toFixed(3).padStart(8)}`);
+      previous = at;
+    }
+  }
 }
 
 await main();

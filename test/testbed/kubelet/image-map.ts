@@ -73,6 +73,8 @@ export function defaultImageTable(sources: ImageTableSources): ImageMapEntry[] {
         PODVIRT_LAUNCHER_BIN: join(root, 'packages/launcher/bin/podvirt-launcher.js'),
         PODVIRT_LIBVIRT_CAPS_CACHE: sources.virtqemud?.capsCache ?? join(root, '.cache/libvirt-caps'),
         ...(sources.virtqemud === undefined ? {} : { PODVIRT_VIRTQEMUD: sources.virtqemud.binary }),
+        // The stage benchmark's call trace (proto/src/op-trace.ts) reaches the launchers too.
+        ...(process.env['PODVIRT_TRACE_OPS'] === '1' ? { PODVIRT_TRACE_OPS: '1' } : {}),
       },
       files: {
         '/usr/bin/podvirt-launcher-monitor': monitor,

@@ -4,7 +4,7 @@
 // status name (metrics).
 
 import { status } from '@grpc/grpc-js';
-import { unaryHandler, type node, type UnaryMethodBody } from '@podvirt/proto';
+import { OP_TRACE_ON, unaryHandler, type node, type OpTrace, type UnaryMethodBody } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { GuestStreams } from '../guest-stream/guest-streams.js';
 import type { NodeOperations } from './node-operations.js';
@@ -28,10 +28,12 @@ export function nodeApiService(
       if (code === status.INTERNAL) log.warn({ err, method }, 'node API call failed');
       else log.debug({ err, method }, 'node API call refused');
     },
+    // Only with PODVIRT_TRACE_OPS=1 (the stage benchmark): each step of the answer's path.
+    ...(OP_TRACE_ON ? { onTrace: (call: string, trace: OpTrace) => log.info({ call, steps: trace.steps }, 'call traced') } : {}),
   });
   return {
-    pause: unary('Pause', (req: node.VmiRef, { signal }) => ops.pause(req, signal)),
-    unpause: unary('Unpause', (req: node.VmiRef, { signal }) => ops.unpause(req, signal)),
+    pause: unary('Pause', (req: node.VmiRef, { signal, trace }) => ops.pause(req, signal, trace)),
+    unpause: unary('Unpause', (req: node.VmiRef, { signal, trace }) => ops.unpause(req, signal, trace)),
     freeze: unary('Freeze', (req: node.FreezeRequest, { signal }) => ops.freeze(req, signal)),
     unfreeze: unary('Unfreeze', (req: node.VmiRef, { signal }) => ops.unfreeze(req, signal)),
     softReboot: unary('SoftReboot', (req: node.VmiRef, { signal }) => ops.softReboot(req, signal)),

@@ -5,7 +5,7 @@
 
 import { EventReason, EventType, vmiLogBindings, type VirtualMachineInstance } from '@podvirt/api';
 import { abortableSleep } from '@podvirt/kube-runtime';
-import { unfreezeTimeoutProblem, type cmd, type node } from '@podvirt/proto';
+import { unfreezeTimeoutProblem, type cmd, type node, type OpTrace } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
 import { DefaultedVmis } from '../kube/defaulted-vmis.js';
@@ -58,14 +58,15 @@ export class NodeOperations {
     this.#o = options;
   }
 
-  pause(ref: node.VmiRef, signal: AbortSignal): Promise<node.OperationResponse> {
+  /** `trace` marks each step when the handler traces its calls (the stage benchmark). */
+  pause(ref: node.VmiRef, signal: AbortSignal, trace?: OpTrace): Promise<node.OperationResponse> {
     const check: Check = (f, what) => mustRun(f, what) ?? (f.paused ? `${what} is already paused` : undefined);
-    return this.#operate(ref, signal, check, (c, json) => c.pause(json, signal), [EventReason.Paused, 'VirtualMachineInstance paused'], isPaused);
+    return this.#operate(ref, signal, check, (c, json) => c.pause(json, signal), [EventReason.Paused, 'VirtualMachineInstance paused'], isPaused, 'request', trace);
   }
 
-  unpause(ref: node.VmiRef, signal: AbortSignal): Promise<node.OperationResponse> {
+  unpause(ref: node.VmiRef, signal: AbortSignal, trace?: OpTrace): Promise<node.OperationResponse> {
     const check: Check = (f, what) => (f.paused ? undefined : `${what} is not paused`);
-    return this.#operate(ref, signal, check, (c, json) => c.unpause(json, signal), [EventReason.Unpaused, 'VirtualMachineInstance unpaused'], (d) => !isPaused(d));
+    return this.#operate(ref, signal, check, (c, json) => c.unpause(json, signal), [EventReason.Unpaused, 'VirtualMachineInstance unpaused'], (d) => !isPaused(d), 'request', trace);
   }
 
   async freeze(request: node.FreezeRequest, signal: AbortSignal): Promise<node.OperationResponse> {
@@ -136,23 +137,31 @@ export class NodeOperations {
     event: readonly [EventReason, string] | undefined,
     settled?: Settled,
     field = 'request',
+    trace?: OpTrace,
   ): Promise<node.OperationResponse> {
     const vmi = await this.#o.resolver.resolve(ref, field, signal);
+    trace?.mark('VMI resolved');
     const uid = vmi.metadata.uid ?? '';
     this.#refuseUnless(vmi, check);
+    trace?.mark('precondition checked');
     const connection = await this.#connection(vmi, signal);
+    trace?.mark('launcher connection');
     const client = connection.client;
     const key = objectKey(vmi);
     const release = this.#o.holdForAnswer?.(key);
     try {
       try {
-        await act(client, Buffer.from(JSON.stringify(vmi)));
+        const json = Buffer.from(JSON.stringify(vmi));
+        trace?.mark('VMI encoded');
+        await act(client, json);
+        trace?.mark('launcher call');
       } catch (err) {
         // KubeVirt records freeze and thaw failures on the VMI; other failures only reach the caller.
         if (event === undefined) void this.#o.recorder.record(vmi, EventType.Warning, EventReason.FreezeError, errorText(err));
         throw err;
       }
       if (settled !== undefined) await this.#settle(connection, uid, key, settled, signal);
+      trace?.mark('change seen in the cache');
     } finally {
       release?.();
     }
@@ -161,6 +170,7 @@ export class NodeOperations {
     // recorder never throws and flushes on close().
     if (event !== undefined) setImmediate(() => void this.#o.recorder.record(vmi, EventType.Normal, ...event));
     this.#o.log.child(vmiLogBindings(vmi.metadata)).info({ operation: event?.[0] ?? 'freeze/unfreeze' }, 'node API operation done');
+    trace?.mark('operation logged');
     return { uid };
   }
 

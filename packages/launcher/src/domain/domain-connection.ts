@@ -1,3 +1,5 @@
+import type { OpTrace } from '@podvirt/proto';
+
 /**
  * What the launcher needs from libvirt, for the one domain it runs. States and reasons use
  * libvirt's names (`RUNNING`/`BOOTED`, `SHUTOFF`/`DESTROYED` …); state-map.ts turns them into
@@ -37,6 +39,8 @@ export type DomainConnectionEvent =
 
 export interface CallOptions {
   readonly signal?: AbortSignal;
+  /** The cmd call's step trace, when the launcher traces (the stage benchmark). */
+  readonly trace?: OpTrace | undefined;
 }
 
 export type GuestInfoParams = Readonly<Record<string, string | number | bigint | boolean>>;

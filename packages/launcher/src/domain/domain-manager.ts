@@ -171,6 +171,7 @@ export class DomainManager {
   pause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
+      o.trace?.mark('domain lock taken');
       // The guest's clock stands still again: it is set after the next unpause.
       this.clock.cancel();
       const before = this.tracker.meta.pausedByUser;
@@ -182,7 +183,9 @@ export class DomainManager {
         this.tracker.meta.pausedByUser = before;
         throw err;
       }
+      o.trace?.mark('libvirt virDomainSuspend');
       this.tracker.assume({ state: 'PAUSED', reason: 'USER' });
+      o.trace?.mark('state published');
     });
   }
 
@@ -190,9 +193,12 @@ export class DomainManager {
   unpause(vmi: VmiRef, o: CallOptions = {}): Promise<void> {
     this.#check(vmi);
     return this.#exclusive(async () => {
+      o.trace?.mark('domain lock taken');
       const resumed = await this.#toward('resume', 'RUNNING', 'unpause', o);
+      o.trace?.mark('libvirt virDomainResume');
       this.tracker.meta.pausedByUser = false;
       this.tracker.assume({ state: 'RUNNING', reason: 'UNPAUSED' });
+      o.trace?.mark('state published');
       // The guest's clock stood still while it was paused; set off the answer's path.
       if (resumed) void this.clock.sync();
     });

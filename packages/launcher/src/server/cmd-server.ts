@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import {
   CMD_VERSIONS, cmd, cmdDeadlineMs, highestCommonVersion, lenientService, malformedReason, shutdownGrpcServer, unaryHandler,
-  type CmdUnaryMethod, type UnaryMethodBody,
+  OP_TRACE_ON, type CmdUnaryMethod, type OpTrace, type UnaryMethodBody,
 } from '@podvirt/proto';
 import type { Logger } from 'pino';
 import { LauncherError } from '../errors.js';
@@ -96,10 +96,14 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
     onSettled: ({ path, err }) => {
       if (err !== undefined) log.warn({ err, call: path }, 'cmd call failed');
     },
+    // Only with PODVIRT_TRACE_OPS=1 (the stage benchmark): each step of the answer's path.
+    ...(OP_TRACE_ON ? { onTrace: (call: string, trace: OpTrace) => log.info({ call, steps: trace.steps }, 'call traced') } : {}),
   });
-  const vmiCall = (method: CmdUnaryMethod, fn: (vmi: VmiRef, signal: AbortSignal) => Promise<void>) =>
-    unary<cmd.VmiRequest, cmd.Empty>(method, async (req, { signal }) => {
-      await fn(vmiRefOf(req.vmiJson), signal);
+  const vmiCall = (method: CmdUnaryMethod, fn: (vmi: VmiRef, signal: AbortSignal, trace: OpTrace | undefined) => Promise<void>) =>
+    unary<cmd.VmiRequest, cmd.Empty>(method, async (req, { signal, trace }) => {
+      const vmi = vmiRefOf(req.vmiJson);
+      trace?.mark('request parsed');
+      await fn(vmi, signal, trace);
       return EMPTY;
     });
   return {
@@ -112,8 +116,8 @@ function implementation(o: CmdServerOptions): cmd.CmdServer {
       };
     }),
     sync: unary('sync', async (req: cmd.VmiRequest, { signal }) => ({ domain: await manager.sync(decodeVmiRequest(req.vmiJson), { signal }) })),
-    pause: vmiCall('pause', (vmi, signal) => manager.pause(vmi, { signal })),
-    unpause: vmiCall('unpause', (vmi, signal) => manager.unpause(vmi, { signal })),
+    pause: vmiCall('pause', (vmi, signal, trace) => manager.pause(vmi, { signal, trace })),
+    unpause: vmiCall('unpause', (vmi, signal, trace) => manager.unpause(vmi, { signal, trace })),
     freeze: unary('freeze', async (req: cmd.FreezeRequest, { signal }) => {
       manager.checkIdentity(vmiRefOf(req.vmiJson));
       await agent.freeze(req.unfreezeTimeoutSeconds, { signal });
