@@ -166,11 +166,12 @@ export class NodeOperations {
       release?.();
     }
     // Not awaited, as client-go's recorder is asynchronous: the caller should not wait for the
-    // API server's Event write (nor for building it: it is made once the answer is sent); the
-    // recorder never throws and flushes on close().
-    if (event !== undefined) setImmediate(() => void this.#o.recorder.record(vmi, EventType.Normal, ...event));
-    this.#o.log.child(vmiLogBindings(vmi.metadata)).info({ operation: event?.[0] ?? 'freeze/unfreeze' }, 'node API operation done');
-    trace?.mark('operation logged');
+    // API server's Event write (nor for building it, nor for the log line's write: both are
+    // made once the answer is sent); the recorder never throws and flushes on close().
+    setImmediate(() => {
+      if (event !== undefined) void this.#o.recorder.record(vmi, EventType.Normal, ...event);
+      this.#o.log.child(vmiLogBindings(vmi.metadata)).info({ operation: event?.[0] ?? 'freeze/unfreeze' }, 'node API operation done');
+    });
     return { uid };
   }
 
