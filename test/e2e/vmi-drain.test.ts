@@ -7,11 +7,17 @@
 // node; `kubectl uncordon` and a new VMI runs there again.
 // On both control planes: the in-repo API server serves pods/eviction, PodDisruptionBudgets and
 // calls podvirt-api's webhooks as kube-apiserver does.
+// Faults, on the same stack: the only other node cordoned while the drain runs (the migration
+// fails cleanly, the drain's 429 says why and when the next try is, and once the node is
+// schedulable again the next migration takes the VMI there), and podvirt-controller SIGKILLed
+// mid-drain and started again (one migration, the drain finishes); the VMI's writes during each
+// fault are counted.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
+import { StackProcess } from '../testbed/index.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
 import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
 import type { KubectlResult } from './testbed-helpers.js';
@@ -20,9 +26,16 @@ const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
 /** Two migrations under TCG on a shared machine, each retried by kubectl every 5 s: generous. */
 const DRAIN_TIMEOUT_MS = 600_000;
 const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';
+/** KubeVirt waits 5 min for a target pod no node takes; shortened so the cordoned-target fault fits. */
+const CONTROLLER_ARGS = ['--migration-unschedulable-timeout', '10s'];
+// The VMI's writes (status included) in one fault: 12 measured for each (a failed migration and a
+// second that moved it; a migration across a controller restart); a retry loop writes hundreds.
+const MAX_WRITES_PER_FAULT = 30;
 
 describe('kubectl drain of a node holding three VMIs (LiveMigrate, LiveMigrateIfPossible, None)', () => {
-  const suite = VmiSuite.setUp({ stack: { nodes: 2 } });
+  /** The controller started again after its SIGKILL (stopped by the suite's close). */
+  let restarted: StackProcess | undefined;
+  const suite = VmiSuite.setUp({ stack: { nodes: 2, controllerArgs: CONTROLLER_ARGS }, beforeClose: async () => void (await restarted?.stop()) });
   const quiet = { step: () => undefined, detail: () => undefined };
 
   const socketOf = (nodeName: string): string => suite.stack.nodes.find((x) => x.nodeName === nodeName)?.nodeApiSocket ?? assert.fail(`no node ${nodeName}`);
@@ -52,6 +65,37 @@ describe('kubectl drain of a node holding three VMIs (LiveMigrate, LiveMigrateIf
       const v = await suite.vmi(name);
       return v?.status?.conditions?.some((c) => c.type === 'LiveMigratable' && c.status === 'True') === true ? v : undefined;
     });
+
+  /** `kubectl drain NODE` in the background: its output so far and its exit. */
+  const startDrain = (node: string): { output: () => string; exited: Promise<number | null>; stop: () => void } => {
+    const binary = suite.stack.testbed.controlPlane?.binaries.kubectl ?? 'kubectl';
+    const drain = spawn(binary, ['--kubeconfig', suite.stack.kubeconfigPath, 'drain', node, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${DRAIN_TIMEOUT_MS / 1000 - 30}s`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    drain.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    drain.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => drain.once('exit', (code) => resolve(code)));
+    return { output: () => output, exited, stop: () => void drain.kill('SIGINT') };
+  };
+  /** The VMI runs on `node` alone: Running there, one live launcher pod, on that node. */
+  const aloneOn = (vmi: VirtualMachineInstance, node: string, what: string): Promise<VirtualMachineInstance> =>
+    suite.eventually(`${what}: ${vmi.metadata.name ?? ''} Running on ${node} alone`, async () => {
+      const v = await suite.vmi(vmi.metadata.name ?? '');
+      const live = (await suite.podsOf(vmi)).filter((p) => p.metadata?.deletionTimestamp === undefined && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+      return v?.status?.phase === 'Running' && v.status.nodeName === node && live.length === 1 && live[0]?.spec?.nodeName === node ? v : undefined;
+    });
+
+  /** A LiveMigrate VMI placed on `a` (b cordoned meanwhile, left cordoned), migratable, its guest up: and its boot_id. */
+  const placedOn = async (name: string, a: string, b: string): Promise<{ vmi: VirtualMachineInstance; boot: string }> => {
+    // Whatever the test before left: a schedulable a, a cordoned b while the VMI is placed.
+    assert.equal((await suite.kubectl(['uncordon', a])).code, 0);
+    assert.equal((await suite.kubectl(['cordon', b])).code, 0);
+    await suite.apply(withStrategy(name, 'LiveMigrate'));
+    await suite.waitForPhase(name, 'Running');
+    const vmi = await migratable(name);
+    assert.equal(vmi.status?.nodeName, a);
+    await suite.waitForGuestReady(vmi);
+    return { vmi, boot: await bootId(name, a) };
+  };
 
   test('the drain finishes; two guests moved with their boot, one migration each; the third shut down gracefully; uncordon and a VMI runs there again', async () => {
     const [a, b] = suite.stack.nodes.map((n) => n.nodeName);
@@ -130,15 +174,7 @@ describe('kubectl drain of a node holding three VMIs (LiveMigrate, LiveMigrateIf
     const [a, b] = suite.stack.nodes.map((n) => n.nodeName);
     assert.ok(a !== undefined && b !== undefined);
     const name = 'drain-cancel';
-    // Whatever the test before left: a schedulable a, a cordoned b while the VMI is placed.
-    assert.equal((await suite.kubectl(['uncordon', a])).code, 0);
-    assert.equal((await suite.kubectl(['cordon', b])).code, 0);
-    await suite.apply(withStrategy(name, 'LiveMigrate'));
-    await suite.waitForPhase(name, 'Running');
-    const vmi = await migratable(name);
-    assert.equal(vmi.status?.nodeName, a);
-    await suite.waitForGuestReady(vmi);
-    const before = await bootId(name, a);
+    const { vmi, boot: before } = await placedOn(name, a, b);
     assert.equal((await suite.kubectl(['uncordon', b])).code, 0);
 
     const binary = suite.stack.testbed.controlPlane?.binaries.kubectl ?? 'kubectl';
@@ -156,17 +192,86 @@ describe('kubectl drain of a node holding three VMIs (LiveMigrate, LiveMigrateIf
       return m?.status?.phase === 'Succeeded' || m?.status?.phase === 'Failed' ? m : undefined;
     }, DRAIN_TIMEOUT_MS);
     const node = ended.status?.phase === 'Succeeded' ? b : a;
-    const settled = await suite.eventually(`${name} Running on ${node} alone`, async () => {
-      const v = await suite.vmi(name);
-      const live = (await suite.podsOf(vmi)).filter((p) => p.metadata?.deletionTimestamp === undefined && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-      return v?.status?.phase === 'Running' && v.status.nodeName === node && live.length === 1 && live[0]?.spec?.nodeName === node ? v : undefined;
-    });
+    const settled = await aloneOn(vmi, node, 'the drain cancelled');
     assert.equal((await suite.qemuPids(name)).length, 1, 'one qemu');
     assert.equal(await bootId(name, node), before, 'the same guest, not rebooted');
     assert.equal((await migrationsOf(name)).length, 1, 'no second migration after the drain stopped');
     console.log(`# drain cancelled: migration ${ended.status?.phase ?? ''}, the VMI on ${settled.status?.nodeName ?? ''}`);
     // The cancelled drain left the node cordoned, as kubectl does: uncordon it.
     assert.equal((await suite.kubectl(['uncordon', a])).code, 0);
+    await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
+    await suite.waitForGone(name);
+    await suite.waitForPodsGone(vmi);
+  });
+
+  test('faults mid-drain: the target node cordoned (the migration fails cleanly, the 429 says why, the next one moves the VMI once the node is back), then the controller SIGKILLed (one migration, the drain finishes)', async () => {
+    const [a, b] = suite.stack.nodes.map((n) => n.nodeName);
+    assert.ok(a !== undefined && b !== undefined);
+    const name = 'drain-fault';
+    const bounds: string[] = [];
+    const { vmi, boot } = await placedOn(name, a, b);
+
+    // 1. b stays cordoned: the drain of a has nowhere to send the VMI.
+    let writes = suite.versionsSeen(name);
+    const first = startDrain(a);
+    try {
+      const failed = await suite.eventually('the evacuation migration failed: no node takes its target pod', async () => {
+        const m = (await migrationsOf(name))[0];
+        return m?.status?.phase === 'Failed' ? m : undefined;
+      }, DRAIN_TIMEOUT_MS);
+      assert.match(failed.status?.migrationState?.failureReason ?? '', /no node can take the target pod/, JSON.stringify(failed.status));
+      assert.equal(failed.metadata.annotations?.[EVACUATION_ANNOTATION], a);
+      // Nothing half-migrated: the VMI whole on a, its target pod gone, still marked for the drain.
+      const whole = await aloneOn(vmi, a, 'after the failed migration');
+      assert.equal(whole.status?.evacuationNodeName, a, 'still marked: the drain goes on asking');
+      assert.equal((await suite.qemuPids(name)).length, 1, 'one qemu');
+      // kubectl drain prints each refusal: it names the failure and when the controller tries again.
+      const said = await suite.eventually('the drain printed why', () => Promise.resolve(/failed \(no node can take the target pod[^\n]*\); podvirt-controller tries again in \d+ s/.exec(first.output())?.[0]), 60_000);
+      console.log(`# the 429 as kubectl drain printed it: ...${said}`);
+      assert.equal((await migrationsOf(name)).length, 1, 'no second migration within the backoff');
+      // b schedulable again: after the backoff the next migration takes the VMI there; the drain ends.
+      assert.equal((await suite.kubectl(['uncordon', b])).code, 0);
+      assert.equal(await first.exited, 0, `kubectl drain:\n${first.output()}\n${suite.diagnostics()}`);
+    } finally {
+      first.stop();
+    }
+    assert.match(first.output(), new RegExp(`node/${a} drained`));
+    await aloneOn(vmi, b, 'after the drain');
+    const afterCordon = await migrationsOf(name);
+    assert.deepEqual(afterCordon.map((m) => m.status?.phase).sort(), ['Failed', 'Succeeded'], 'one failed migration, then one that moved it');
+    assert.equal(await bootId(name, b), boot, 'the same guest, not rebooted');
+    bounds.push(`target cordoned: ${suite.versionsSeen(name) - writes} writes`);
+
+    // 2. The drain of b; podvirt-controller SIGKILLed as soon as the evacuation's migration exists.
+    assert.equal((await suite.kubectl(['uncordon', a])).code, 0);
+    writes = suite.versionsSeen(name);
+    const before = new Set(afterCordon.map((m) => m.metadata.name));
+    const second = startDrain(b);
+    try {
+      const made = await suite.eventually('the evacuation migration created', async () => (await migrationsOf(name)).find((m) => !before.has(m.metadata.name)), DRAIN_TIMEOUT_MS);
+      suite.stack.controller.kill('SIGKILL');
+      assert.equal((await suite.stack.controller.exited).signal, 'SIGKILL');
+      console.log(`# controller killed with migration ${made.metadata.name ?? ''} ${made.status?.phase ?? 'Pending'}`);
+      const command = suite.stack.controllerCommand;
+      restarted = new StackProcess({ name: 'controller', argv: [...command.argv, ...CONTROLLER_ARGS], env: { ...process.env, ...command.env } });
+      const again = restarted;
+      await suite.eventually('controller started again', () => Promise.resolve(again.lines.some((l) => l.msg === 'controller started') ? true : undefined), 60_000);
+      assert.equal(await second.exited, 0, `kubectl drain:\n${second.output()}\n${suite.diagnostics()}`);
+    } finally {
+      second.stop();
+    }
+    assert.match(second.output(), new RegExp(`node/${b} drained`));
+    const moved = await aloneOn(vmi, a, 'after the drain with the controller restarted');
+    assert.equal(moved.status?.evacuationNodeName, undefined, 'the mark cleared');
+    const made = (await migrationsOf(name)).filter((m) => !before.has(m.metadata.name));
+    assert.deepEqual(made.map((m) => m.status?.phase), ['Succeeded'], 'exactly one migration for the drain across the restart');
+    assert.equal((await suite.qemuPids(name)).length, 1, 'one qemu');
+    assert.equal(await bootId(name, a), boot, 'the same guest, not rebooted');
+    bounds.push(`controller killed: ${suite.versionsSeen(name) - writes} writes`);
+    console.log(`# drain faults: ${bounds.join('; ')}`);
+    for (const line of bounds) assert.ok(Number(/(\d+) writes/.exec(line)?.[1]) <= MAX_WRITES_PER_FAULT, line);
+
+    assert.equal((await suite.kubectl(['uncordon', b])).code, 0);
     await suite.kubectl(['delete', 'vmi', name, '--wait=false']);
     await suite.waitForGone(name);
     await suite.waitForPodsGone(vmi);

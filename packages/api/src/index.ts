@@ -59,6 +59,7 @@ export {
 } from './labels.js';
 export { isFinalPhase, isVmiPhase, VMI_PHASES, VmiPhase } from './phases.js';
 export { isFinalMigrationPhase, MigrationPhase } from './migration-phases.js';
+export { EVACUATION_ANNOTATION, EVACUATION_BACKOFF_MAX_MS, EVACUATION_BACKOFF_MS, EVACUATION_NAME_PREFIX, evacuationBackoff, migrationFailedAt, type EvacuationBackoff } from './evacuation.js';
 export { MIGRATION_API_VERSION, MIGRATION_KIND, MIGRATION_LIST_KIND, MIGRATION_NAME_PREFIX, MIGRATION_PLURAL, MIGRATION_RESOURCE, MIGRATION_SHORT_NAMES, migrationFor } from './migration-kind.js';
 export { asMigration, validateMigration } from './validate-migration.js';
 export { migrationReference } from './migration-reference.js';

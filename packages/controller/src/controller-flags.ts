@@ -6,6 +6,7 @@ import { EVICTION_STRATEGIES, isEvictionStrategy, type EvictionStrategy } from '
 import { GoFlagError, parseDurationFlag, parseIntegerFlag } from '@podvirt/api/go-flags';
 import { ControllerError } from './controller-error.js';
 import { checkAllowedDir, HOST_DISK_GATE, type HostDiskPolicy } from './decide/host-disk-policy.js';
+import { DEFAULT_UNSCHEDULABLE_TIMEOUT_MS } from './decide/decide-migration.js';
 import { DEFAULT_NODE_HEARTBEAT_TIMEOUT_MS } from './decide/node-heartbeat.js';
 import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS, type LeaderElectionTimings } from './leader/leader-elector.js';
 
@@ -31,6 +32,8 @@ export interface ControllerFlags {
   readonly evictionStrategy: EvictionStrategy;
   /** `--node-heartbeat-timeout`: a handler silent this long makes its node unresponsive. */
   readonly nodeHeartbeatTimeoutMs: number;
+  /** `--migration-unschedulable-timeout`: a migration whose target pod no node takes fails after this long. */
+  readonly migrationUnschedulableTimeoutMs: number;
 }
 
 /** The gates `--feature-gates` knows, by KubeVirt's names. */
@@ -82,6 +85,7 @@ export const CONTROLLER_OPTIONS = {
   'host-disk-allowed-dir': { type: 'string', multiple: true, default: [] as string[] },
   'eviction-strategy': { type: 'string', default: 'None' },
   'node-heartbeat-timeout': { type: 'string', default: `${DEFAULT_NODE_HEARTBEAT_TIMEOUT_MS / 60_000}m` },
+  'migration-unschedulable-timeout': { type: 'string', default: `${DEFAULT_UNSCHEDULABLE_TIMEOUT_MS / 60_000}m` },
 } as const;
 
 /** A Lease records its duration in whole seconds, so a shorter one would not mean what it says. */
@@ -146,14 +150,8 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
   if (!isEvictionStrategy(evictionStrategy)) {
     throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--eviction-strategy: ${JSON.stringify(evictionStrategy)} is not one of ${EVICTION_STRATEGIES.join(', ')}`);
   }
-  let nodeHeartbeatTimeoutMs: number;
-  try {
-    nodeHeartbeatTimeoutMs = parseDurationFlag('node-heartbeat-timeout', v['node-heartbeat-timeout']);
-  } catch (err) {
-    if (err instanceof GoFlagError) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err.message, { cause: err });
-    throw err;
-  }
-  if (nodeHeartbeatTimeoutMs <= 0) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--node-heartbeat-timeout must be more than 0, got ${v['node-heartbeat-timeout']}`);
+  const nodeHeartbeatTimeoutMs = positiveDuration('node-heartbeat-timeout', v['node-heartbeat-timeout']);
+  const migrationUnschedulableTimeoutMs = positiveDuration('migration-unschedulable-timeout', v['migration-unschedulable-timeout']);
   return {
     kubeconfig: v.kubeconfig,
     launcherImage: v['launcher-image'],
@@ -173,5 +171,19 @@ export function parseControllerFlags(argv: readonly string[]): ControllerFlags {
     },
     evictionStrategy,
     nodeHeartbeatTimeoutMs,
+    migrationUnschedulableTimeoutMs,
   };
+}
+
+/** A duration flag that must be more than 0. */
+function positiveDuration(name: string, value: string): number {
+  let ms: number;
+  try {
+    ms = parseDurationFlag(name, value);
+  } catch (err) {
+    if (err instanceof GoFlagError) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', err.message, { cause: err });
+    throw err;
+  }
+  if (ms <= 0) throw new ControllerError('CONTROLLER_ERR_BAD_FLAG', `--${name} must be more than 0, got ${value}`);
+  return ms;
 }

@@ -49,6 +49,7 @@ async function main(): Promise<number> {
     hostDisk: flags.hostDisk,
     evictionStrategy: flags.evictionStrategy,
     nodeHeartbeatTimeoutMs: flags.nodeHeartbeatTimeoutMs,
+    unschedulableTimeoutMs: flags.migrationUnschedulableTimeoutMs,
     workers: flags.workers,
     namespace: flags.namespace,
     instance: identity,

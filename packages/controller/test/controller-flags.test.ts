@@ -20,6 +20,7 @@ describe('parseControllerFlags', () => {
       hostDisk: { enabled: false, allowedDirs: [] },
       evictionStrategy: 'None',
       nodeHeartbeatTimeoutMs: 300_000,
+      migrationUnschedulableTimeoutMs: 300_000,
     });
   });
 
@@ -30,7 +31,7 @@ describe('parseControllerFlags', () => {
       '--leader-elect-lease-duration', '1m', '--leader-elect-renew-deadline=40s', '--leader-elect-retry-period', '1.5s',
       '--http-address', '10.0.0.5', '--metrics-port', '0',
       '--feature-gates=HostDisk', '--host-disk-allowed-dir', '/var/data', '--host-disk-allowed-dir=/srv/vm-disks',
-      '--eviction-strategy=LiveMigrate', '--node-heartbeat-timeout', '90s',
+      '--eviction-strategy=LiveMigrate', '--node-heartbeat-timeout', '90s', '--migration-unschedulable-timeout=20s',
     ]);
     assert.deepEqual(flags, {
       kubeconfig: '/k', launcherImage: 'img:1', allowEmulation: true, namespace: 'vms', workers: 8,
@@ -40,6 +41,7 @@ describe('parseControllerFlags', () => {
       hostDisk: { enabled: true, allowedDirs: ['/var/data', '/srv/vm-disks'] },
       evictionStrategy: 'LiveMigrate',
       nodeHeartbeatTimeoutMs: 90_000,
+      migrationUnschedulableTimeoutMs: 20_000,
     });
   });
 
@@ -64,6 +66,8 @@ describe('parseControllerFlags', () => {
     [['--eviction-strategy=Migrate'], /^--eviction-strategy: "Migrate" is not one of None, LiveMigrate, LiveMigrateIfPossible, External$/],
     [['--node-heartbeat-timeout=0s'], /^--node-heartbeat-timeout must be more than 0, got 0s$/],
     [['--node-heartbeat-timeout=soon'], /node-heartbeat-timeout/],
+    [['--migration-unschedulable-timeout=0s'], /^--migration-unschedulable-timeout must be more than 0, got 0s$/],
+    [['--migration-unschedulable-timeout=later'], /migration-unschedulable-timeout/],
     [['--leader-elect-lease-duration=soon'], /leader-elect-lease-duration/],
     [['--leader-elect-retry-period=-2s'], /leader-elect-retry-period/],
     [['--leader-elect-retry-period=0s'], /--leader-elect-retry-period must be more than 0/],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { EvictionStrategy, VirtualMachineInstance } from '@podvirt/api';
+import type { EvictionStrategy, VirtualMachineInstance, VirtualMachineInstanceMigration } from '@podvirt/api';
 import type { AdmissionRequest, AdmissionResult } from '../src/admission/admission-review.js';
 import { podEvictionAdmitter, type EvictedPod } from '../src/admission/pod-eviction-admitter.js';
 
@@ -55,6 +55,27 @@ interface World {
   vmi?: VirtualMachineInstance | Error | undefined;
   markFails?: boolean;
   clusterDefault?: EvictionStrategy;
+  migrations?: VirtualMachineInstanceMigration[] | Error;
+}
+
+const NOW = Date.parse('2026-01-01T12:00:00Z');
+
+/** A migration of vm1; `evacuatedFrom` marks it as an evacuation's, `failedAgoMs` as failed then. */
+function migration(name: string, phase: string, over: { evacuatedFrom?: string; failedAgoMs?: number; targetNode?: string; failureReason?: string } = {}): VirtualMachineInstanceMigration {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstanceMigration',
+    metadata: { name, namespace: NS, ...(over.evacuatedFrom === undefined ? {} : { annotations: { 'kubevirt.io/evacuationMigration': over.evacuatedFrom } }) },
+    spec: { vmiName: 'vm1' },
+    status: {
+      phase,
+      ...(over.failedAgoMs === undefined ? {} : { phaseTransitionTimestamps: [{ phase: 'Failed', phaseTransitionTimestamp: new Date(NOW - over.failedAgoMs).toISOString() }] }),
+      migrationState: {
+        ...(over.targetNode === undefined ? {} : { targetNode: over.targetNode }),
+        ...(over.failureReason === undefined ? {} : { failed: true, failureReason: over.failureReason }),
+      },
+    },
+  } as VirtualMachineInstanceMigration;
 }
 
 async function run(world: World, request = eviction()): Promise<{ result: AdmissionResult; marks: string[]; warnings: string[] }> {
@@ -64,6 +85,8 @@ async function run(world: World, request = eviction()): Promise<{ result: Admiss
   const admit = podEvictionAdmitter({
     getPod: () => value(world.pod),
     getVmi: () => value(world.vmi),
+    listMigrations: () => value(world.migrations ?? []),
+    now: () => new Date(NOW),
     markForEvacuation: async (target, node) => {
       if (world.markFails === true) throw new Error('conflict');
       marks.push(`${target.metadata.name ?? ''}@${node}`);
@@ -111,7 +134,9 @@ describe('eviction webhook', () => {
   for (const [title, world] of marked) {
     test(`refused 429 and the VMI marked with its node: ${title}`, async () => {
       const { result, marks } = await run(world);
-      assert.deepEqual(refusal(result), { code: 429, message: 'Eviction triggered evacuation of VMI "default/vm1"' });
+      const { code, message } = refusal(result);
+      assert.equal(code, 429);
+      assert.match(message, /^Eviction triggered evacuation of VMI "default\/vm1": /);
       assert.deepEqual(marks, ['vm1@node-a']);
     });
   }
@@ -137,9 +162,46 @@ describe('eviction webhook', () => {
 
   test('a VMI already marked: refused again, not marked twice', async () => {
     const { result, marks } = await run({ pod: launcherPod(), vmi: vmi({ strategy: 'LiveMigrate', migratable: true, evacuation: 'node-a' }) });
-    assert.deepEqual(refusal(result), { code: 429, message: 'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1"' });
+    assert.deepEqual(refusal(result), { code: 429, message: 'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": podvirt-controller migrates it away from node node-a' });
     assert.deepEqual(marks, []);
   });
+
+  // What `kubectl drain` prints on each retry: where the evacuation stands.
+  const live = (evacuation?: string): VirtualMachineInstance => vmi({ strategy: 'LiveMigrate', migratable: true, ...(evacuation === undefined ? {} : { evacuation }) });
+  const noNode = 'no node can take the target pod: 0/2 nodes are available: 1 node(s) were unschedulable';
+  const progressRows: Array<[string, World, string]> = [
+    ['the first eviction', { pod: launcherPod(), vmi: live() },
+      'Eviction triggered evacuation of VMI "default/vm1": podvirt-controller migrates it away from node node-a'],
+    ['External: left to an outside actor', { pod: launcherPod(), vmi: vmi({ strategy: 'External', migratable: false }) },
+      'Eviction triggered evacuation of VMI "default/vm1": its eviction strategy is External: an actor outside podvirt moves it away from node node-a'],
+    ['a migration of the VMI (a user\'s) already running when the drain starts', { pod: launcherPod(), vmi: live(), migrations: [migration('mig-user', 'Running', { targetNode: 'node-b' })] },
+      'Eviction triggered evacuation of VMI "default/vm1": migration mig-user to node node-b is Running'],
+    ['the migration waits for its target pod to be placed', { pod: launcherPod(), vmi: live('node-a'), migrations: [migration('kubevirt-evacuation-x', 'Scheduling', { evacuatedFrom: 'node-a' })] },
+      'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": migration kubevirt-evacuation-x is Scheduling: its target pod waits for a node'],
+    ['the migration was just created', { pod: launcherPod(), vmi: live('node-a'), migrations: [migration('kubevirt-evacuation-x', 'Pending', { evacuatedFrom: 'node-a' })] },
+      'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": migration kubevirt-evacuation-x is Pending'],
+    ['the migration runs', { pod: launcherPod(), vmi: live('node-a'), migrations: [migration('kubevirt-evacuation-x', 'Running', { evacuatedFrom: 'node-a', targetNode: 'node-b' })] },
+      'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": migration kubevirt-evacuation-x to node node-b is Running'],
+    ['the migration failed: no schedulable target, the next in the backoff', { pod: launcherPod(), vmi: live('node-a'), migrations: [migration('kubevirt-evacuation-x', 'Failed', { evacuatedFrom: 'node-a', failedAgoMs: 5_000, failureReason: noNode })] },
+      `Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": migration kubevirt-evacuation-x failed (${noNode}); podvirt-controller tries again in 15 s (backoff after 1 failure, at most 5 min)`],
+    ['two failures: the backoff doubled, the latest failure named', { pod: launcherPod(), vmi: live('node-a'), migrations: [
+      migration('kubevirt-evacuation-y', 'Failed', { evacuatedFrom: 'node-a', failedAgoMs: 1_000, failureReason: 'the target pod is gone' }),
+      migration('kubevirt-evacuation-x', 'Failed', { evacuatedFrom: 'node-a', failedAgoMs: 60_000, failureReason: noNode }),
+    ] },
+      'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": migration kubevirt-evacuation-y failed (the target pod is gone); podvirt-controller tries again in 39 s (backoff after 2 failures, at most 5 min)'],
+    ['the backoff is over', { pod: launcherPod(), vmi: live('node-a'), migrations: [migration('kubevirt-evacuation-x', 'Failed', { evacuatedFrom: 'node-a', failedAgoMs: 20_000, failureReason: noNode })] },
+      `Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": migration kubevirt-evacuation-x failed (${noNode}); podvirt-controller migrates it again now`],
+    ['a failed migration that was not the evacuation\'s (a user\'s) sets no backoff', { pod: launcherPod(), vmi: live('node-a'), migrations: [migration('mig-user', 'Failed', { failedAgoMs: 1_000, failureReason: 'aborted' })] },
+      'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": podvirt-controller migrates it away from node node-a'],
+    ['the migrations cannot be read: still refused, saying so', { pod: launcherPod(), vmi: live('node-a'), migrations: new Error('forbidden') },
+      'Evacuation in progress: Eviction triggered evacuation of VMI "default/vm1": podvirt-controller migrates it away from node node-a (its migrations could not be read: forbidden)'],
+  ];
+  for (const [title, world, message] of progressRows) {
+    test(`the 429 says where the evacuation stands: ${title}`, async () => {
+      const { result } = await run(world);
+      assert.deepEqual(refusal(result), { code: 429, message });
+    });
+  }
 
   test('the target pod of a running migration (another node than the VMI\'s): refused, not marked', async () => {
     const { result, marks } = await run({ pod: launcherPod({ node: 'node-b' }), vmi: vmi({ strategy: 'LiveMigrate', migratable: true }) });

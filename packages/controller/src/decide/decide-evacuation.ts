@@ -4,17 +4,11 @@
 // followed by another after a backoff (kubectl drain keeps retrying its eviction meanwhile);
 // once the VMI runs elsewhere the mark is cleared. `External` is left to whoever acts on it.
 
-import { effectiveEvictionStrategy, EvictionStrategy, isFinalMigrationPhase, isFinalPhase, MigrationPhase, notLiveMigratableReason, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
+import { effectiveEvictionStrategy, evacuationBackoff, EvictionStrategy, isFinalMigrationPhase, isFinalPhase, notLiveMigratableReason, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 
-/** Marks the migrations the controller creates for an eviction; the value is the node left. */
-export const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';
-/** The name prefix of those migrations (the API server adds a suffix). */
-export const EVACUATION_NAME_PREFIX = 'kubevirt-evacuation-';
-
-// After a failed evacuation migration the next waits 20 s, doubling per failure up to 5 minutes,
-// so a target that cannot be had (every other node cordoned) is not hammered.
-export const EVACUATION_BACKOFF_MS = 20_000;
-export const EVACUATION_BACKOFF_MAX_MS = 300_000;
+// The annotation, the name prefix and the backoff live in @podvirt/api: the eviction webhook tells
+// `kubectl drain` when the next try is due from the same numbers.
+export { EVACUATION_ANNOTATION, EVACUATION_BACKOFF_MAX_MS, EVACUATION_BACKOFF_MS, EVACUATION_NAME_PREFIX } from '@podvirt/api';
 
 export type EvacuationDecision =
   | { readonly kind: 'none'; readonly why: string }
@@ -33,23 +27,6 @@ export interface EvacuationInput {
   readonly now: Date;
 }
 
-function failedAt(vmim: VirtualMachineInstanceMigration): number | undefined {
-  if (vmim.status?.phase !== MigrationPhase.Failed) return undefined;
-  const stamp = vmim.status.phaseTransitionTimestamps?.find((t) => t.phase === MigrationPhase.Failed)?.phaseTransitionTimestamp;
-  return stamp === undefined ? undefined : Date.parse(stamp);
-}
-
-/** How long the next evacuation migration waits after the failed ones for `node`. */
-function backoffLeft(migrations: readonly VirtualMachineInstanceMigration[], node: string, now: Date): number {
-  const failures = migrations
-    .filter((m) => m.metadata.annotations?.[EVACUATION_ANNOTATION] === node)
-    .map(failedAt)
-    .filter((t): t is number => t !== undefined && Number.isFinite(t));
-  if (failures.length === 0) return 0;
-  const delay = Math.min(EVACUATION_BACKOFF_MS * 2 ** (failures.length - 1), EVACUATION_BACKOFF_MAX_MS);
-  return Math.max(0, Math.max(...failures) + delay - now.getTime());
-}
-
 export function decideEvacuation(input: EvacuationInput): EvacuationDecision {
   const { vmi } = input;
   const node = vmi.status?.evacuationNodeName ?? '';
@@ -60,7 +37,7 @@ export function decideEvacuation(input: EvacuationInput): EvacuationDecision {
   if (input.creationPending) return { kind: 'none', why: 'a migration was just created' };
   if (input.migrations.some((m) => !isFinalMigrationPhase(m.status?.phase))) return { kind: 'none', why: 'a migration of the VMI is under way' };
   if (notLiveMigratableReason(vmi) !== undefined) return { kind: 'none', why: 'the VMI is not LiveMigratable' };
-  const left = backoffLeft(input.migrations, node, input.now);
+  const left = evacuationBackoff(input.migrations, node, input.now).leftMs;
   if (left > 0) return { kind: 'wait', afterMs: left, why: 'the last evacuation migration failed' };
   return { kind: 'create', nodeName: node };
 }

@@ -1,8 +1,8 @@
 // The eviction webhook's reads and writes on the API server: the pod and its VMI, the VMI's
-// evacuation mark (a merge patch of its status, which only names that field), and a Warning
-// Event on the VMI recorded as podvirt-api.
+// migrations (to say where its evacuation stands), the VMI's evacuation mark (a merge patch of
+// its status, which only names that field), and a Warning Event on the VMI recorded as podvirt-api.
 
-import { vmiReference, VMI_RESOURCE, type EvictionStrategy, type VirtualMachineInstance } from '@podvirt/api';
+import { MIGRATION_RESOURCE, vmiReference, VMI_RESOURCE, type EvictionStrategy, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { EventRecorder, KubeEventSink, PODS, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { EvictedPod, PodEvictionDeps } from './pod-eviction-admitter.js';
@@ -18,6 +18,7 @@ export interface KubeEvictionDeps {
 export function kubeEvictionDeps(client: KubeClient, log: Logger, clusterDefault: EvictionStrategy, instance: string): KubeEvictionDeps {
   const pods = new ResourceClient<EvictedPod>(client, PODS);
   const vmis = new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE);
+  const migrations = new ResourceClient<VirtualMachineInstanceMigration>(client, MIGRATION_RESOURCE);
   const events = new EventRecorder<VirtualMachineInstance>({
     sink: new KubeEventSink(client),
     reference: vmiReference,
@@ -30,6 +31,8 @@ export function kubeEvictionDeps(client: KubeClient, log: Logger, clusterDefault
     deps: {
       getPod: (namespace, name, signal) => pods.get(namespace, name, signal),
       getVmi: (namespace, name, signal) => vmis.get(namespace, name, signal),
+      // Every migration of the namespace: a migration carries no label naming its VMI.
+      listMigrations: async (namespace, vmiName, signal) => (await migrations.list(namespace, {}, signal)).items.filter((m) => m.spec?.vmiName === vmiName),
       markForEvacuation: async (vmi, nodeName, signal) => {
         await vmis.mergePatchStatus(vmi.metadata.namespace, vmi.metadata.name ?? '', { status: { evacuationNodeName: nodeName } }, signal);
       },

@@ -7,8 +7,13 @@
 // outside podvirt acts), and once the source pod has completed the next try goes through.
 // `LiveMigrate` on a VMI that cannot migrate refuses the eviction naming why, so a drain stops
 // there rather than kill the guest.
+// Every refusal of a marked VMI says where its evacuation stands, as `kubectl drain` prints it on
+// each retry: the migration under way (its phase and target node), or the last one that failed
+// (its reason, e.g. no node could take the target pod) and when podvirt-controller tries again.
+// The messages keep KubeVirt's beginnings ("Eviction triggered evacuation of VMI", "Evacuation in
+// progress"), which tools such as the descheduler look for.
 
-import { APP_LABEL, DOMAIN_ANNOTATION, effectiveEvictionStrategy, EventReason, EvictionStrategy, isFinalPhase, LAUNCHER_APP_LABEL_VALUE, notLiveMigratableReason, type VirtualMachineInstance } from '@podvirt/api';
+import { APP_LABEL, DOMAIN_ANNOTATION, evacuationBackoff, EVACUATION_BACKOFF_MAX_MS, effectiveEvictionStrategy, EventReason, EvictionStrategy, isFinalMigrationPhase, isFinalPhase, LAUNCHER_APP_LABEL_VALUE, MigrationPhase, notLiveMigratableReason, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
 import { ALLOWED, type AdmissionRequest, type AdmissionResult } from './admission-review.js';
 
 /** The launcher pod as the webhook reads it. */
@@ -23,6 +28,8 @@ export interface PodEvictionDeps {
   readonly getPod: (namespace: string, name: string, signal: AbortSignal) => Promise<EvictedPod | undefined>;
   /** undefined: no such VMI. */
   readonly getVmi: (namespace: string, name: string, signal: AbortSignal) => Promise<VirtualMachineInstance | undefined>;
+  /** The migrations of VMI `vmiName` in `namespace`. */
+  readonly listMigrations: (namespace: string, vmiName: string, signal: AbortSignal) => Promise<readonly VirtualMachineInstanceMigration[]>;
   /** Writes `status.evacuationNodeName` (a status merge patch). */
   readonly markForEvacuation: (vmi: VirtualMachineInstance, nodeName: string, signal: AbortSignal) => Promise<void>;
   /** A Warning Event on the VMI. */
@@ -31,6 +38,7 @@ export interface PodEvictionDeps {
   readonly clusterDefault: EvictionStrategy;
   /** Bound of the reads and the write: under the webhook's timeoutSeconds (5). */
   readonly timeoutMs?: number;
+  readonly now?: () => Date;
 }
 
 export const EVICTION_WEBHOOK_TIMEOUT_MS = 4_000;
@@ -81,9 +89,11 @@ async function decide(deps: PodEvictionDeps, request: AdmissionRequest, vmi: Vir
     deps.warn(vmi, EventReason.EvictionNotMigratable, message);
     return refused(message);
   }
-  const triggered = `Eviction triggered evacuation of VMI "${ref}"`;
-  if ((vmi.status?.evacuationNodeName ?? '') !== '') return refused(`Evacuation in progress: ${triggered}`);
   const nodeName = pod.spec?.nodeName ?? '';
+  const marked = vmi.status?.evacuationNodeName ?? '';
+  const triggered = `Eviction triggered evacuation of VMI "${ref}"`;
+  const progress = async (): Promise<string> => `${triggered}: ${await evacuationProgress(deps, vmi, strategy, marked === '' ? nodeName : marked, signal)}`;
+  if (marked !== '') return refused(`Evacuation in progress: ${await progress()}`);
   // The pod of a migration's target (or a pod not yet placed) is not where the VMI runs.
   if (nodeName === '' || vmi.status?.nodeName !== nodeName) return refused(`Eviction request for the target pod of VMI "${ref}"`);
   if (!isDryRun(request)) {
@@ -93,5 +103,35 @@ async function decide(deps: PodEvictionDeps, request: AdmissionRequest, vmi: Vir
       return refused(`podvirt failed to mark VMI "${ref}" for evacuation: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  return refused(triggered);
+  return refused(await progress());
+}
+
+const seconds = (ms: number): string => `${Math.ceil(ms / 1000)} s`;
+
+/** Where the evacuation of `vmi` away from `node` stands, in words for the drain's user. */
+async function evacuationProgress(deps: PodEvictionDeps, vmi: VirtualMachineInstance, strategy: EvictionStrategy, node: string, signal: AbortSignal): Promise<string> {
+  if (strategy === EvictionStrategy.External) return `its eviction strategy is External: an actor outside podvirt moves it away from node ${node}`;
+  let migrations;
+  try {
+    migrations = await deps.listMigrations(vmi.metadata.namespace ?? '', vmi.metadata.name ?? '', signal);
+  } catch (err) {
+    return `podvirt-controller migrates it away from node ${node} (its migrations could not be read: ${err instanceof Error ? err.message : String(err)})`;
+  }
+  const running = migrations.find((m) => !isFinalMigrationPhase(m.status?.phase));
+  if (running !== undefined) return migrationUnderWay(running);
+  const backoff = evacuationBackoff(migrations, node, deps.now?.() ?? new Date());
+  if (backoff.last === undefined) return `podvirt-controller migrates it away from node ${node}`;
+  const failed = `migration ${backoff.last.metadata.name ?? ''} failed (${backoff.last.status?.migrationState?.failureReason ?? 'no reason given'})`;
+  const count = backoff.failures === 1 ? '1 failure' : `${backoff.failures} failures`;
+  if (backoff.leftMs === 0) return `${failed}; podvirt-controller migrates it again now`;
+  return `${failed}; podvirt-controller tries again in ${seconds(backoff.leftMs)} (backoff after ${count}, at most ${EVACUATION_BACKOFF_MAX_MS / 60_000} min)`;
+}
+
+function migrationUnderWay(m: VirtualMachineInstanceMigration): string {
+  const name = `migration ${m.metadata.name ?? ''}`;
+  const phase = m.status?.phase ?? MigrationPhase.Pending;
+  const target = m.status?.migrationState?.targetNode;
+  if (phase === MigrationPhase.Pending) return `${name} is Pending`;
+  if (phase === MigrationPhase.Scheduling || target === undefined) return `${name} is ${phase}: its target pod waits for a node`;
+  return `${name} to node ${target} is ${phase}`;
 }
