@@ -12,8 +12,10 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { eventually, openTestWebSocket, type WsConnectOptions } from '@podvirt/test-support';
+import { writeKubeconfig, writeTlsKubeconfig } from '../testbed/apiserver/kubeconfig.js';
 import { issueCertificate } from '../testbed/control-plane/cluster-pki.js';
 import { controlPlaneFromEnv, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
@@ -28,15 +30,21 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
   /** How alice reaches the API server: TLS with her certificate, or plain HTTP with her token. */
   let as: { tls: { ca: string; cert: string; key: string } } | { headers: Record<string, string> };
   let url: URL;
+  /** podvirtctl's way in as alice. */
+  let aliceKubeconfig: string;
 
   before(async () => {
     const cp = suite.stack.testbed.controlPlane;
     url = new URL(suite.stack.testbed.apiUrl);
-    if (cp === undefined) as = { headers: { authorization: 'Bearer alice' } };
-    else {
+    aliceKubeconfig = join(suite.stack.stateDir, 'alice.kubeconfig');
+    if (cp === undefined) {
+      as = { headers: { authorization: 'Bearer alice' } };
+      await writeKubeconfig(aliceKubeconfig, suite.stack.testbed.apiUrl, 'alice');
+    } else {
       const alice = await issueCertificate(cp.pki, 'tenant-alice', '/CN=alice/O=tenants', 'clientAuth');
       const [ca, cert, key] = await Promise.all([cp.pki.caCert, alice.cert, alice.key].map((f) => readFile(f, 'utf8')));
       as = { tls: { ca: ca ?? '', cert: cert ?? '', key: key ?? '' } };
+      await writeTlsKubeconfig(aliceKubeconfig, cp.url, cp.pki.caCert, alice);
     }
     await suite.apply(
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER_NS } },
@@ -93,6 +101,19 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
     assert.equal(resumed.status, 200, resumed.body);
     await eventually(async () => !(await paused()), { deadlineMs: 30_000, what: 'Paused condition gone' });
     assert.ok(suite.stack.api?.lines.some((l) => l.msg === 'subresource served' && l['user'] === 'alice' && l['subresource'] === 'pause'));
+  });
+
+  test('podvirtctl with alice\'s kubeconfig: pause and unpause through the API server, refused in another namespace', async () => {
+    const pause = await suite.podvirtctlAs(aliceKubeconfig, 'pause', `${NS}/${VM}`);
+    assert.equal(pause.code, 0, pause.stderr);
+    assert.equal(pause.stdout, `VMI ${NS}/${VM} was paused\n`);
+    await eventually(paused, { deadlineMs: 30_000, what: 'Paused condition' });
+    const unpause = await suite.podvirtctlAs(aliceKubeconfig, 'unpause', `${NS}/${VM}`);
+    assert.equal(unpause.code, 0, unpause.stderr);
+    await eventually(async () => !(await paused()), { deadlineMs: 30_000, what: 'Paused condition gone' });
+    const elsewhere = await suite.podvirtctlAs(aliceKubeconfig, 'pause', `${OTHER_NS}/${VM}`);
+    assert.equal(elsewhere.code, 1);
+    assert.match(elsewhere.stderr, /User "alice" cannot update resource "virtualmachineinstances\/pause"/);
   });
 
   test('403 naming the user and the verb in another namespace and for a verb not granted', async () => {

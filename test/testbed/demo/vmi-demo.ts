@@ -81,7 +81,7 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
     out.step("the VMI's Events");
     await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp']);
 
-    out.step("pausing and unpausing through the handler's node API");
+    out.step("pausing and unpausing through the API server: KubeVirt's subresources, served by podvirt-api");
     await shell.podvirtctl(['pause', 'vmi', VMI]);
     await shell.kubectl(['get', 'vmi', VMI, '-o', 'wide']);
     await shell.podvirtctl(['unpause', 'vmi', VMI]);
