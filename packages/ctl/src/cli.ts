@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import type { CommandName } from './command-table.js';
 import type { CommandResult } from './commands/command-result.js';
 import { runGuest } from './commands/guest.js';
-import { attachExitCode, runGuestStream } from './commands/guest-streams.js';
+import { attachExitCode, runGuestStream, type GuestStreams } from './commands/guest-streams.js';
 import { runList } from './commands/list.js';
 import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
@@ -18,6 +18,7 @@ import type { NodeApi, NodeApiClient } from './node-client.js';
 import type { VmStateApi } from '@podvirt/api';
 import { KubeClient, KubeVmStateApi, loadKubeConfig } from '@podvirt/kube-runtime';
 import { SubresourceClient } from './subresource-client.js';
+import { openApiGuestStream } from './stream/api-guest-stream.js';
 import { openNodeClient } from './open-node-client.js';
 import { parseArgs, type CallSettings, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
 import { renderFailure, type FailureContext } from './render/failure.js';
@@ -159,18 +160,29 @@ async function runMigration(context: CliContext, invocation: MigrateInvocation):
 }
 
 async function runStream(context: CliContext, invocation: StreamInvocation): Promise<number> {
-  const { connection, timeoutMs } = invocation.call;
+  const { connection, timeoutMs, api } = invocation.call;
+  const viaApi = viaApiServer(context, api);
   let client: NodeApiClient | undefined;
+  let kube: KubeClient | undefined;
   try {
     const terminal = context.terminal;
     if (terminal === undefined) throw new UsageError(`${invocation.kind} needs the process's terminal`, invocation.kind);
-    client = await openNodeClient(connection, timeoutMs, context.signal);
-    return await runGuestStream(client, invocation, { ...terminal, stderr: context.stderr, signal: context.signal });
+    let streams: GuestStreams;
+    if (viaApi) {
+      const k = await (context.openKubeClient ?? ((path) => openKubeClient(context, path)))(api.kubeconfig);
+      kube = k;
+      streams = { openStream: (kind, options) => openApiGuestStream(k, kind, options) };
+    } else {
+      client = await openNodeClient(connection, timeoutMs, context.signal);
+      streams = client;
+    }
+    return await runGuestStream(streams, invocation, { ...terminal, stderr: context.stderr, signal: context.signal });
   } catch (err) {
-    const code = fail(context, err, { command: invocation.kind, connection, timeoutMs, interrupted: context.signal.aborted });
+    const code = fail(context, err, { command: invocation.kind, connection: viaApi ? undefined : connection, timeoutMs, interrupted: context.signal.aborted });
     return context.signal.aborted ? code : (attachExitCode(err) ?? code);
   } finally {
     client?.close();
+    await kube?.close();
   }
 }
 

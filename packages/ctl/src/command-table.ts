@@ -108,13 +108,13 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   'console': {
     summary: 'Attach the terminal to a VMI\'s serial console (Ctrl+] detaches)',
     args: VMI_ARGS,
-    flags: ['namespace', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
+    flags: ['namespace', 'takeover', 'kubeconfig', 'node', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
     examples: ['podvirtctl console vmi testvm', 'podvirtctl console prod/testvm --timeout 1m'],
   },
   'vnc': {
     summary: 'Serve a VMI\'s screen to a local VNC viewer',
     args: VMI_ARGS,
-    flags: ['namespace', 'proxy-only', 'port', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
+    flags: ['namespace', 'proxy-only', 'port', 'takeover', 'kubeconfig', 'node', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
     examples: ['podvirtctl vnc vmi testvm --proxy-only', 'podvirtctl vnc vmi testvm --proxy-only --port 5901'],
   },
   'migrate': {

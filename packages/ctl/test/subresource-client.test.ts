@@ -8,8 +8,13 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { KubeClient, loadKubeConfig } from '@podvirt/kube-runtime';
+import { eventually } from '@podvirt/test-support';
 import { runCli } from '../src/cli.js';
+import { NodeApiError } from '../src/node-api-error.js';
+import { openApiGuestStream } from '../src/stream/api-guest-stream.js';
 
 interface Seen {
   readonly method: string;
@@ -26,6 +31,10 @@ describe('podvirtctl through the API server', () => {
   let kubeconfig: string;
   const seen: Seen[] = [];
   const answers = new Map<string, { status: number; body: unknown }>();
+  const upgrades: Array<{ url: string; headers: IncomingHttpHeaders; socket: Duplex }> = [];
+  const clientFrames = new Map<Duplex, Array<{ opcode: number; payload: Buffer }>>();
+  /** Upgraded sockets still open: a test that fails midway leaves none behind. */
+  const sockets = new Set<Duplex>();
 
   before(async () => {
     server = createServer((req, res) => {
@@ -37,6 +46,34 @@ describe('podvirtctl through the API server', () => {
         const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
         res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
         res.end(text);
+      });
+    });
+    server.on('upgrade', (req, socket: Duplex) => {
+      upgrades.push({ url: req.url ?? '', headers: req.headers, socket });
+      sockets.add(socket);
+      socket.on('end', () => socket.end());
+      socket.on('close', () => sockets.delete(socket));
+      const refusal = answers.get(req.url ?? '');
+      if (refusal !== undefined) {
+        const text = JSON.stringify(refusal.body);
+        socket.end(`HTTP/1.1 ${refusal.status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+        return;
+      }
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-protocol: plain.kubevirt.io\r\n\r\n');
+      // What the client sends, unmasked, one frame per entry.
+      let buf = Buffer.alloc(0);
+      const received: Array<{ opcode: number; payload: Buffer }> = [];
+      clientFrames.set(socket, received);
+      socket.on('data', (chunk: Buffer) => {
+        buf = Buffer.concat([buf, chunk]);
+        while (buf.length >= 6) {
+          const len = (buf[1] ?? 0) & 0x7f;
+          if (len >= 126 || buf.length < 6 + len) break;
+          const mask = buf.subarray(2, 6);
+          const payload = Buffer.from(buf.subarray(6, 6 + len).map((b, i) => b ^ (mask[i % 4] ?? 0)));
+          received.push({ opcode: (buf[0] ?? 0) & 0x0f, payload });
+          buf = buf.subarray(6 + len);
+        }
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,6 +89,7 @@ describe('podvirtctl through the API server', () => {
   });
 
   after(async () => {
+    assert.equal(sockets.size, 0, 'every websocket was closed');
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await rm(dir, { recursive: true, force: true });
   });
@@ -59,6 +97,57 @@ describe('podvirtctl through the API server', () => {
   beforeEach(() => {
     seen.length = 0;
     answers.clear();
+    upgrades.length = 0;
+  });
+
+  async function kube(): Promise<KubeClient> {
+    return KubeClient.create(await loadKubeConfig({ kubeconfig, env: {}, homeDir: dir }));
+  }
+
+  test('console through the API server: a websocket as the kubeconfig\'s user; bytes both ways; detaching closes with 1000', async () => {
+    const client = await kube();
+    try {
+      const stream = openApiGuestStream(client, 'console', { vmi: { namespace: 'prod', name: 'v1' }, takeover: true, attachTimeoutMs: 5000 });
+      const got: Buffer[] = [];
+      stream.onData((c) => got.push(c));
+      assert.equal(await stream.attached, '');
+      const up = upgrades[0];
+      assert.ok(up !== undefined);
+      assert.equal(up.url, `${BASE}/prod/virtualmachineinstances/v1/console?takeover=true`);
+      assert.equal(up.headers.authorization, 'Bearer alice');
+      assert.equal(up.headers['sec-websocket-protocol'], 'plain.kubevirt.io');
+      up.socket.write(Buffer.concat([Buffer.from([0x82, 5]), Buffer.from('login')]));
+      await eventually(() => Buffer.concat(got).toString() === 'login', { deadlineMs: 5000, what: 'the server\'s bytes' });
+      stream.write(Buffer.from('root\r'));
+      stream.end();
+      const frames = clientFrames.get(up.socket) ?? [];
+      await eventually(() => frames.length === 2, { deadlineMs: 5000, what: 'two frames from the client' });
+      assert.deepEqual(frames.map((f) => [f.opcode, f.payload.toString('hex')]), [[0x2, Buffer.from('root\r').toString('hex')], [0x8, '03e8']]);
+      up.socket.end(Buffer.from([0x88, 2, 0x03, 0xe8]));
+      assert.deepEqual(await stream.ended, { kind: 'closed' });
+      await eventually(() => sockets.size === 0, { deadlineMs: 5000, what: 'the websocket closed' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a refused upgrade is the NodeApiError of its status; a close with 1001 ends the stream as UNAVAILABLE with the server\'s reason', async () => {
+    const client = await kube();
+    try {
+      answers.set(`${BASE}/prod/virtualmachineinstances/v1/vnc`, { status: 409, body: { kind: 'Status', code: 409, message: 'VMI prod/v1 is not Running (phase Scheduling)' } });
+      const refused = openApiGuestStream(client, 'vnc', { vmi: { namespace: 'prod', name: 'v1' }, takeover: false, attachTimeoutMs: 5000 });
+      await assert.rejects(refused.attached, (err: unknown) => err instanceof NodeApiError && err.status === 'FAILED_PRECONDITION' && err.message === 'VMI prod/v1 is not Running (phase Scheduling)');
+      const stream = openApiGuestStream(client, 'console', { vmi: { namespace: 'prod', name: 'v2' }, takeover: false, attachTimeoutMs: 5000 });
+      await stream.attached;
+      const reason = Buffer.from('podvirt-api is stopping; reconnect');
+      upgrades.at(-1)?.socket.write(Buffer.concat([Buffer.from([0x88, 2 + reason.length, 0x03, 0xe9]), reason]));
+      const end = await stream.ended;
+      await eventually(() => sockets.size === 0, { deadlineMs: 5000, what: 'the websocket closed after the close handshake' });
+      assert.equal(end.kind, 'failed');
+      assert.ok(end.kind === 'failed' && end.error.status === 'UNAVAILABLE' && end.error.message === 'podvirt-api is stopping; reconnect');
+    } finally {
+      await client.close();
+    }
   });
 
   async function ctl(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
