@@ -1,35 +1,51 @@
-// KubeVirt's subresource API through kube-apiserver's aggregation layer on the real control plane:
-// a user with a Role granting virtualmachineinstances/pause, /unpause and /console in one
-// namespace pauses, unpauses and opens the console of a VMI there (a websocket through
-// kube-apiserver, podvirt-api and the node's handler), and is refused elsewhere and for verbs
-// the Role does not grant, with a 403 naming the user and the verb; and starts a VirtualMachine
-// through virtualmachines/start (202, the VM's runStrategy written; a second start 409). Fault:
+// KubeVirt's subresource API through the API server's aggregation layer, on the lane
+// PODVIRT_TESTBED_CONTROL_PLANE names (the in-repo API server by default, kube-apiserver with
+// `real`): a user with a Role granting virtualmachineinstances/pause, /unpause and /console in one
+// namespace pauses, unpauses and opens the console of a VMI there (a websocket through the API
+// server, podvirt-api and the node's handler), and is refused elsewhere and for verbs the Role
+// does not grant, with a 403 naming the user and the verb; and starts a VirtualMachine through
+// virtualmachines/start (202, the VM's runStrategy written; a second start 409). Fault:
 // podvirt-api restarted mid-console closes the websocket with 1001 and leaves the guest as it was.
+// The user is alice: a client certificate (CN=alice, O=tenants) on kube-apiserver, the bearer
+// token `alice` on the in-repo API server (which takes a token as the user's name).
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { eventually, openTestWebSocket } from '@podvirt/test-support';
+import { eventually, openTestWebSocket, type WsConnectOptions } from '@podvirt/test-support';
+import { writeKubeconfig, writeTlsKubeconfig } from '../testbed/apiserver/kubeconfig.js';
 import { issueCertificate } from '../testbed/control-plane/cluster-pki.js';
-import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+import { controlPlaneFromEnv, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 
-const skip = process.env['PODVIRT_SKIP_REAL_CONTROL_PLANE'] === '1' ? 'PODVIRT_SKIP_REAL_CONTROL_PLANE=1' : false;
 const VM = 'tenant-vm';
 const OTHER_NS = 'tenant-b';
 const BASE = '/apis/subresources.kubevirt.io/v1/namespaces';
 
-describe('the subresource API as a tenant, through kube-apiserver', { skip }, () => {
-  const suite = VmiSuite.setUp({ stack: { controlPlane: 'real' } });
-  let tls: { ca: string; cert: string; key: string };
+const lane = controlPlaneFromEnv().controlPlane === 'real' ? 'kube-apiserver' : 'the in-repo API server';
+
+describe(`the subresource API as a tenant, through ${lane}`, () => {
+  const suite = VmiSuite.setUp();
+  /** How alice reaches the API server: TLS with her certificate, or plain HTTP with her token. */
+  let as: { tls: { ca: string; cert: string; key: string } } | { headers: Record<string, string> };
   let url: URL;
+  /** podvirtctl's way in as alice. */
+  let aliceKubeconfig: string;
 
   before(async () => {
     const cp = suite.stack.testbed.controlPlane;
-    assert.ok(cp !== undefined);
-    url = new URL(cp.url);
-    const alice = await issueCertificate(cp.pki, 'tenant-alice', '/CN=alice/O=tenants', 'clientAuth');
-    const [ca, cert, key] = await Promise.all([cp.pki.caCert, alice.cert, alice.key].map((f) => readFile(f, 'utf8')));
-    tls = { ca: ca ?? '', cert: cert ?? '', key: key ?? '' };
+    url = new URL(suite.stack.testbed.apiUrl);
+    aliceKubeconfig = join(suite.stack.stateDir, 'alice.kubeconfig');
+    if (cp === undefined) {
+      as = { headers: { authorization: 'Bearer alice' } };
+      await writeKubeconfig(aliceKubeconfig, suite.stack.testbed.apiUrl, 'alice');
+    } else {
+      const alice = await issueCertificate(cp.pki, 'tenant-alice', '/CN=alice/O=tenants', 'clientAuth');
+      const [ca, cert, key] = await Promise.all([cp.pki.caCert, alice.cert, alice.key].map((f) => readFile(f, 'utf8')));
+      as = { tls: { ca: ca ?? '', cert: cert ?? '', key: key ?? '' } };
+      await writeTlsKubeconfig(aliceKubeconfig, cp.url, cp.pki.caCert, alice);
+    }
     await suite.apply(
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER_NS } },
       {
@@ -53,16 +69,23 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
 
   function put(path: string, body?: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-      const req = request({ host: url.hostname, port: url.port, path, method: 'PUT', headers, ...tls, agent: false }, (res) => {
+      const headers = { ...('headers' in as ? as.headers : {}), ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) };
+      const options = { host: url.hostname, port: url.port, path, method: 'PUT', headers, agent: false };
+      const onResponse = (res: IncomingMessage): void => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      };
+      const req = 'tls' in as ? httpsRequest({ ...options, ...as.tls }, onResponse) : httpRequest(options, onResponse);
       req.on('error', reject);
       req.end(body);
     });
   }
+
+  const consoleAt = (namespace: string): WsConnectOptions => ({
+    host: url.hostname, port: Number(url.port), path: `${BASE}/${namespace}/virtualmachineinstances/${VM}/console`, protocol: 'plain.kubevirt.io',
+    ...('tls' in as ? as.tls : { headers: as.headers }),
+  });
 
   const paused = async (): Promise<boolean> => (await suite.vmi(VM))?.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') === true;
 
@@ -80,6 +103,19 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
     assert.ok(suite.stack.api?.lines.some((l) => l.msg === 'subresource served' && l['user'] === 'alice' && l['subresource'] === 'pause'));
   });
 
+  test('podvirtctl with alice\'s kubeconfig: pause and unpause through the API server, refused in another namespace', async () => {
+    const pause = await suite.podvirtctlAs(aliceKubeconfig, 'pause', `${NS}/${VM}`);
+    assert.equal(pause.code, 0, pause.stderr);
+    assert.equal(pause.stdout, `VMI ${NS}/${VM} was paused\n`);
+    await eventually(paused, { deadlineMs: 30_000, what: 'Paused condition' });
+    const unpause = await suite.podvirtctlAs(aliceKubeconfig, 'unpause', `${NS}/${VM}`);
+    assert.equal(unpause.code, 0, unpause.stderr);
+    await eventually(async () => !(await paused()), { deadlineMs: 30_000, what: 'Paused condition gone' });
+    const elsewhere = await suite.podvirtctlAs(aliceKubeconfig, 'pause', `${OTHER_NS}/${VM}`);
+    assert.equal(elsewhere.code, 1);
+    assert.match(elsewhere.stderr, /User "alice" cannot update resource "virtualmachineinstances\/pause"/);
+  });
+
   test('403 naming the user and the verb in another namespace and for a verb not granted', async () => {
     const elsewhere = await put(`${BASE}/${OTHER_NS}/virtualmachineinstances/${VM}/pause`);
     assert.equal(elsewhere.status, 403);
@@ -89,8 +125,8 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
     assert.match(reset.body, /User \\?"alice\\?" cannot update resource \\?"virtualmachineinstances\/reset\\?"/);
   });
 
-  test('the console: a websocket through kube-apiserver, a command typed and its answer read', async () => {
-    const ws = await openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+  test('the console: a websocket through the API server, a command typed and its answer read', async () => {
+    const ws = await openTestWebSocket(consoleAt(NS));
     // A failed step leaves no socket open.
     try {
       assert.equal(ws.status, 101, ws.body);
@@ -103,7 +139,7 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
     } finally {
       ws.destroy();
     }
-    const elsewhere = await openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${OTHER_NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+    const elsewhere = await openTestWebSocket(consoleAt(OTHER_NS));
     elsewhere.destroy();
     assert.equal(elsewhere.status, 403);
     assert.match(elsewhere.body, /cannot get resource \\?"virtualmachineinstances\/console\\?"/);
@@ -134,7 +170,7 @@ describe('the subresource API as a tenant, through kube-apiserver', { skip }, ()
   });
 
   test('podvirt-api restarted mid-console: the client gets close code 1001, the guest is untouched, a new console works', async () => {
-    const open = () => openTestWebSocket({ host: url.hostname, port: Number(url.port), path: `${BASE}/${NS}/virtualmachineinstances/${VM}/console`, ...tls, protocol: 'plain.kubevirt.io' });
+    const open = () => openTestWebSocket(consoleAt(NS));
     const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
     const bootId = async (ws: Awaited<ReturnType<typeof open>>): Promise<string> => {
       const text = (): string => Buffer.concat(ws.frames.filter((f) => f.opcode === 0x2 || f.opcode === 0x1).map((f) => f.payload)).toString();

@@ -223,9 +223,14 @@ export class VmiSuite {
   }
 
   /** podvirtctl as a user runs it, against this stack's API server; never throws on a failed command. */
-  async podvirtctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  podvirtctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return this.podvirtctlAs(this.stack.kubeconfigPath, ...args);
+  }
+
+  /** podvirtctl with another user's kubeconfig; never throws on a failed command. */
+  async podvirtctlAs(kubeconfig: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     try {
-      const { stdout, stderr } = await runFile(process.execPath, [PODVIRTCTL, ...args, '--kubeconfig', this.stack.kubeconfigPath], { timeout: 60_000 });
+      const { stdout, stderr } = await runFile(process.execPath, [PODVIRTCTL, ...args, '--kubeconfig', kubeconfig], { timeout: 60_000 });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -1,9 +1,11 @@
 // One podvirtctl run, from argv to exit code, with the process kept out: main.ts passes in the
 // arguments, the environment, the output streams and a signal that SIGINT aborts.
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { CommandName } from './command-table.js';
 import type { CommandResult } from './commands/command-result.js';
 import { runGuest } from './commands/guest.js';
-import { attachExitCode, runGuestStream } from './commands/guest-streams.js';
+import { attachExitCode, runGuestStream, type GuestStreams } from './commands/guest-streams.js';
 import { runList } from './commands/list.js';
 import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
@@ -15,8 +17,10 @@ import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
 import type { VmStateApi } from '@podvirt/api';
 import { KubeClient, KubeVmStateApi, loadKubeConfig } from '@podvirt/kube-runtime';
+import { SubresourceClient } from './subresource-client.js';
+import { openApiGuestStream } from './stream/api-guest-stream.js';
 import { openNodeClient } from './open-node-client.js';
-import { parseArgs, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
+import { parseArgs, type CallSettings, type Invocation, type OutputFormat, type ParseEnv } from './parse-args.js';
 import { renderFailure, type FailureContext } from './render/failure.js';
 import { renderStructured } from './render/structured.js';
 import type { TerminalInput, TerminalOutput } from './stream/terminal.js';
@@ -42,6 +46,8 @@ export interface CliContext {
   readonly openMigrationApi?: (kubeconfig: string | undefined) => Promise<OpenMigrationApi>;
   /** Replaces the Kubernetes client for start, stop and restart (tests). */
   readonly openVmApi?: (kubeconfig: string | undefined) => Promise<OpenVmApi>;
+  /** Replaces the Kubernetes client of the VMI commands through the API server (tests). */
+  readonly openKubeClient?: (kubeconfig: string | undefined) => Promise<KubeClient>;
   /** Replaces the Kubernetes client for addvolume and removevolume (tests). */
   readonly openVolumeApi?: (kubeconfig: string | undefined) => Promise<OpenVolumeApi>;
 }
@@ -154,23 +160,62 @@ async function runMigration(context: CliContext, invocation: MigrateInvocation):
 }
 
 async function runStream(context: CliContext, invocation: StreamInvocation): Promise<number> {
-  const { connection, timeoutMs } = invocation.call;
+  const { connection, timeoutMs, api } = invocation.call;
+  const viaApi = viaApiServer(context, api);
   let client: NodeApiClient | undefined;
+  let kube: KubeClient | undefined;
   try {
     const terminal = context.terminal;
     if (terminal === undefined) throw new UsageError(`${invocation.kind} needs the process's terminal`, invocation.kind);
-    client = await openNodeClient(connection, timeoutMs, context.signal);
-    return await runGuestStream(client, invocation, { ...terminal, stderr: context.stderr, signal: context.signal });
+    let streams: GuestStreams;
+    if (viaApi) {
+      const k = await (context.openKubeClient ?? ((path) => openKubeClient(context, path)))(api.kubeconfig);
+      kube = k;
+      streams = { openStream: (kind, options) => openApiGuestStream(k, kind, options) };
+    } else {
+      client = await openNodeClient(connection, timeoutMs, context.signal);
+      streams = client;
+    }
+    return await runGuestStream(streams, invocation, { ...terminal, stderr: context.stderr, signal: context.signal });
   } catch (err) {
-    const code = fail(context, err, { command: invocation.kind, connection, timeoutMs, interrupted: context.signal.aborted });
+    const code = fail(context, err, { command: invocation.kind, connection: viaApi ? undefined : connection, timeoutMs, interrupted: context.signal.aborted });
     return context.signal.aborted ? code : (attachExitCode(err) ?? code);
   } finally {
     client?.close();
+    await kube?.close();
+  }
+}
+
+/**
+ * Through the API server when the command may go there and the user has a kubeconfig: --kubeconfig,
+ * $KUBECONFIG or ~/.kube/config. A pod's in-cluster service account does not count: podvirtctl run
+ * in the handler's pod (kubectl exec) keeps talking to its node.
+ */
+function viaApiServer(context: CliContext, api: CallSettings['api']): api is { kubeconfig: string | undefined } {
+  if (api === undefined) return false;
+  const { env, homeDir } = context.kube ?? { env: {}, homeDir: '' };
+  if (api.kubeconfig !== undefined || (env['KUBECONFIG'] ?? '').split(delimiter).some((p) => p !== '')) return true;
+  return homeDir !== '' && existsSync(join(homeDir, '.kube', 'config'));
+}
+
+async function runApiCall(context: CliContext, invocation: Extract<CallInvocation, { kind: 'operation' | 'freeze' | 'guest' }>, kubeconfig: string | undefined): Promise<number> {
+  const { timeoutMs, output } = invocation.call;
+  let client: KubeClient | undefined;
+  try {
+    client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
+    const api = new SubresourceClient(client);
+    write(context, invocation.kind === 'guest' ? await runGuest(api, invocation, context.signal) : await runOperation(api, invocation, context.signal), output);
+    return 0;
+  } catch (err) {
+    return fail(context, err, { command: commandOf(invocation), connection: undefined, timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    await client?.close();
   }
 }
 
 async function runCall(context: CliContext, invocation: CallInvocation): Promise<number> {
   const { connection, timeoutMs, output } = invocation.call;
+  if (invocation.kind !== 'list' && viaApiServer(context, invocation.call.api)) return runApiCall(context, invocation, invocation.call.api.kubeconfig);
   let client: NodeApiClient | undefined;
   try {
     client = await openNodeClient(connection, timeoutMs, context.signal);

@@ -16,7 +16,7 @@ export type CommandName = OperationCommand | GuestCommand | VmStateCommandName |
 export type FlagName =
   | 'socket' | 'server' | 'ca' | 'cert' | 'key' | 'timeout' | 'output' | 'help'
   | 'namespace' | 'all-namespaces' | 'unfreeze-timeout' | 'takeover' | 'proxy-only' | 'port' | 'kubeconfig'
-  | 'grace-period' | 'force'
+  | 'grace-period' | 'force' | 'node'
   | 'volume-name' | 'claim' | 'serial' | 'cache' | 'persist';
 
 export interface FlagSpec {
@@ -52,6 +52,7 @@ export const FLAGS: Readonly<Record<FlagName, FlagSpec>> = {
     placeholder: 'FILE',
     help: 'the cluster to talk to (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)',
   },
+  'node': { takesValue: false, placeholder: '', help: 'talk to the handler\'s node API (the socket, or --server) instead of the API server; --socket and --server imply it' },
   'grace-period': { takesValue: true, placeholder: 'SECONDS', help: 'with --force: the VMI\'s termination grace period for this stop (default 0)' },
   'force': { takesValue: false, placeholder: '', help: 'stop now: shorten the VMI\'s termination grace period to --grace-period first' },
   'volume-name': { takesValue: true, placeholder: 'NAME', help: 'name of the volume (and of its disk) in the VMI' },
@@ -82,11 +83,14 @@ export interface CommandSpec {
 const VMI_ARGS = '(NAMESPACE/NAME | [vmi] NAME [-n NAMESPACE])';
 const VM_ARGS = '(NAMESPACE/NAME | [vm] NAME [-n NAMESPACE])';
 
+// A VMI command the API server's subresources also serve: through it when the user has a
+// kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config), through the node API with --node,
+// --socket or --server, or without a kubeconfig.
 function vmiCommand(summary: string, example: string, extra: readonly FlagName[] = []): CommandSpec {
   return {
     summary,
     args: VMI_ARGS,
-    flags: ['namespace', ...extra, ...CONNECTION_FLAGS],
+    flags: ['namespace', ...extra, 'kubeconfig', 'node', ...CONNECTION_FLAGS],
     examples: [`podvirtctl ${example} vmi testvmi -n prod`, `podvirtctl ${example} prod/testvmi`],
   };
 }
@@ -104,13 +108,13 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
   'console': {
     summary: 'Attach the terminal to a VMI\'s serial console (Ctrl+] detaches)',
     args: VMI_ARGS,
-    flags: ['namespace', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
+    flags: ['namespace', 'takeover', 'kubeconfig', 'node', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
     examples: ['podvirtctl console vmi testvm', 'podvirtctl console prod/testvm --timeout 1m'],
   },
   'vnc': {
     summary: 'Serve a VMI\'s screen to a local VNC viewer',
     args: VMI_ARGS,
-    flags: ['namespace', 'proxy-only', 'port', 'takeover', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
+    flags: ['namespace', 'proxy-only', 'port', 'takeover', 'kubeconfig', 'node', 'socket', 'server', 'ca', 'cert', 'key', 'timeout', 'help'],
     examples: ['podvirtctl vnc vmi testvm --proxy-only', 'podvirtctl vnc vmi testvm --proxy-only --port 5901'],
   },
   'migrate': {

@@ -26,6 +26,9 @@ export interface NodeApi {
   list(request: node.ListRequest, options: CallOptions): Promise<node.ListResponse>;
 }
 
+/** The calls about one VMI: what the node API and the API server's subresources (subresource-client.ts) both answer. */
+export type VmiApi = Omit<NodeApi, 'list'>;
+
 export class NodeApiClient implements NodeApi {
   readonly #client: node.NodeClient;
   readonly #calls: PromiseMethods<typeof node.NodeService>;

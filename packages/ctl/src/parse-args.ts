@@ -29,6 +29,12 @@ export type Connection =
 
 export interface CallSettings {
   readonly connection: Connection;
+  /**
+   * Set when the command may go through the API server (KubeVirt's subresources): it takes
+   * --kubeconfig and was not sent to the node (--node, --socket, --server). runCli takes this
+   * way when a kubeconfig is found, else `connection`.
+   */
+  readonly api?: { readonly kubeconfig: string | undefined };
   readonly output: OutputFormat;
   readonly timeoutMs: number;
 }
@@ -200,11 +206,23 @@ function outputFormat(flags: Flags, command: CommandName): OutputFormat {
 }
 
 function callSettings(command: CommandName, flags: Flags, env: ParseEnv): CallSettings {
+  const api = apiRoute(command, flags);
   return {
     connection: connection(command, flags, env),
+    ...(api === undefined ? {} : { api }),
     output: outputFormat(flags, command),
     timeoutMs: callTimeout(command, flags),
   };
+}
+
+function apiRoute(command: CommandName, flags: Flags): { kubeconfig: string | undefined } | undefined {
+  if (!COMMANDS[command].flags.includes('node')) return undefined;
+  const kubeconfig = flags.get('kubeconfig');
+  if (kubeconfig === '') throw new UsageError('--kubeconfig needs a path', command);
+  const nodeFlag = (['node', 'socket', 'server'] as const).find((name) => flags.has(name));
+  if (nodeFlag === undefined) return { kubeconfig };
+  if (kubeconfig !== undefined) throw new UsageError(`--kubeconfig goes through the API server, --${nodeFlag} to the node: give one or the other`, command);
+  return undefined;
 }
 
 function connection(command: CommandName, flags: Flags, env: ParseEnv): Connection {

@@ -5,6 +5,8 @@ import { parseArgs, type Invocation } from '../src/parse-args.js';
 import { UsageError } from '../src/usage-error.js';
 
 const DEFAULT_CALL = { connection: { kind: 'unix', path: '/var/run/podvirt/node.sock' }, output: 'human', timeoutMs: 20_000 } as const;
+/** A VMI command the API server also serves: through it when runCli finds a kubeconfig. */
+const VMI_CALL = { ...DEFAULT_CALL, api: { kubeconfig: undefined } } as const;
 const db = { namespace: 'prod', name: 'db' };
 
 const ok: [string, string[], Invocation, string?][] = [
@@ -12,29 +14,29 @@ const ok: [string, string[], Invocation, string?][] = [
   ['--help', ['--help'], { kind: 'help', command: undefined }],
   ['help COMMAND', ['help', 'freeze'], { kind: 'help', command: 'freeze' }],
   ['COMMAND -h', ['pause', '-h'], { kind: 'help', command: 'pause' }],
-  ['ns/name', ['pause', 'prod/db'], { kind: 'operation', command: 'pause', target: db, call: DEFAULT_CALL }],
-  ['name -n ns', ['unpause', 'db', '-n', 'prod'], { kind: 'operation', command: 'unpause', target: db, call: DEFAULT_CALL }],
-  ['vmi kind word', ['soft-reboot', 'vmi', 'db', '--namespace=prod'], { kind: 'operation', command: 'soft-reboot', target: db, call: DEFAULT_CALL }],
-  ['flags before the command', ['-nprod', 'reset', 'db'], { kind: 'operation', command: 'reset', target: db, call: DEFAULT_CALL }],
-  ['-n equal to the ns/ part', ['unfreeze', 'prod/db', '-n', 'prod'], { kind: 'operation', command: 'unfreeze', target: db, call: DEFAULT_CALL }],
-  ['default namespace', ['pause', 'vm1'], { kind: 'operation', command: 'pause', target: { namespace: 'default', name: 'vm1' }, call: DEFAULT_CALL }],
-  ['a VMI named vmi', ['pause', 'vmi'], { kind: 'operation', command: 'pause', target: { namespace: 'default', name: 'vmi' }, call: DEFAULT_CALL }],
+  ['ns/name', ['pause', 'prod/db'], { kind: 'operation', command: 'pause', target: db, call: VMI_CALL }],
+  ['name -n ns', ['unpause', 'db', '-n', 'prod'], { kind: 'operation', command: 'unpause', target: db, call: VMI_CALL }],
+  ['vmi kind word', ['soft-reboot', 'vmi', 'db', '--namespace=prod'], { kind: 'operation', command: 'soft-reboot', target: db, call: VMI_CALL }],
+  ['flags before the command', ['-nprod', 'reset', 'db'], { kind: 'operation', command: 'reset', target: db, call: VMI_CALL }],
+  ['-n equal to the ns/ part', ['unfreeze', 'prod/db', '-n', 'prod'], { kind: 'operation', command: 'unfreeze', target: db, call: VMI_CALL }],
+  ['default namespace', ['pause', 'vm1'], { kind: 'operation', command: 'pause', target: { namespace: 'default', name: 'vm1' }, call: VMI_CALL }],
+  ['a VMI named vmi', ['pause', 'vmi'], { kind: 'operation', command: 'pause', target: { namespace: 'default', name: 'vmi' }, call: VMI_CALL }],
   ['freeze defaults: 5m thaw, 60s deadline', ['freeze', 'prod/db'],
-    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 300, call: { ...DEFAULT_CALL, timeoutMs: 60_000 } }],
+    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 300, call: { ...VMI_CALL, timeoutMs: 60_000 } }],
   ['--unfreeze-timeout 5m', ['freeze', 'prod/db', '--unfreeze-timeout', '5m'],
-    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 300, call: { ...DEFAULT_CALL, timeoutMs: 60_000 } }],
+    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 300, call: { ...VMI_CALL, timeoutMs: 60_000 } }],
   ['--unfreeze-timeout=90s', ['freeze', 'prod/db', '--unfreeze-timeout=90s', '--timeout', '2m'],
-    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 90, call: { ...DEFAULT_CALL, timeoutMs: 120_000 } }],
+    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 90, call: { ...VMI_CALL, timeoutMs: 120_000 } }],
   ['--unfreeze-timeout 0', ['freeze', 'prod/db', '--unfreeze-timeout', '0'],
-    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 0, call: { ...DEFAULT_CALL, timeoutMs: 60_000 } }],
+    { kind: 'freeze', target: db, unfreezeTimeoutSeconds: 0, call: { ...VMI_CALL, timeoutMs: 60_000 } }],
   ['guest commands', ['guestosinfo', 'prod/db', '-o', 'json'],
-    { kind: 'guest', command: 'guestosinfo', target: db, call: { ...DEFAULT_CALL, output: 'json' } }],
-  ['-oyaml', ['fslist', 'prod/db', '-oyaml'], { kind: 'guest', command: 'fslist', target: db, call: { ...DEFAULT_CALL, output: 'yaml' } }],
+    { kind: 'guest', command: 'guestosinfo', target: db, call: { ...VMI_CALL, output: 'json' } }],
+  ['-oyaml', ['fslist', 'prod/db', '-oyaml'], { kind: 'guest', command: 'fslist', target: db, call: { ...VMI_CALL, output: 'yaml' } }],
   ['list defaults to the default namespace', ['list'], { kind: 'list', namespace: 'default', call: DEFAULT_CALL }],
   ['list -A', ['list', 'vmis', '-A'], { kind: 'list', namespace: '', call: DEFAULT_CALL }],
   ['list -n', ['list', '-n', 'prod'], { kind: 'list', namespace: 'prod', call: DEFAULT_CALL }],
   ['--timeout in bare seconds', ['userlist', 'prod/db', '--timeout', '5'],
-    { kind: 'guest', command: 'userlist', target: db, call: { ...DEFAULT_CALL, timeoutMs: 5000 } }],
+    { kind: 'guest', command: 'userlist', target: db, call: { ...VMI_CALL, timeoutMs: 5000 } }],
   ['PODVIRT_NODE_SOCKET', ['list'], { kind: 'list', namespace: 'default', call: { ...DEFAULT_CALL, connection: { kind: 'unix', path: '/env.sock' } } }, '/env.sock'],
   ['--socket beats the environment', ['list', '--socket', '/flag.sock'],
     { kind: 'list', namespace: 'default', call: { ...DEFAULT_CALL, connection: { kind: 'unix', path: '/flag.sock' } } }, '/env.sock'],
@@ -42,8 +44,11 @@ const ok: [string, string[], Invocation, string?][] = [
     { kind: 'list', namespace: 'default', call: { ...DEFAULT_CALL, connection: { kind: 'tls', address: 'node-a:8186', ca: 'ca.pem', cert: 'c.pem', key: 'k.pem' } } }],
   ['--server without --ca uses the system roots', ['list', '--server', '[::1]:8186', '--cert', 'c.pem', '--key', 'k.pem'],
     { kind: 'list', namespace: 'default', call: { ...DEFAULT_CALL, connection: { kind: 'tls', address: '[::1]:8186', ca: undefined, cert: 'c.pem', key: 'k.pem' } } }],
-  ['-- ends the flags', ['pause', '--', '-odd'], { kind: 'operation', command: 'pause', target: { namespace: 'default', name: '-odd' }, call: DEFAULT_CALL }],
+  ['-- ends the flags', ['pause', '--', '-odd'], { kind: 'operation', command: 'pause', target: { namespace: 'default', name: '-odd' }, call: VMI_CALL }],
   ['version', ['version', '-o', 'json'], { kind: 'version', output: 'json' }],
+  ['--kubeconfig: through the API server with that file', ['pause', 'prod/db', '--kubeconfig', '/k.yaml'], { kind: 'operation', command: 'pause', target: db, call: { ...DEFAULT_CALL, api: { kubeconfig: '/k.yaml' } } }],
+  ['--node: the node API only', ['pause', 'prod/db', '--node'], { kind: 'operation', command: 'pause', target: db, call: DEFAULT_CALL }],
+  ['--socket: the node API only', ['guestosinfo', 'prod/db', '--socket', '/flag.sock'], { kind: 'guest', command: 'guestosinfo', target: db, call: { ...DEFAULT_CALL, connection: { kind: 'unix', path: '/flag.sock' } } }],
 ];
 
 for (const [name, argv, expected, socket] of ok) {
@@ -57,6 +62,7 @@ const bad: [string, string[], RegExp, string | undefined][] = [
   ['unknown command', ['shutdown', 'db'], /^unknown command "shutdown"$/, undefined],
   ['help for an unknown command', ['help', 'shutdown'], /^unknown command "shutdown"$/, undefined],
   ['unknown flag', ['pause', 'db', '--forcefully'], /^unknown flag: --forcefully$/, 'pause'],
+  ['--kubeconfig with --socket', ['pause', 'db', '--socket', '/s', '--kubeconfig', '/k'], /^--kubeconfig goes through the API server, --socket to the node: give one or the other$/, 'pause'],
   ['unknown shorthand', ['pause', 'db', '-x'], /^unknown shorthand flag: 'x' in -x$/, 'pause'],
   ['flag of another command', ['pause', 'db', '--unfreeze-timeout', '1m'], /^"pause" does not take --unfreeze-timeout$/, 'pause'],
   ['-A outside list', ['pause', 'db', '-A'], /does not take --all-namespaces/, 'pause'],

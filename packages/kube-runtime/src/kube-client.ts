@@ -3,8 +3,9 @@
 // process that talks to a handful of endpoints free of a generated model for every kind.
 
 import { readFile } from 'node:fs/promises';
-import { Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BearerToken } from './bearer-token.js';
 import { HttpExchange } from './http-exchange.js';
@@ -48,6 +49,20 @@ export interface KubeWatchEvent<T> {
   readonly type: KubeWatchEventType;
   readonly object: T;
 }
+
+export interface KubeUpgradeRequest {
+  readonly path: string;
+  readonly query?: KubeQuery;
+  /** The upgrade's own headers (Upgrade, Sec-WebSocket-*); Connection: Upgrade is added. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Bound on the wait for the server's answer to the upgrade. */
+  readonly signal?: AbortSignal;
+}
+
+/** The server switched protocols (the caller owns `socket`), or refused with a status and its body. */
+export type KubeUpgrade =
+  | { readonly upgraded: true; readonly socket: Duplex; readonly head: Buffer; readonly headers: IncomingMessage['headers'] }
+  | { readonly upgraded: false; readonly status: number; readonly body: string };
 
 export interface KubeClientOptions {
   /** Bound on a request, and on a watch's wait for its response headers. */
@@ -184,6 +199,36 @@ export class KubeClient {
       if (!ended) ex.destroy(new KubeClientError('KUBE_ERR_ABORTED', `${what}: abandoned by the caller`));
       this.#forget(ex);
     }
+  }
+
+  /**
+   * An upgraded connection to `path` (a websocket's handshake) with this client's credentials, on a
+   * connection of its own (not the keep-alive pool's). A failure to connect rejects with
+   * KubeClientError KUBE_ERR_CONNECTION; an abort with KUBE_ERR_ABORTED.
+   */
+  async upgrade(r: KubeUpgradeRequest): Promise<KubeUpgrade> {
+    const token = await this.#token.value();
+    const url = this.#url(r.path, r.query);
+    const headers: OutgoingHttpHeaders = { ...r.headers, Connection: 'Upgrade', 'User-Agent': this.#userAgent };
+    if (token !== undefined) headers['Authorization'] = `Bearer ${token}`;
+    // The pool's TLS settings only (an Agent's options also carry `path: null`, which would replace the URL's).
+    const { ca, cert, key, rejectUnauthorized, servername } = this.#agent instanceof HttpsAgent ? this.#agent.options : {};
+    const tls = { ca, cert, key, rejectUnauthorized, ...(servername === undefined ? {} : { servername }) };
+    const what = `upgrade ${r.path}`;
+    return new Promise<KubeUpgrade>((resolve, reject) => {
+      const options = { ...tls, method: 'GET', headers, agent: false as const, ...(r.signal === undefined ? {} : { signal: r.signal }) };
+      const req = url.protocol === 'https:' ? httpsRequest(url, options) : httpRequest(url, options);
+      req.on('upgrade', (res, socket, head) => resolve({ upgraded: true, socket, head, headers: res.headers }));
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ upgraded: false, status: res.statusCode ?? 0, body }));
+        res.on('error', (err) => reject(new KubeClientError('KUBE_ERR_CONNECTION', `${what}: ${err.message}`, { cause: err })));
+      });
+      req.on('error', (err) => reject(new KubeClientError(r.signal?.aborted === true ? 'KUBE_ERR_ABORTED' : 'KUBE_ERR_CONNECTION', `${what}: ${err.message}`, { cause: err })));
+      req.end();
+    });
   }
 
   /** Cuts every request and watch in flight (KUBE_ERR_CLOSED) and closes every socket. Idempotent. */

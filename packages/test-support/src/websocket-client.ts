@@ -1,9 +1,11 @@
 // A WebSocket client for tests, on a TLS socket with a client certificate (the front proxy's, or a
-// user's towards kube-apiserver): the handshake, masked frames out, frames in. Enough to speak
-// KubeVirt's plain.kubevirt.io to podvirt-api directly or through the aggregation layer.
+// user's towards kube-apiserver), or on plain TCP without a CA (the in-repo API server's HTTP):
+// the handshake, masked frames out, frames in. Enough to speak KubeVirt's plain.kubevirt.io to
+// podvirt-api directly or through the aggregation layer.
 
 import { randomBytes } from 'node:crypto';
-import { connect, type TLSSocket } from 'node:tls';
+import { connect as connectPlain, type Socket } from 'node:net';
+import { connect } from 'node:tls';
 
 export interface WsFrame {
   readonly opcode: number;
@@ -30,7 +32,8 @@ export interface WsConnectOptions {
   readonly host?: string;
   readonly port: number;
   readonly path: string;
-  readonly ca: string;
+  /** The server's CA (TLS); without it, plain TCP. */
+  readonly ca?: string;
   readonly cert?: string;
   readonly key?: string;
   readonly headers?: Readonly<Record<string, string | readonly string[]>>;
@@ -39,7 +42,10 @@ export interface WsConnectOptions {
 
 export function openTestWebSocket(o: WsConnectOptions): Promise<TestWebSocket> {
   return new Promise((resolve, reject) => {
-    const socket: TLSSocket = connect({ host: o.host ?? '127.0.0.1', port: o.port, ca: o.ca, ...(o.cert === undefined ? {} : { cert: o.cert, key: o.key }), servername: 'localhost', checkServerIdentity: () => undefined });
+    const host = o.host ?? '127.0.0.1';
+    const socket: Socket = o.ca === undefined
+      ? connectPlain({ host, port: o.port })
+      : connect({ host, port: o.port, ca: o.ca, ...(o.cert === undefined ? {} : { cert: o.cert, key: o.key }), servername: 'localhost', checkServerIdentity: () => undefined });
     const frames: WsFrame[] = [];
     const closed = new Promise<void>((r) => socket.once('close', () => r()));
     let buf: Buffer = Buffer.alloc(0);

@@ -1,7 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebhookAdmission, type ServiceResolver } from './admission/webhook-admission.js';
+import { Aggregator, type AggregationOptions } from './aggregator.js';
 import { builtinResourceTypes } from './builtin-resources.js';
 import { resourceTypesFromCrd } from './crd.js';
 import { Discovery } from './discovery.js';
@@ -52,6 +54,11 @@ export interface ApiServer {
    * RBAC rules against what components really call); returns the function that unsubscribes.
    */
   onRequest(listener: RequestListener): () => void;
+  /**
+   * Turns on the aggregation layer (off until then, as kube-apiserver without
+   * --requestheader-client-ca-file): APIServices with a Service are proxied (`aggregator.ts`).
+   */
+  enableAggregation(options: AggregationOptions): void;
   readonly revision: number;
   close(): Promise<void>;
 }
@@ -79,10 +86,11 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   disruption?.start();
   const lifetime = new AbortController();
   let address = '';
+  const aggregator = new Aggregator(service);
   const handler = new RequestHandler(
     service,
     deleter,
-    new Discovery(registry, () => address),
+    new Discovery(registry, () => address, () => aggregator.groupVersions()),
     new OpenApiV3(registry),
     { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000, maxWatchSeconds: options.maxWatchSeconds ?? 1800 },
     lifetime.signal,
@@ -96,8 +104,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       const record = describeRequest(registry, req);
       if (record !== undefined) for (const l of listeners) l(record);
     }
-    void handler.handle(req, res);
+    if (aggregator.serves(req)) void aggregator.proxy(req, res);
+    else void handler.handle(req, res);
   });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => aggregator.upgrade(req, socket, head));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
@@ -119,6 +129,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       return count;
     },
     compact: () => store.compact(),
+    enableAggregation: (aggregation) => aggregator.enable(aggregation),
     onRequest(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -131,6 +142,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         disruption?.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const w of [...handler.watches]) w.drop(true);
+        aggregator.close();
         server.closeAllConnections();
         await closed;
       })();

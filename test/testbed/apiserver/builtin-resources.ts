@@ -54,6 +54,8 @@ const specs: Spec[] = [
   { group: 'coordination.k8s.io', resource: 'leases', kind: 'Lease', namespaced: true, strategy: leaseStrategy },
   // Stored only, so that podvirt's install manifests apply here (dry-run included).
   { group: '', resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], categories: ['all'], strategy: storedObjectStrategy('label') },
+  { group: '', resource: 'endpoints', kind: 'Endpoints', namespaced: true, shortNames: ['ep'], strategy: storedObjectStrategy('subdomain') },
+  { group: '', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'], strategy: storedObjectStrategy('subdomain') },
   { group: '', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], strategy: storedObjectStrategy('subdomain') },
   { group: 'apps', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, shortNames: ['ds'], categories: ['all'], subresources: ['status'], strategy: workloadStrategy },
   { group: 'apps', resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], subresources: ['status'], strategy: workloadStrategy },

@@ -10,6 +10,8 @@ export class Discovery {
   constructor(
     private readonly registry: Registry,
     private readonly serverAddress: () => string,
+    /** The aggregated APIs (their APIServices): listed here, their resources served by their own server. */
+    private readonly aggregated: () => ReadonlyArray<{ group: string; version: string }> = () => [],
   ) {}
 
   version(): JsonObject {
@@ -54,12 +56,16 @@ export class Discovery {
   }
 
   #groups(): string[] {
-    return [...new Set(this.registry.groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
+    return [...new Set(this.#groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
+  }
+
+  #groupVersions(): Array<{ group: string; version: string }> {
+    return [...this.registry.groupVersions(), ...this.aggregated()];
   }
 
   #group(name: string): JsonObject {
-    const versions = this.registry
-      .groupVersions()
+    const versions = this
+      .#groupVersions()
       .filter((gv) => gv.group === name)
       .map((gv) => ({ groupVersion: `${name}/${gv.version}`, version: gv.version }));
     return { name, versions, preferredVersion: versions[0] ?? null };

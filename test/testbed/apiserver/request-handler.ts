@@ -14,6 +14,7 @@ import { readBody } from './request-body.js';
 import { callerOf } from './request-record.js';
 import type { ResourceType } from './resource-type.js';
 import { route, type Route } from './router.js';
+import { reviewAccess, SUBJECT_ACCESS_REVIEW_PATH } from './subject-access-review.js';
 import { parseIncludeObject, toTable, wantsTable } from './table.js';
 import { checkListOptions, serveWatch, type WatchHandle } from './watch.js';
 
@@ -47,6 +48,10 @@ export class RequestHandler {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const url = new URL(req.url ?? '/', 'http://apiserver');
+      if (url.pathname === SUBJECT_ACCESS_REVIEW_PATH && req.method === 'POST') {
+        send(res, 201, reviewAccess(this.service.store, await readBody(req)));
+        return;
+      }
       const r = route(this.service.registry, url.pathname);
       if (r.type === 'resource') {
         await this.#resource(req, res, r, url.searchParams);

@@ -51,7 +51,7 @@ export function callerOf(req: IncomingMessage): string {
   return auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : '';
 }
 
-function verbOf(method: string, named: boolean, watching: boolean): string {
+export function verbOf(method: string, named: boolean, watching: boolean): string {
   switch (method) {
     case 'GET': return watching ? 'watch' : named ? 'get' : 'list';
     case 'POST': return 'create';

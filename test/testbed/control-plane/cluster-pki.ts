@@ -67,17 +67,25 @@ export async function issueCertificate(pki: Pick<ClusterPki, 'dir' | 'caCert' | 
   return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }
 
+/** A CA that signs what `issueCertificate` issues: NAME.crt and NAME.key in `dir` (which exists). */
+export async function makeCa(dir: string, name: string, subject: string): Promise<Pick<ClusterPki, 'dir' | 'caCert' | 'caKey'>> {
+  await run('openssl', ['req', '-x509', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', DAYS, '-subj', subject,
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], { cwd: dir });
+  return { dir, caCert: join(dir, `${name}.crt`), caKey: join(dir, `${name}.key`) };
+}
+
+/** The aggregation layer's PKI: the requestheader CA (its own, as kubeadm's front-proxy CA) and the proxy client certificate it signs. */
+export async function makeFrontProxyPki(dir: string): Promise<{ ca: Pick<ClusterPki, 'dir' | 'caCert' | 'caKey'>; client: CertPair }> {
+  const ca = await makeCa(dir, 'front-proxy-ca', '/CN=podvirt-testbed-front-proxy-ca');
+  return { ca, client: await issueCertificate(ca, 'front-proxy-client', `/CN=${FRONT_PROXY_CLIENT}`, 'clientAuth') };
+}
+
 /** Writes the whole PKI under `dir` (mode 0700). */
 export async function makeClusterPki(dir: string, o: ClusterPkiOptions): Promise<ClusterPki> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const ssl = (...args: string[]): Promise<unknown> => run('openssl', args, { cwd: dir });
-  await ssl('req', '-x509', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', DAYS, '-subj', '/CN=podvirt-testbed-kubernetes-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
-  const ca = { dir, caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key') };
-  await ssl('req', '-x509', ...EC_KEY, '-keyout', 'front-proxy-ca.key', '-out', 'front-proxy-ca.crt', '-days', DAYS, '-subj', '/CN=podvirt-testbed-front-proxy-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
-  const frontProxyCa = { dir, caCert: join(dir, 'front-proxy-ca.crt'), caKey: join(dir, 'front-proxy-ca.key') };
-  const frontProxyClient = await issueCertificate(frontProxyCa, 'front-proxy-client', `/CN=${FRONT_PROXY_CLIENT}`, 'clientAuth');
+  const ca = await makeCa(dir, 'ca', '/CN=podvirt-testbed-kubernetes-ca');
+  const { ca: frontProxyCa, client: frontProxyClient } = await makeFrontProxyPki(dir);
   const issue = (name: string, subject: string, usage: 'serverAuth' | 'clientAuth', san?: string): Promise<CertPair> => issueCertificate(ca, name, subject, usage, san);
   const serviceNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
   const apiServer = await issue('apiserver', '/CN=kube-apiserver', 'serverAuth', ['IP:127.0.0.1', `IP:${o.serviceIP}`, ...(o.apiServerIPs ?? []).map((ip) => `IP:${ip}`), 'DNS:localhost', ...serviceNames.map((n) => `DNS:${n}`)].join(','));

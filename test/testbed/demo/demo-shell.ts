@@ -54,7 +54,7 @@ export class DemoShell {
     return this.#run(`kubectl ${args.join(' ')}`, this.#o.kubectl ?? 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
   }
 
-  /** `podvirtctl ARGS` with PODVIRT_NODE_SOCKET pointing at the stack's handler (KUBECONFIG for migrate). */
+  /** `podvirtctl ARGS` with KUBECONFIG (pause, console and the like go through the API server) and PODVIRT_NODE_SOCKET pointing at the stack's handler (list). */
   podvirtctl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
     const env = { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig };
@@ -69,7 +69,7 @@ export class DemoShell {
     const out = this.#o.out;
     out.detail(`$ podvirtctl console vmi ${vmi}      # then: ${command} ⏎  and Ctrl+] to detach`);
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
-    const child = spawn(this.#o.node, [bin, 'console', 'vmi', vmi], { env: { ...this.#o.env, PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket } });
+    const child = spawn(this.#o.node, [bin, 'console', 'vmi', vmi], { env: { ...this.#o.env, PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig } });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGTERM'), COMMAND_TIMEOUT_MS);

@@ -76,12 +76,12 @@ export async function vmiDemo(o: VmiDemoOptions): Promise<void> {
     if (o.runtime === 'image') await showImageContainers(s, out);
     out.step("the guest's own boot output, as KubeVirt shows it: kubectl logs -c guest-console-log");
     await shell.kubectl(['logs', pod, '-c', 'guest-console-log'], { maxLines: 8, skip: /PODVIRT-GUEST-HEARTBEAT|^\s*$/ });
-    out.step("a command typed into the guest's serial console through the handler's node API");
+    out.step("a command typed into the guest's serial console through the API server (podvirt-api's console websocket)");
     await shell.console(VMI, 'cat /proc/sys/kernel/random/boot_id', /boot_id\s*\r?\n[0-9a-f-]{36}/);
     out.step("the VMI's Events");
     await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${VMI}`, '--sort-by=.lastTimestamp']);
 
-    out.step("pausing and unpausing through the handler's node API");
+    out.step("pausing and unpausing through the API server: KubeVirt's subresources, served by podvirt-api");
     await shell.podvirtctl(['pause', 'vmi', VMI]);
     await shell.kubectl(['get', 'vmi', VMI, '-o', 'wide']);
     await shell.podvirtctl(['unpause', 'vmi', VMI]);

@@ -2,10 +2,10 @@
 // testbed mapping), with the departures the testbed needs. It listens on the host's address on
 // the pod network (the testbed's bridge, `Testbed.hostAddress`), not on a pod IP. The manifests'
 // webhook configurations name the Service podvirt/podvirt-api; here each webhook's clientConfig
-// becomes a `url` on that address, which both API servers call the same way. Where the API server
-// aggregates (the real lane), the APIService can only name a Service: the stack makes podvirt-api
-// a Service without selector whose Endpoints is that address (Endpoints refuse loopback), and
-// kube-apiserver (--enable-aggregator-routing) dials it; podvirt-api then reaches each node's
+// becomes a `url` on that address, which both API servers call the same way. Both API servers
+// aggregate, and an APIService can only name a Service: the stack makes podvirt-api a Service
+// without selector whose Endpoints is that address (Endpoints refuse loopback), which
+// kube-apiserver (--enable-aggregator-routing) and the in-repo aggregator dial; podvirt-api then reaches each node's
 // handler on its TLS node API port (127.0.0.1) with a client certificate of the cluster CA,
 // CN=podvirt-api, which the handlers allow. All of it is applied before podvirt-api starts, which
 // then writes the caBundles as in a cluster.
@@ -73,7 +73,7 @@ export async function startPodvirtApi(o: {
   readonly apply: (file: string) => Promise<unknown>;
   /** Where the API server reaches podvirt-api (the host's address on the pod network). */
   readonly host: string;
-  /** The handlers' node API, for the aggregated subresource API; absent where the API server does not aggregate (the in-repo one). */
+  /** The handlers' node API, for the aggregated subresource API; absent: no APIService is applied (podvirt-api serves admission only). */
   readonly handlers?: HandlerApiAccess;
   readonly manifests: readonly Doc[];
   readonly stateDir: string;

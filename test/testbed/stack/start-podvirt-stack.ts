@@ -16,7 +16,7 @@ import { ServiceAccountTokens } from '../control-plane/service-account-tokens.js
 import { closeOnSignal } from '../close-on-signal.js';
 import { repoRoot } from '../guest/repo-root.js';
 import { findWorkload, loadManifests, type ManifestWorkload } from './manifest-workload.js';
-import { nodeApiAccess } from './node-api-access.js';
+import { inRepoAggregation, nodeApiAccess } from './node-api-access.js';
 import { startPodvirtApi } from './podvirt-api-process.js';
 import { StackProcess, type LogLine } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
@@ -207,8 +207,12 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     const controllerWorkload = findWorkload(manifests, 'Deployment', 'podvirt-controller');
     const handlerWorkload = findWorkload(manifests, 'DaemonSet', 'podvirt-handler');
     const controllerCommand = testbedCommand(controllerWorkload, await mapping(controllerWorkload, ['--allow-emulation']));
-    // The real lane's handlers also serve their node API on TLS, for podvirt-api.
-    const nodeApi = cp === undefined ? undefined : await nodeApiAccess(cp, testbed.nodes.map((n) => n.nodeName));
+    // The handlers also serve their node API on TLS, for podvirt-api's subresource API, which
+    // both API servers aggregate (the in-repo one once given its front-proxy certificates).
+    const nodeNames = testbed.nodes.map((n) => n.nodeName);
+    const nodeApi = cp !== undefined ? await nodeApiAccess(cp.pki, nodeNames)
+      : testbed.apiServer !== undefined ? await inRepoAggregation(await mkdirFor(join(stateDir, 'pki')), testbed.apiServer, nodeNames)
+      : undefined;
     const handlerCommand = testbedCommand(handlerWorkload, await mapping(handlerWorkload, nodeApi?.handlerArgs.get(testbed.nodeName) ?? []));
     const env = (command: TestbedCommand): Record<string, string | undefined> => ({ ...process.env, ...command.env, ...options.env });
     const controller = new StackProcess({
@@ -225,8 +229,8 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       const deviceRoot = options.deviceRoot === undefined ? [] : ['--device-root', options.deviceRoot];
       nodes.push(stackNode(at, [...command.argv, ...deviceRoot, ...(options.handlerArgs ?? [])], env(command), options.onLogLine, closers));
     }
-    // podvirt-api on both lanes: both API servers call its admission webhooks; the subresource
-    // API only where the API server aggregates (the real lane).
+    // podvirt-api on both lanes: both API servers call its admission webhooks and proxy its
+    // subresource API.
     const apply = cp === undefined
       ? (file: string) => kubectlApply(testbed.kubeconfigPath, file)
       : (file: string) => kubectlAs(cp, testbed.kubeconfigPath, ['apply', '-f', file]);
@@ -344,4 +348,10 @@ async function labelSchedulable(kubeConfig: KubeConfig, nodeName: string): Promi
     { name: nodeName, body: { metadata: { labels: { 'kubevirt.io/schedulable': 'true' } } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
+}
+
+/** `dir`, made (mode 0700: it holds keys). */
+async function mkdirFor(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
 }

@@ -5,9 +5,9 @@
 //   6 the stream ended from the far side  (the VM stopped, the handler restarted, another
 //     client took over, the client read too slowly)       or another client is attached
 
-import type { NodeApiClient } from '../node-client.js';
 import { NodeApiError } from '../node-api-error.js';
 import type { Invocation } from '../parse-args.js';
+import type { GuestStreamClient, GuestStreamKind, OpenStreamOptions } from '../stream/guest-stream-client.js';
 import { EXIT_INTERRUPTED } from '../render/failure.js';
 import { relayConsole, type ConsoleTerminal } from '../stream/run-console.js';
 import { runVncProxy } from '../stream/run-vnc-proxy.js';
@@ -23,7 +23,12 @@ export interface StreamIo extends ConsoleTerminal {
 }
 
 /** Attach failures go back to the caller as NodeApiError; what happens after is handled here. */
-export async function runGuestStream(api: NodeApiClient, invocation: StreamInvocation, io: StreamIo): Promise<number> {
+/** Where console and vnc open their streams: the node API, or the API server's subresources. */
+export interface GuestStreams {
+  openStream(kind: GuestStreamKind, options: OpenStreamOptions): GuestStreamClient;
+}
+
+export async function runGuestStream(api: GuestStreams, invocation: StreamInvocation, io: StreamIo): Promise<number> {
   const open = { vmi: invocation.target, takeover: invocation.takeover, attachTimeoutMs: invocation.call.timeoutMs };
   if (invocation.kind === 'vnc') {
     await runVncProxy({ vmi: invocation.target, port: invocation.port, open: () => api.openStream('vnc', open), stdout: io.stdout, stderr: io.stderr, signal: io.signal });

@@ -1,5 +1,5 @@
 // guestosinfo, userlist, fslist: what the guest agent knows, fetched through the handler.
-import type { CallOptions, NodeApi } from '../node-client.js';
+import type { CallOptions, VmiApi } from '../node-client.js';
 import type { Invocation } from '../parse-args.js';
 import { renderFilesystemList } from '../render/filesystem-list.js';
 import { renderGuestInfo } from '../render/guest-info.js';
@@ -8,7 +8,7 @@ import type { CommandResult } from './command-result.js';
 
 type GuestInvocation = Extract<Invocation, { kind: 'guest' }>;
 
-export async function runGuest(api: NodeApi, invocation: GuestInvocation, signal?: AbortSignal): Promise<CommandResult> {
+export async function runGuest(api: VmiApi, invocation: GuestInvocation, signal?: AbortSignal): Promise<CommandResult> {
   const options: CallOptions = { timeoutMs: invocation.call.timeoutMs, signal };
   switch (invocation.command) {
     case 'guestosinfo': {

@@ -1,13 +1,13 @@
 // pause, unpause, freeze, unfreeze, soft-reboot, reset: one call, one line of output.
 import type { node } from '@podvirt/proto';
-import type { CallOptions, NodeApi } from '../node-client.js';
+import type { CallOptions, VmiApi } from '../node-client.js';
 import type { Invocation } from '../parse-args.js';
 import { renderOperation } from '../render/operation.js';
 import type { CommandResult } from './command-result.js';
 
 type OperationInvocation = Extract<Invocation, { kind: 'operation' | 'freeze' }>;
 
-export async function runOperation(api: NodeApi, invocation: OperationInvocation, signal?: AbortSignal): Promise<CommandResult> {
+export async function runOperation(api: VmiApi, invocation: OperationInvocation, signal?: AbortSignal): Promise<CommandResult> {
   const options: CallOptions = { timeoutMs: invocation.call.timeoutMs, signal };
   const { target } = invocation;
   if (invocation.kind === 'freeze') {
@@ -20,7 +20,7 @@ export async function runOperation(api: NodeApi, invocation: OperationInvocation
 }
 
 function call(
-  api: NodeApi,
+  api: VmiApi,
   command: Extract<Invocation, { kind: 'operation' }>['command'],
   target: node.VmiRef,
   options: CallOptions,

@@ -38,7 +38,8 @@ export function renderFailure(err: unknown, context: FailureContext): Failure {
     return { exitCode: EXIT_CONNECT, stderr: `error: ${err.message}\nhint: ${connectHint(err.failure, context.connection)}\n` };
   }
   if (err instanceof NodeApiError) {
-    const hint = statusHint(err.status, context);
+    // Through the API server (no node connection) the message is the API server's and says enough.
+    const hint = context.connection === undefined ? undefined : statusHint(err.status, context);
     return { exitCode: EXIT_FAILED, stderr: `error: ${err.message}\n${hint === undefined ? '' : `hint: ${hint}\n`}` };
   }
   const message = err instanceof Error ? err.message : String(err);
