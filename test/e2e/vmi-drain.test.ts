@@ -20,7 +20,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '@p
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { StackProcess } from '../testbed/index.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
-import { guestVmi, NS, VmiSuite } from './vmi-stack.js';
+import { controlPlaneFromEnv, guestVmi, NS, VmiSuite } from './vmi-stack.js';
 import type { KubectlResult } from './testbed-helpers.js';
 
 const BOOT_ID = /boot_id\s*\r?\n([0-9a-f-]{36})/;
