@@ -61,6 +61,11 @@ export class DemoShell {
     return this.#run(`podvirtctl ${args.join(' ')}`, this.#o.node, [bin, ...args], env, show);
   }
 
+  /** Any other command the demo shows (`shown` is how it reads, e.g. `crictl`; `file` what runs). */
+  command(shown: string, file: string, args: readonly string[], show: ShowOptions = {}): Promise<string> {
+    return this.#run(`${shown} ${args.join(' ')}`, file, args, {}, show);
+  }
+
   /**
    * `podvirtctl console vmi NAME`, typing `command` once attached and Ctrl+] once the output
    * matches `answer`, as a person would; shows what the console printed.
