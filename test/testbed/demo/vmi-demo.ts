@@ -116,7 +116,7 @@ async function realNodeVmiDemo(o: VmiDemoOptions): Promise<void> {
       guestReady: () => until('the guest\'s ready marker in kubectl logs -c guest-console-log', async () => {
         const logs = await c.admin(['logs', '-n', NS, pod, '-c', 'guest-console-log']).catch(() => '');
         return logs.split('\n').find((l) => l.includes(guestImage().readyMarker))?.trim();
-      }, READY_TIMEOUT_MS),
+      }, READY_TIMEOUT_MS, signal),
       showContainers: async () => {
         out.step("the launcher pod's sandbox and containers in containerd");
         await crictl(['pods', '--name', pod]);
@@ -125,14 +125,14 @@ async function realNodeVmiDemo(o: VmiDemoOptions): Promise<void> {
       afterConsole: async () => {
         const ip = (await c.admin(['get', 'pod', '-n', NS, pod, '-o', 'jsonpath={.status.podIP}'])).trim();
         out.step(`the masquerade guest answers on its pod IP ${ip} (TCP 8080: its boot_id), which the VMI reports`);
-        const answer = await until(`an answer on ${ip}:8080`, () => readTcp(ip, 8080).then((a) => a.trim() || undefined, () => undefined), READY_TIMEOUT_MS);
+        const answer = await until(`an answer on ${ip}:8080`, () => readTcp(ip, 8080).then((a) => a.trim() || undefined, () => undefined), READY_TIMEOUT_MS, signal);
         out.detail(`${ip}:8080 → ${answer}`);
-        await until(`the VMI's interface at ${ip}`, async () => ((await c.admin(['get', 'vmi', REAL_NODE_VMI, '-o', 'jsonpath={.status.interfaces[0].ipAddress}'])).trim() === ip ? true : undefined), READY_TIMEOUT_MS);
+        await until(`the VMI's interface at ${ip}`, async () => ((await c.admin(['get', 'vmi', REAL_NODE_VMI, '-o', 'jsonpath={.status.interfaces[0].ipAddress}'])).trim() === ip ? true : undefined), READY_TIMEOUT_MS, signal);
         await shell.kubectl(['get', 'vmi', REAL_NODE_VMI, '-o', 'wide']);
       },
       afterSucceeded: async () => {
         out.step("the launcher pod gone: the kubelet stops its sandbox, and removes it in its garbage collection (once a minute)");
-        await until(`the sandbox of ${pod} removed`, async () => ((await c.node.crictl(['pods', '--name', pod, '-q'])).trim() === '' ? true : undefined), GC_TIMEOUT_MS);
+        await until(`the sandbox of ${pod} removed`, async () => ((await c.node.crictl(['pods', '--name', pod, '-q'])).trim() === '' ? true : undefined), GC_TIMEOUT_MS, signal);
         await crictl(['pods']);
       },
     });
