@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { guestVmi, VmiSuite } from '../e2e/vmi-stack.js';
 import { waitForConsoleText } from '../testbed/index.js';
+import { memoryGroup, MEMORY_ROOT, pidsIn, pssKib } from './cgroup-memory.js';
 
-const MEMORY_ROOT = '/sys/fs/cgroup/memory';
 const DIRTY_TIMEOUT_MS = 600_000;
 const MI = 1024 * 1024;
 
@@ -36,24 +36,6 @@ const CASES: readonly Case[] = [
   // 896 MiB of a 1 GiB guest woke the guest's own OOM killer before the marker: 768.
   { runtime: 'image', memory: '1Gi', touchMib: 768 },
 ];
-
-/** The memory cgroup (relative to the hierarchy) a process is in. */
-async function memoryGroup(pid: number): Promise<string> {
-  const line = (await readFile(`/proc/${pid}/cgroup`, 'utf8')).split('\n').find((l) => /^\d+:memory:/.test(l));
-  return line?.replace(/^\d+:memory:/, '') ?? '';
-}
-
-/** Every pid in a group and the groups below it. */
-async function pidsIn(dir: string): Promise<number[]> {
-  const own = (await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '').map(Number);
-  const subs = (await readdir(dir, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory());
-  return [...own, ...(await Promise.all(subs.map((s) => pidsIn(join(dir, s.name))))).flat()];
-}
-
-async function pssKib(pid: number): Promise<number> {
-  const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
-  return Number(/^Pss:\s+(\d+) kB$/m.exec(text)?.[1] ?? '0');
-}
 
 async function measure(suite: VmiSuite, c: Case, name: string): Promise<Result> {
   const vmi = guestVmi(suite.guest, name, { extraKernelArgs: `podvirt.dirty=${c.touchMib},1` }) as { spec: { domain: { resources: unknown } } };

@@ -1,28 +1,23 @@
-// The stack of the real-node e2e files: the testbed's pod network, the real control plane on its
-// gateway and the real node (test/testbed/real-node/) joined to it, plus what those files read
+// The stack of the real-node e2e file: the real-node cluster (test/testbed/real-node/: the
+// testbed's pod network, the real control plane on its gateway, the real node), plus what it reads
 // on the node: the CNI network namespaces, the qemu processes of launcher pods, a pod's cgroups
 // and mounts, the phases a watched VMI goes through. They hold the machine-wide paths of a node,
 // so they run only with PODVIRT_REAL_NODE=1 (scripts/test's real-node pass).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { parse } from 'yaml';
 import type { VirtualMachineInstance } from '@podvirt/api';
 import { eventually } from '@podvirt/test-support';
-import { kubectlAs } from '../testbed/control-plane/kubectl-as.js';
-import { RealControlPlane } from '../testbed/control-plane/real-control-plane.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
-import { installPodvirtPods, waitForPodvirtPods } from '../testbed/real-node/install-podvirt.js';
-import { realNodeLeftovers, RealNode } from '../testbed/real-node/real-node.js';
-import { PodNetwork } from '../testbed/sandbox/pod-network.js';
+import { PODVIRT_IMAGE_TAG, REAL_NODE_NAME, RealNodeCluster } from '../testbed/real-node/real-node-cluster.js';
+import { realNodeLeftovers } from '../testbed/real-node/real-node.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 
 export const REAL_NODE_SKIP: string | false = process.env['PODVIRT_REAL_NODE'] === '1' ? false : 'the real node runs in its own pass of scripts/test (PODVIRT_REAL_NODE=1 runs it)';
-export const NODE = 'podvirt-real-node';
-export const VERSION = '0.1.0';
+export const NODE = REAL_NODE_NAME;
+export const VERSION = PODVIRT_IMAGE_TAG;
 
 export async function kubeChains(): Promise<number> {
   return (await runCommand(['iptables-save'])).stdout.split('\n').filter((l) => /^:KUBE-/.test(l)).length;
@@ -92,67 +87,19 @@ export interface LauncherPod {
 }
 
 /**
- * The network, the real control plane on its gateway and the real node, started in a test file's
- * `before` (`start`) and closed in its `after`; `install` puts podvirt on it from manifests/.
+ * The real-node cluster (test/testbed/real-node/real-node-cluster.ts), started in a test file's
+ * `before` (`start`) and closed in its `after`, with what the e2e files ask of it.
  */
-export class RealNodeStack {
-  readonly dir: string;
-  readonly root: string;
-  readonly network: PodNetwork;
-  readonly cp: RealControlPlane;
-  readonly node: RealNode;
-
-  private constructor(dir: string, root: string, network: PodNetwork, cp: RealControlPlane, node: RealNode) {
-    this.dir = dir;
-    this.root = root;
-    this.network = network;
-    this.cp = cp;
-    this.node = node;
-  }
-
+export class RealNodeStack extends RealNodeCluster {
   /** Refuses when a real node of an earlier run is still there; closes what it started when a step fails. */
-  static async start(root: string): Promise<RealNodeStack> {
+  static override async start(root: string): Promise<RealNodeStack> {
     assert.deepEqual(await realNodeLeftovers(), [], 'a real node of an earlier run is still there');
-    const log = pino({ level: 'silent' });
-    const dir = await mkdtemp(join(tmpdir(), 'podvirt-real-node-'));
-    const network = new PodNetwork({ rootDir: join(dir, 'network'), log });
-    let cp: RealControlPlane | undefined;
-    try {
-      await network.start();
-      cp = await RealControlPlane.start({ dir: join(dir, 'control-plane'), repoRoot: root, nodes: [NODE], logger: log, address: network.gateway });
-      const node = await RealNode.start({
-        dir: join(dir, 'node'),
-        repoRoot: root,
-        nodeName: NODE,
-        controlPlane: cp,
-        network,
-        images: [`podvirt/podvirt:${VERSION}`, `podvirt/launcher:${VERSION}`, 'podvirt/test-guest:latest'],
-        pauseImage: `podvirt/pause:${VERSION}`,
-        logger: log,
-      });
-      return new RealNodeStack(dir, root, network, cp, node);
-    } catch (err) {
-      await cp?.close();
-      await network.close();
-      await rm(dir, { recursive: true, force: true });
-      throw err;
-    }
+    return new RealNodeStack(await RealNodeCluster.start(root));
   }
 
   /** watchVmi with this control plane's kubectl and admin (stop() it). */
   watch(name: string, jsonpath: string): { seen: string[]; stop: () => Promise<void> } {
     return watchVmi(this.cp.binaries.kubectl, this.cp.adminKubeconfig, name, jsonpath);
-  }
-
-  /** kubectl as the cluster's admin. */
-  admin(args: readonly string[]): Promise<string> {
-    return kubectlAs(this.cp, this.cp.adminKubeconfig, args);
-  }
-
-  /** podvirt from manifests/ (install-podvirt.ts), its workloads rolled out. */
-  async install(): Promise<void> {
-    await installPodvirtPods(this.cp, this.cp.adminKubeconfig, this.root, this.dir);
-    await waitForPodvirtPods(this.cp, this.cp.adminKubeconfig);
   }
 
   /** manifests/examples/vmi-test-guest.yaml under another name, `change` applied, then kubectl apply. */
@@ -208,33 +155,52 @@ export class RealNodeStack {
   }
 
   /**
-   * Nothing of a deleted launcher pod on the node: no sandbox or container, no qemu, mount,
-   * cgroup, or network namespace beyond `netnsBefore`. The kubelet removes a deleted pod's
-   * sandbox and exited containers in its garbage collection, once a minute: several pods are
-   * best checked together, after one wait.
+   * Nothing of a deleted pod runs or stays mounted on the node: its sandbox stopped and no
+   * container of it running (stoppedOnNode), no qemu, mount, cgroup, or network namespace beyond
+   * `netnsBefore`. The sandbox and the exited containers themselves the kubelet removes later, in
+   * its garbage collection (removedByKubelet).
    */
-  async nothingLeftOf(pod: LauncherPod, netnsBefore: readonly string[]): Promise<void> {
+  async nothingLeftOf(pod: { readonly metadata: { readonly name: string; readonly uid: string } }, netnsBefore: readonly string[]): Promise<void> {
     const { name, uid } = pod.metadata;
-    await eventually(async () => (await this.node.crictl(['pods', '--name', name, '-q'])).trim() === '', { what: `crictl pods without ${name} (the kubelet's garbage collection)`, deadlineMs: 120_000, stepMs: 1_000 });
-    const containers = JSON.parse(await this.node.crictl(['ps', '-a', '-o', 'json'])) as { containers: Array<{ labels: Record<string, string> }> };
-    assert.deepEqual(containers.containers.filter((c) => c.labels['io.kubernetes.pod.name'] === name), []);
+    await this.stoppedOnNode(name);
     assert.deepEqual(await qemuInPods(uid), []);
     let left: string[] = [];
     await eventually(async () => {
       left = [...(await podMounts(uid)), ...(await podCgroups(uid))];
       return left.length === 0;
     }, { what: `no mount or cgroup of pod ${uid}`, deadlineMs: 30_000, detail: () => left.join('\n') });
-    assert.deepEqual(await cniNetns(), netnsBefore);
+    let netns: string[] = [];
+    await eventually(async () => {
+      netns = await cniNetns();
+      return netns.join(' ') === netnsBefore.join(' ');
+    }, { what: `the network namespaces of before pod ${name} (CNI DEL when its sandbox stopped)`, deadlineMs: 30_000, detail: () => `before: ${netnsBefore.join(' ')}; now: ${netns.join(' ')}` });
   }
 
-  async close(): Promise<void> {
-    try {
-      await this.node.close();
-    } finally {
-      await this.cp.close();
-      await this.network.close();
-      await rm(this.dir, { recursive: true, force: true });
-    }
+  /** The pod's sandbox no longer ready and no container of it running (the kubelet stopped them). */
+  async stoppedOnNode(name: string): Promise<void> {
+    await eventually(async () => (await this.node.crictl(['pods', '--name', name, '--state', 'ready', '-q'])).trim() === ''
+      && (await this.node.crictl(['ps', '--state', 'running', '--label', `io.kubernetes.pod.name=${name}`, '-q'])).trim() === '',
+    { what: `no ready sandbox or running container of ${name} (crictl)`, deadlineMs: 60_000, stepMs: 500 });
+  }
+
+  /**
+   * The kubelet removed the sandbox and the containers of every pod that went: each one crictl
+   * lists belongs to a pod the API server has. The kubelet does it in its garbage collection, once
+   * a minute (a period it does not let one set), so a test file checks it once, at its end, for
+   * every pod it deleted, rather than waiting for a collection after each.
+   */
+  async removedByKubelet(): Promise<void> {
+    let stale: string[] = [];
+    await eventually(async () => {
+      const live = new Set((await this.admin(['get', 'pods', '-A', '-o', 'jsonpath={.items[*].metadata.uid}'])).split(' ').filter((u) => u !== ''));
+      const pods = (JSON.parse(await this.node.crictl(['pods', '-o', 'json'])) as { items: Array<{ metadata: { name: string; uid: string } }> }).items;
+      const containers = (JSON.parse(await this.node.crictl(['ps', '-a', '-o', 'json'])) as { containers: Array<{ metadata: { name: string }; labels: Record<string, string> }> }).containers;
+      stale = [
+        ...pods.filter((p) => !live.has(p.metadata.uid)).map((p) => `sandbox of ${p.metadata.name}`),
+        ...containers.filter((c) => !live.has(c.labels['io.kubernetes.pod.uid'] ?? '')).map((c) => `container ${c.metadata.name} of ${c.labels['io.kubernetes.pod.name'] ?? '?'}`),
+      ];
+      return stale.length === 0;
+    }, { what: 'crictl listing only sandboxes and containers of pods the API server has (the kubelet\'s garbage collection)', deadlineMs: 120_000, stepMs: 1_000, detail: () => stale.join('\n') });
   }
 }
 

@@ -10,13 +10,15 @@
 // guest-console-log`, `kubectl exec` reaches the compute container, the guest answers on the pod
 // IP, `podvirtctl console` on the node reads its boot_id; the handler's process killed -9 is
 // restarted by the kubelet while the same qemu runs on; podvirtctl in the handler's pod then
-// pauses and unpauses it; delete → Succeeded → no sandbox, container, qemu, mount, cgroup or
-// network namespace of its pod. Closing the node leaves no process, mount, cgroup, network
-// namespace, iptables chain or node API socket.
+// pauses and unpauses it; delete → Succeeded → no running sandbox or container, qemu, mount,
+// cgroup or network namespace of its pod. Then the faults of real-node-faults.ts on the same
+// stack. At the end, crictl lists no sandbox or container of a pod that went (the kubelet's
+// garbage collection, once a minute: checked once for every pod), and closing the node leaves no
+// process, mount, cgroup, network namespace, iptables chain or node API socket.
 //
 // It holds the machine-wide paths of a node (test/testbed/real-node/README.md), so it runs in its
 // own pass of scripts/test, the last (PODVIRT_SKIP_REAL_NODE=1 skips that pass, and says so), and
-// alone with `PODVIRT_REAL_NODE=1 node scripts/run-tests.mjs e2e/real-node.test`; without that
+// alone with `PODVIRT_REAL_NODE=1 node scripts/run-tests.mjs e2e/real-node`; without that
 // variable the main pass skips it and says why (real-node-stack.ts). Missing binaries or images
 // fail it (scripts/setup and scripts/images make them).
 import assert from 'node:assert/strict';
@@ -27,6 +29,7 @@ import { eventually } from '@podvirt/test-support';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { readTcp } from '../testbed/index.js';
 import { NODE_API_SOCKET, realNodeLeftovers } from '../testbed/real-node/real-node.js';
+import { realNodeFaultTests } from './real-node-faults.js';
 import { cniNetns, kubeChains, NODE, qemuInPods, REAL_NODE_SKIP, RealNodeStack, ROOT, VERSION, type LauncherPod } from './real-node-stack.js';
 
 const VMI = 'testvm-net';
@@ -59,8 +62,9 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     assert.match(got.status.nodeInfo.kubeletVersion, /^v1\.\d+\.\d+$/);
   });
 
-  test('a pod from an imported image runs: logs and exec through the kubelet, crictl sees it, and nothing after delete', async () => {
+  test('a pod from an imported image runs: logs and exec through the kubelet, crictl sees it, and nothing runs after delete', async () => {
     const { node, network, dir } = s();
+    const netnsBefore = await cniNetns();
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -80,9 +84,11 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     await eventually(async () => (await admin(['logs', 'hello'])).includes('REAL-NODE-MARKER'), { what: 'the marker in kubectl logs', deadlineMs: 30_000 });
     assert.equal((await admin(['exec', 'hello', '--', 'cat', '/proc/1/cmdline'])).replaceAll('\0', ' ').trim().startsWith('sh -c'), true);
     assert.match(await node.crictl(['pods', '--name', 'hello', '-q']), /^[0-9a-f]{64}$/m);
+    const uid = (await admin(['get', 'pod', 'hello', '-o', 'jsonpath={.metadata.uid}'])).trim();
 
     await admin(['delete', 'pod', 'hello', '--wait=true', '--timeout=60s']);
-    await eventually(async () => (await node.crictl(['pods', '-q'])).trim() === '' && (await node.crictl(['ps', '-a', '-q'])).trim() === '', { what: 'crictl pods and ps empty', deadlineMs: 60_000 });
+    // Its sandbox and container are removed by the kubelet's garbage collection: the last test checks that.
+    await s().nothingLeftOf({ metadata: { name: 'hello', uid } }, netnsBefore);
   });
 
   test('podvirt as pods: kubectl apply -f manifests/, the handler in a containerd container, its device plugins registered, podvirt-api\'s webhooks reached on its pod IP', async () => {
@@ -147,7 +153,7 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     await eventually(async () => (await s().vmi(VMI))?.status?.interfaces?.[0]?.ipAddress === podIP, { what: `the VMI's interface at the pod IP ${podIP}`, deadlineMs: 60_000, stepMs: 1_000 });
     assert.equal((await eventually(() => readTcp(podIP, 8080).catch(() => undefined), { what: `boot_id on ${podIP}:8080`, deadlineMs: 60_000, stepMs: 1_000 })).trim(), bootId);
     // podvirtctl console on the node, through the handler's node API socket (its hostPath).
-    const shell = new DemoShell({ out: { step: () => undefined, detail: () => undefined }, env: process.env, node: process.execPath, repoRoot: root, kubeconfig: s().cp.adminKubeconfig, nodeApiSocket: NODE_API_SOCKET });
+    const shell = new DemoShell({ out: { step: () => undefined, detail: () => undefined }, env: process.env, node: process.execPath, repoRoot: root, kubeconfig: s().cp.adminKubeconfig, nodeApiSocket: NODE_API_SOCKET, vmiOpsVia: 'node' });
     assert.equal(CONSOLE_BOOT_ID.exec(await shell.console(VMI, 'cat /proc/sys/kernel/random/boot_id', CONSOLE_BOOT_ID))?.[1], bootId);
 
     // kill -9 the handler's process: the kubelet restarts its container, qemu runs on (same pid),
@@ -185,7 +191,10 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     assert.equal(phases.seen.at(-1), 'Succeeded', `phases seen: ${phases.seen.join(' → ')}`);
   });
 
-  test('closing the node leaves nothing of it', async () => {
+  realNodeFaultTests(s);
+
+  test('the kubelet removed the sandbox and containers of every pod that went; closing the node leaves nothing of it', async () => {
+    await s().removedByKubelet();
     await s().node.close();
     assert.deepEqual(await realNodeLeftovers(), []);
     assert.equal(await kubeChains(), chainsBefore);

@@ -7,13 +7,16 @@ import type { ControlPlane } from '../cli/start-testbed.js';
 
 export type { ControlPlane };
 export const CONTROL_PLANES: readonly ControlPlane[] = ['testbed', 'real'];
+/** The node: the testbed's own kubelet (default) or the upstream kubelet on containerd (test/testbed/real-node/). */
+export type NodeKind = 'testbed' | 'real';
+export const NODE_KINDS: readonly NodeKind[] = ['testbed', 'real'];
 
 export type DemoCommand =
-  | { readonly mode: 'vmi'; readonly runtime: 'process' | 'image'; readonly controlPlane: ControlPlane }
+  | { readonly mode: 'vmi'; readonly runtime: 'process' | 'image'; readonly controlPlane: ControlPlane; readonly node: NodeKind }
   | { readonly mode: 'network'; readonly controlPlane: ControlPlane }
   | { readonly mode: 'migrate'; readonly controlPlane: ControlPlane }
   | { readonly mode: 'libvirt-only' }
-  | { readonly mode: 'up' | 'serve'; readonly nodes: number; readonly controlPlane: ControlPlane; readonly controllerArgs: readonly string[] }
+  | { readonly mode: 'up' | 'serve'; readonly nodes: number; readonly controlPlane: ControlPlane; readonly node: NodeKind; readonly controllerArgs: readonly string[] }
   | { readonly mode: 'down' };
 
 export class DemoUsageError extends Error {
@@ -26,7 +29,9 @@ export class DemoUsageError extends Error {
 
 export const DEMO_USAGE = [
   'usage: scripts/demo [--images | --network | --migrate | --libvirt-only] [--control-plane testbed|real]',
+  '       scripts/demo --node real',
   '       scripts/testbed-up [--nodes N] [--control-plane testbed|real] [-- CONTROLLER-FLAGS…]',
+  '       scripts/testbed-up --node real',
   '       scripts/testbed-down',
 ].join('\n');
 
@@ -51,6 +56,7 @@ export function parseDemoArgs(args: readonly string[]): DemoCommand {
         'libvirt-only': { type: 'boolean' },
         nodes: { type: 'string' },
         'control-plane': { type: 'string' },
+        node: { type: 'string' },
       },
     });
   } catch (err) {
@@ -64,18 +70,27 @@ export function parseDemoArgs(args: readonly string[]): DemoCommand {
   if (modes.length > 1 || (modes.length === 1 && command !== undefined)) {
     throw new DemoUsageError(`choose one of ${[...modes.map((m) => `--${m}`), ...(command === undefined ? [] : [command])].join(', ')}`);
   }
-  const controlPlane = controlPlaneOf(values['control-plane']);
   const refuse = (flag: string, by: string): never => {
     throw new DemoUsageError(`--${flag} does not apply to ${by}`);
   };
+  const node = nodeKindOf(values.node);
+  if (node === 'real') {
+    // The real node joins the real control plane, alone (one per machine), podvirt as its pods.
+    if (values['control-plane'] === 'testbed') refuse('control-plane testbed', '--node real (it runs on the real control plane)');
+    if (values.nodes !== undefined) refuse('nodes', '--node real (one real node per machine)');
+    if (dashes >= 0) refuse('node real', 'flags after -- (podvirt is installed from manifests/ as it is)');
+    if (modes.length > 0) refuse('node real', `--${modes[0] ?? ''} (scripts/demo --node real runs the main demo)`);
+    if (command === 'down') refuse('node', 'down (it stops whatever is up)');
+  }
+  const controlPlane = node === 'real' ? 'real' : controlPlaneOf(values['control-plane']);
   if (values.nodes !== undefined && command !== 'up' && command !== 'serve') refuse('nodes', command ?? (modes[0] === undefined ? 'the demo' : `--${modes[0]}`));
-  if (command === 'up' || command === 'serve') return { mode: command, nodes: nodeCount(values.nodes), controlPlane, controllerArgs };
+  if (command === 'up' || command === 'serve') return { mode: command, nodes: nodeCount(values.nodes), controlPlane, node, controllerArgs };
   if (dashes >= 0) throw new DemoUsageError(`flags after -- (for podvirt-controller) apply to up only`);
-  if (command === 'down') return values['control-plane'] === undefined ? { mode: 'down' } : refuse('control-plane', 'down (it stops whatever is up)');
+  if (command === 'down') return values['control-plane'] === undefined && values.node === undefined ? { mode: 'down' } : refuse(values.node === undefined ? 'control-plane' : 'node', 'down (it stops whatever is up)');
   const mode = modes[0];
-  if (mode === 'libvirt-only') return values['control-plane'] === undefined ? { mode } : refuse('control-plane', '--libvirt-only (no Kubernetes)');
+  if (mode === 'libvirt-only') return values['control-plane'] === undefined && values.node === undefined ? { mode } : refuse(values.node === undefined ? 'control-plane' : 'node', '--libvirt-only (no Kubernetes)');
   if (mode === 'network' || mode === 'migrate') return { mode, controlPlane };
-  return { mode: 'vmi', runtime: mode === 'images' ? 'image' : 'process', controlPlane };
+  return { mode: 'vmi', runtime: mode === 'images' ? 'image' : 'process', controlPlane, node };
 }
 
 /** The stack option for a control plane: nothing for the default, so a default run is unchanged. */
@@ -87,6 +102,13 @@ function controlPlaneOf(value: string | undefined): ControlPlane {
   if (value === undefined) return 'testbed';
   const known = CONTROL_PLANES.find((c) => c === value);
   if (known === undefined) throw new DemoUsageError(`--control-plane is testbed (the in-repo API server, the default) or real (etcd and kube-apiserver built by tools/build-binaries), not "${value}"`);
+  return known;
+}
+
+function nodeKindOf(value: string | undefined): NodeKind {
+  if (value === undefined) return 'testbed';
+  const known = NODE_KINDS.find((n) => n === value);
+  if (known === undefined) throw new DemoUsageError(`--node is testbed (the testbed's own kubelet, the default) or real (the upstream kubelet on containerd, built by tools/build-binaries), not "${value}"`);
   return known;
 }
 

@@ -16,6 +16,13 @@ export interface DemoShellOptions {
   readonly nodeApiSocket: string;
   /** The kubectl binary: the one on PATH unless given (the real control plane's own v1.34, within its version skew). */
   readonly kubectl?: string;
+  /**
+   * How podvirtctl's VMI operations (pause, console, …) reach the VMI: through the API server
+   * (podvirt-api's subresources; the default) or the node API socket (`--node`). The real node
+   * takes the node: its shipped manifests do not give podvirt-api the handlers' node-API TLS yet,
+   * so its subresources answer 503 there.
+   */
+  readonly vmiOpsVia?: 'api-server' | 'node';
 }
 
 export interface ShowOptions {
@@ -54,11 +61,26 @@ export class DemoShell {
     return this.#run(`kubectl ${args.join(' ')}`, this.#o.kubectl ?? 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
   }
 
-  /** `podvirtctl ARGS` with KUBECONFIG (pause, console and the like go through the API server) and PODVIRT_NODE_SOCKET pointing at the stack's handler (list). */
+  /** The flags that send podvirtctl's VMI operations the way `vmiOpsVia` says. */
+  get vmiOpsFlags(): readonly string[] {
+    return this.#o.vmiOpsVia === 'node' ? ['--node'] : [];
+  }
+
+  /** Where podvirtctl's VMI operations go, as the demo says it. */
+  get vmiOpsRoute(): string {
+    return this.#o.vmiOpsVia === 'node' ? "the handler's node API" : "the API server (podvirt-api's subresources)";
+  }
+
+  /** `podvirtctl ARGS` with KUBECONFIG (pause, console and the like go through the API server unless `vmiOpsFlags` are given) and PODVIRT_NODE_SOCKET pointing at the stack's handler (list). */
   podvirtctl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
     const env = { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig };
     return this.#run(`podvirtctl ${args.join(' ')}`, this.#o.node, [bin, ...args], env, show);
+  }
+
+  /** Any other command the demo shows (`shown` is how it reads, e.g. `crictl`; `file` what runs). */
+  command(shown: string, file: string, args: readonly string[], show: ShowOptions = {}): Promise<string> {
+    return this.#run(`${shown} ${args.join(' ')}`, file, args, {}, show);
   }
 
   /**
@@ -67,9 +89,10 @@ export class DemoShell {
    */
   async console(vmi: string, command: string, answer: RegExp): Promise<string> {
     const out = this.#o.out;
-    out.detail(`$ podvirtctl console vmi ${vmi}      # then: ${command} ⏎  and Ctrl+] to detach`);
+    const args = ['console', 'vmi', vmi, ...this.vmiOpsFlags];
+    out.detail(`$ podvirtctl ${args.join(' ')}      # then: ${command} ⏎  and Ctrl+] to detach`);
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
-    const child = spawn(this.#o.node, [bin, 'console', 'vmi', vmi], { env: { ...this.#o.env, PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig } });
+    const child = spawn(this.#o.node, [bin, ...args], { env: { ...this.#o.env, PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig } });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGTERM'), COMMAND_TIMEOUT_MS);

@@ -10,6 +10,8 @@
 //   main.js serve            the background process `up` starts
 //   --control-plane real     (demo modes, up) etcd, kube-apiserver, kube-controller-manager and
 //                            kube-scheduler built by tools/build-binaries instead of the in-repo ones
+//   --node real              (the demo, up) the upstream kubelet on containerd joined to the real
+//                            control plane, podvirt installed as its pods from manifests/
 // Any other flag, or one the mode does not take, is refused (demo-args.ts).
 // Ctrl-C stops any of them cleanly.
 import { join } from 'node:path';
@@ -49,7 +51,7 @@ try {
   const controlPlane = 'controlPlane' in command ? command.controlPlane : 'testbed';
   const demo = { out, env: process.env, node: process.execPath, signal: controller.signal, controlPlane };
   if (command.mode === 'vmi') {
-    await vmiDemo({ ...demo, runtime: command.runtime });
+    await vmiDemo({ ...demo, runtime: command.runtime, nodeKind: command.node });
   } else if (command.mode === 'network') {
     await networkDemo(demo);
   } else if (command.mode === 'migrate') {
@@ -60,8 +62,23 @@ try {
     const info = await stackUp(paths, process.execPath, fileURLToPath(import.meta.url), alive, command);
     const nodes = info.nodes ?? [{ nodeName: info.nodeName, nodeApiSocket: info.nodeApiSocket }];
     const several = nodes.length > 1;
-    process.stdout.write(
-      [
+    process.stdout.write(command.node === 'real'
+      ? [
+        `podvirt up on the real node ${info.nodeName}: the upstream kubelet on containerd, joined to the real control plane, podvirt installed from manifests/ as its pods (background pid ${info.pid}).`,
+        'Point kubectl and podvirtctl at it:',
+        `  export KUBECONFIG=${info.kubeconfig}`,
+        `  export PODVIRT_NODE_SOCKET=${info.nodeApiSocket}`,
+        ...(info.kubectl === undefined ? [] : [`  alias kubectl=${info.kubectl}   # the control plane's own release`]),
+        ...(info.crictl === undefined ? [] : [`  alias crictl=${info.crictl}   # it finds containerd's socket by default`]),
+        `  alias podvirtctl='node ${join(root, 'packages/ctl/bin/podvirtctl.js')}'`,
+        'Then, for example:',
+        '  kubectl -n podvirt get pods -o wide; crictl pods; crictl ps',
+        '  kubectl apply -f manifests/examples/vmi-masquerade.yaml && kubectl get vmi -w',
+        '  kubectl logs -l vm.kubevirt.io/name=testvm-net -c guest-console-log; podvirtctl console vmi testvm-net',
+        `podvirt's logs: kubectl -n podvirt logs ds/podvirt-handler (and deploy/podvirt-controller); the stack's: ${paths.dir}/podvirt-stack.log. Stop with scripts/testbed-down.`,
+        '',
+      ].join('\n')
+      : [
         `podvirt stack up: testbed node${several ? 's' : ''} ${nodes.map((n) => n.nodeName).join(', ')}, podvirt-controller and podvirt-handler from manifests/ (background pid ${info.pid}).`,
         ...(command.controllerArgs.length > 0 ? [`podvirt-controller runs with the manifest's flags plus: ${command.controllerArgs.join(' ')}`] : []),
         'Point kubectl and podvirtctl at it:',
@@ -81,8 +98,7 @@ try {
           : []),
         `Logs: ${paths.dir}/{podvirt-stack,controller,handler}.log. Stop with scripts/testbed-down.`,
         '',
-      ].join('\n'),
-    );
+      ].join('\n'));
   } else if (command.mode === 'down') {
     const how = await stackDown(paths, (pid, signal) => process.kill(pid, signal), alive);
     process.stdout.write(how === 'stopped' ? 'podvirt stack stopped; nothing left running\n' : 'podvirt stack did not stop in time and was killed; check for leftover processes\n');

@@ -14,7 +14,7 @@ import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { controlPlaneOption, type ControlPlane } from './demo-args.js';
 import { DemoShell, kubectlOf } from './demo-shell.js';
-import { onDemoStack } from './demo-stack.js';
+import { onDemoStack, testbedStack } from './demo-stack.js';
 import { until } from './demo-until.js';
 
 export interface MigrateDemoOptions {
@@ -45,7 +45,7 @@ export async function migrateDemo(o: MigrateDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
   await onDemoStack(out, {
-    stack: { node: o.node, nodes: 2, ...controlPlaneOption(o.controlPlane) },
+    stack: testbedStack({ node: o.node, nodes: 2, ...controlPlaneOption(o.controlPlane) }),
     namespace: NS,
     starting: 'starting the two-node testbed (two kubelets, two handlers) and podvirt-controller',
     tearingDown: 'tearing down: handlers, controller, testbed',

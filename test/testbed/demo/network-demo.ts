@@ -24,7 +24,7 @@ import type { PodvirtStack } from '../stack/start-podvirt-stack.js';
 import type { DemoOutput } from './boot-guest-demo.js';
 import { controlPlaneOption } from './demo-args.js';
 import { DemoShell, kubectlOf } from './demo-shell.js';
-import { onDemoStack } from './demo-stack.js';
+import { onDemoStack, testbedStack } from './demo-stack.js';
 import { until } from './demo-until.js';
 import type { VmiDemoOptions } from './vmi-demo.js';
 import type { VmiPhaseWatch } from './vmi-phase-watch.js';
@@ -40,7 +40,7 @@ export async function networkDemo(o: NetworkDemoOptions): Promise<void> {
   const { out, signal } = o;
   const root = repoRoot(import.meta.url);
   await onDemoStack(out, {
-    stack: { node: o.node, ...controlPlaneOption(o.controlPlane) },
+    stack: testbedStack({ node: o.node, ...controlPlaneOption(o.controlPlane) }),
     namespace: NS,
     starting: 'starting the testbed and podvirt-controller + podvirt-handler (pods get their IPs from real CNI plugins)',
     tearingDown: 'tearing down: handler, controller, testbed (its bridge and CNI state go too)',

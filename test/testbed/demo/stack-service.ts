@@ -8,8 +8,10 @@ import { createWriteStream, openSync, closeSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eventually, EventuallyTimeoutError } from '@podvirt/test-support';
+import { repoRoot } from '../guest/repo-root.js';
+import { RealNodeCluster } from '../real-node/real-node-cluster.js';
 import { startPodvirtStack } from '../stack/start-podvirt-stack.js';
-import { controlPlaneOption, type ControlPlane } from './demo-args.js';
+import { controlPlaneOption, type ControlPlane, type NodeKind } from './demo-args.js';
 
 export interface StackInfo {
   readonly pid: number;
@@ -19,6 +21,10 @@ export interface StackInfo {
   readonly nodeApiSocket: string;
   /** Every node with its handler's node API socket (the first is the one above). */
   readonly nodes?: ReadonlyArray<{ readonly nodeName: string; readonly nodeApiSocket: string }>;
+  /** The kubectl to use (the real control plane's own), when not the one on PATH. */
+  readonly kubectl?: string;
+  /** The real node's crictl (tools/cri-tools). */
+  readonly crictl?: string;
 }
 
 export class StackServiceError extends Error {
@@ -36,6 +42,8 @@ export interface StackShape {
   readonly controllerArgs: readonly string[];
   /** The in-repo API server when unset. */
   readonly controlPlane?: ControlPlane;
+  /** `real`: the upstream kubelet on containerd, podvirt installed as its pods (real-node/real-node-cluster.ts). */
+  readonly node?: NodeKind;
 }
 
 export const ONE_NODE: StackShape = { nodes: 1, controllerArgs: [] };
@@ -43,8 +51,9 @@ export const ONE_NODE: StackShape = { nodes: 1, controllerArgs: [] };
 /** The `serve` arguments that give the background process the same shape. */
 function shapeArgs(shape: StackShape): string[] {
   return [
+    ...(shape.node === 'real' ? ['--node', 'real'] : []),
     ...(shape.nodes === 1 ? [] : ['--nodes', String(shape.nodes)]),
-    ...(shape.controlPlane === undefined || shape.controlPlane === 'testbed' ? [] : ['--control-plane', shape.controlPlane]),
+    ...(shape.controlPlane === undefined || shape.controlPlane === 'testbed' || shape.node === 'real' ? [] : ['--control-plane', shape.controlPlane]),
     ...(shape.controllerArgs.length === 0 ? [] : ['--', ...shape.controllerArgs]),
   ];
 }
@@ -57,12 +66,15 @@ export interface StackServicePaths {
 const INFO = 'podvirt-stack.json';
 const LOG = 'podvirt-stack.log';
 const START_TIMEOUT_MS = 90_000;
+// The real node: the control plane, containerd, the kubelet, then podvirt's pods rolled out.
+const REAL_NODE_START_TIMEOUT_MS = 300_000;
 // Stopping ends every VM (each with its grace period) and the pods; bounded, then SIGKILL.
 const STOP_TIMEOUT_MS = 120_000;
 
 /** The background process: starts the stack, publishes its info, closes it when `signal` aborts. */
 export async function serveStack(paths: StackServicePaths, pid: number, node: string, signal: AbortSignal, deviceRoot?: string, shape = ONE_NODE): Promise<void> {
   await mkdir(paths.dir, { recursive: true });
+  if (shape.node === 'real') return serveRealNode(paths, pid, signal);
   const logs = { controller: createWriteStream(join(paths.dir, 'controller.log'), { flags: 'a' }), handler: createWriteStream(join(paths.dir, 'handler.log'), { flags: 'a' }), api: createWriteStream(join(paths.dir, 'podvirt-api.log'), { flags: 'a' }) };
   try {
     const stack = await startPodvirtStack({
@@ -74,13 +86,8 @@ export async function serveStack(paths: StackServicePaths, pid: number, node: st
         pid, nodeName: stack.nodeName, stateDir: stack.stateDir, kubeconfig: stack.kubeconfigPath, nodeApiSocket: stack.nodeApiSocket,
         nodes: stack.nodes.map((n) => ({ nodeName: n.nodeName, nodeApiSocket: n.nodeApiSocket })),
       };
-      const tmp = join(paths.dir, `${INFO}.tmp`);
-      await writeFile(tmp, `${JSON.stringify(info, null, 2)}\n`);
-      await rename(tmp, join(paths.dir, INFO));
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await publish(paths, info);
+      await aborted(signal);
     } finally {
       await stack.close();
       await rm(join(paths.dir, INFO), { force: true });
@@ -88,6 +95,32 @@ export async function serveStack(paths: StackServicePaths, pid: number, node: st
   } finally {
     await Promise.all(Object.values(logs).map((l) => new Promise((r) => l.end(r))));
   }
+}
+
+/** serveStack for `--node real`: podvirt's logs are its pods' (kubectl logs -n podvirt). */
+async function serveRealNode(paths: StackServicePaths, pid: number, signal: AbortSignal): Promise<void> {
+  const cluster = await RealNodeCluster.start(repoRoot(import.meta.url));
+  try {
+    await cluster.install();
+    await publish(paths, { pid, nodeName: cluster.node.nodeName, stateDir: cluster.dir, kubeconfig: cluster.kubeconfig, nodeApiSocket: cluster.nodeApiSocket, kubectl: cluster.cp.binaries.kubectl, crictl: cluster.node.binaries.crictl });
+    await aborted(signal);
+  } finally {
+    await cluster.close();
+    await rm(join(paths.dir, INFO), { force: true });
+  }
+}
+
+async function publish(paths: StackServicePaths, info: StackInfo): Promise<void> {
+  const tmp = join(paths.dir, `${INFO}.tmp`);
+  await writeFile(tmp, `${JSON.stringify(info, null, 2)}\n`);
+  await rename(tmp, join(paths.dir, INFO));
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }
 
 /** Starts the background process (`node <main> serve`) and resolves once the stack is up. */
@@ -106,7 +139,7 @@ export async function stackUp(paths: StackServicePaths, node: string, mainScript
   } finally {
     closeSync(logFd);
   }
-  const info = await eventually(async () => (await readInfo(paths)) ?? (exited ? 'exited' : undefined), { what: 'the stack up', deadlineMs: START_TIMEOUT_MS, stepMs: 200 })
+  const info = await eventually(async () => (await readInfo(paths)) ?? (exited ? 'exited' : undefined), { what: 'the stack up', deadlineMs: shape.node === 'real' ? REAL_NODE_START_TIMEOUT_MS : START_TIMEOUT_MS, stepMs: 200 })
     .catch((err: unknown) => {
       if (err instanceof EventuallyTimeoutError) return 'timeout' as const;
       throw err;

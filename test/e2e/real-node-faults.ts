@@ -1,21 +1,18 @@
-// Faults on the real node (test/testbed/real-node/), podvirt installed from manifests/: one VMI
-// runs through containerd restarted and then the kubelet restarted (each time it stays Running on
-// the same qemu, its launcher's containers not restarted, kubectl exec reaches them, the device
-// plugins allocatable again),
-// then its qemu is killed -9 (Failed with the reason, the pod ends); a second VMI's launcher pod
-// deleted directly fails it with a named reason; a containerDisk image that is not in
-// containerd's store and cannot be pulled gives ErrImagePull on the VMI. During each fault the
-// writes of podvirt's controller and handler are counted from kube-apiserver's audit log and stay
-// small; after each VMI nothing of its pod is left on the node, and closing the node leaves
-// nothing of it.
-//
-// It holds the machine-wide paths of a node: PODVIRT_REAL_NODE=1 runs it (real-node-stack.ts).
+// Faults on the real node (test/testbed/real-node/), podvirt installed from manifests/, as tests of
+// real-node.test.ts on its stack (one stack for the real-node pass: a start and an install less).
+// One VMI runs through containerd restarted and then the kubelet restarted (each time it stays
+// Running on the same qemu, its launcher's containers not restarted, kubectl exec reaches them,
+// the device plugins allocatable again), then its qemu is killed -9 (Failed with the reason, the
+// pod ends); a second VMI's launcher pod deleted directly ends it as KubeVirt does; a containerDisk
+// image that is not in containerd's store and cannot be pulled gives ErrImagePull on the VMI.
+// During each fault the writes of podvirt's controller and handler are counted from
+// kube-apiserver's audit log and stay small; after each VMI nothing of its pod runs or stays
+// mounted on the node (the kubelet's removal of its sandbox is checked once, at the file's end).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, test } from 'node:test';
 import { eventually } from '@podvirt/test-support';
 import { readAuditLog, serviceAccountUser, writesOf } from '../testbed/control-plane/audit-log.js';
-import { realNodeLeftovers } from '../testbed/real-node/real-node.js';
-import { cniNetns, kubeChains, NODE, qemuInPods, REAL_NODE_SKIP, RealNodeStack, ROOT, type LauncherPod } from './real-node-stack.js';
+import { cniNetns, NODE, qemuInPods, type LauncherPod, type RealNodeStack } from './real-node-stack.js';
 
 const CONTROLLER = serviceAccountUser('podvirt', 'podvirt-controller');
 const HANDLER = serviceAccountUser('podvirt', 'podvirt-handler');
@@ -24,21 +21,15 @@ const HANDLER = serviceAccountUser('podvirt', 'podvirt-handler');
 const MAX_WRITES_PER_FAULT = 40;
 const NO_SUCH_IMAGE = 'registry.invalid/no-such-disk:1';
 
-describe('faults on the real node', { skip: REAL_NODE_SKIP }, () => {
-  let stack: RealNodeStack | undefined;
-  let chainsBefore = 0;
+/**
+ * The fault tests, registered in the caller's describe after podvirt is installed on the stack
+ * `s()` returns; each fault's writes are printed after the tests.
+ */
+export function realNodeFaultTests(s: () => RealNodeStack): void {
   const report: string[] = [];
-  const s = (): RealNodeStack => stack ?? assert.fail('the stack did not start');
 
-  before(async () => {
-    chainsBefore = await kubeChains();
-    stack = await RealNodeStack.start(ROOT);
-    await stack.install();
-  });
-
-  after(async () => {
+  after(() => {
     console.log(`real node faults:\n  ${report.join('\n  ')}`);
-    await stack?.close();
   });
 
   /** Runs a fault; counts the controller's and the handler's writes from its start to the end of `run`. */
@@ -183,10 +174,4 @@ describe('faults on the real node', { skip: REAL_NODE_SKIP }, () => {
     assert.equal((await s().vmi('vm-noimage'))?.status?.phase, 'Scheduling');
     await s().deleteAndCheckGone('vm-noimage', pod, netnsBefore);
   });
-
-  test('closing the node leaves nothing of it', async () => {
-    await s().node.close();
-    assert.deepEqual(await realNodeLeftovers(), []);
-    assert.equal(await kubeChains(), chainsBefore);
-  });
-});
+}
