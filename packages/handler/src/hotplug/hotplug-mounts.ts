@@ -62,10 +62,24 @@ export interface HotplugMountState {
 export const HotplugMountReason = {
   Mounted: 'SuccessfulMountVolume',
   MountFailed: 'FailedMountVolume',
+  Ready: 'VolumeReady',
 } as const;
 
 function mountedState(volume: string): HotplugMountState {
   return { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${volume} has been mounted in virt-launcher pod` };
+}
+
+/** After a Sync that succeeded: every wanted volume mounted into the pod is a disk of the domain now. */
+export function readyStates(vmi: VirtualMachineInstance, mounted: ReadonlyMap<string, HotplugMountState> | undefined): Map<string, HotplugMountState> {
+  const out = new Map(mounted);
+  const hotplugged = new Set((vmi.spec.volumes ?? []).filter(isHotplugVolume).map((v) => v.name));
+  for (const s of vmi.status?.volumeStatus ?? []) {
+    const phase = out.get(s.name)?.phase ?? s.phase;
+    if (hotplugged.has(s.name) && phase === VolumePhase.MountedToPod && s.phase === VolumePhase.MountedToPod) {
+      out.set(s.name, { phase: VolumePhase.Ready, reason: HotplugMountReason.Ready, message: `Successfully attach hotplugged volume ${s.name} to VM` });
+    }
+  }
+  return out;
 }
 
 function errnoCode(err: unknown): string | undefined {
@@ -163,7 +177,8 @@ export class HotplugMounts {
     for (const name of wanted.keys()) {
       const status = statuses.get(name);
       if (mounted.has(name)) {
-        out.set(name, mountedState(name));
+        // Ready (attached to the domain) is the later phase; it stays.
+        if (status?.phase !== VolumePhase.Ready) out.set(name, mountedState(name));
         continue;
       }
       const attachUid = status?.hotplugVolume?.attachPodUID;

@@ -32,7 +32,7 @@ import type { PodNetworkPhase } from '../network/pod-network-phase.js';
 import { executeAction } from './execute-action.js';
 import { IoErrorRetry, pausedByIoError, type IoErrorRetryOptions } from './io-error-retry.js';
 import { writeStatus } from '../kube/status-writer.js';
-import type { HotplugMounts, HotplugMountState } from '../hotplug/hotplug-mounts.js';
+import { readyStates, type HotplugMounts, type HotplugMountState } from '../hotplug/hotplug-mounts.js';
 
 export interface VmiReconcilerOptions {
   readonly nodeName: string;
@@ -235,7 +235,10 @@ export class VmiReconciler {
           return undefined;
         })
         : undefined;
-      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step, hotplug);
+      // A Sync that succeeded attached what the status showed mounted (the launcher read it there).
+      const synced = action.type === 'sync' && outcome.syncFailure === undefined && outcome.error === undefined;
+      const states = synced && vmi.status?.phase === VmiPhase.Running ? readyStates(vmi, hotplug) : hotplug;
+      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step, states);
     }
     if (outcome.error !== undefined) throw outcome.error;
     const requeueAfterMs = outcome.requeueAfterMs ?? resumeCheckMs;
