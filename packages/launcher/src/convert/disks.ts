@@ -24,7 +24,7 @@ export function devName(prefix: string, n: number): string {
  * Every disk joined with its volume (decodeVmi matched them); the volume decides the file, the
  * disk how the guest sees it. A hotpluggable volume's disk is not part of the domain the VM
  * boots with: it reaches the launcher pod through an attachment pod and is attached to the
- * running domain; the domain gets the virtio-scsi controller that disk needs.
+ * running domain on the virtio-scsi controller every domain gets.
  */
 export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): ConvertedDisks {
   const hotplugged = hotplugVolumeNames(vmi.spec);
@@ -46,8 +46,10 @@ export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): Converte
   }
   const controllers = [
     el('controller', { type: 'usb', model: buses.has('usb') ? 'qemu-xhci' : 'none' }),
-    (buses.has('scsi') || hotplugged.size > 0) && el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
-  ].filter((c): c is XmlElement => c !== false);
+    // Always, as KubeVirt does where hotplug is possible: a disk hotplugged later needs it, and a
+    // controller cannot be hot-added on its own reliably.
+    el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
+  ];
   return { disks: out, controllers, prepare };
 }
 
