@@ -47,7 +47,7 @@ describe('volume hotplug', () => {
   const volumeStatus = async (vmi: string, volume: string): Promise<VolumeStatus | undefined> =>
     (await suite.vmi(vmi))?.status?.volumeStatus?.find((s) => s.name === volume);
 
-  test('a claim hot-plugged into a running guest gets its attachment pod on the node; removal and deletion take it away', async () => {
+  test('a claim hot-plugged into a running guest gets its attachment pod on the node; removal and deletion take it away', async (t) => {
     const name = 'vm-hotplug';
     await suite.apply(
       // No storageClassName: the default StorageClass provisions it, on both control planes.
@@ -57,6 +57,7 @@ describe('volume hotplug', () => {
     const running = await suite.waitForPhase(name, 'Running');
     await suite.waitForGuestReady(running);
 
+    const addedAt = performance.now();
     const added = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim', '--serial=HP1');
     assert.equal(added.code, 0, added.stderr);
     const spec = (await suite.vmi(name))?.spec;
@@ -69,6 +70,8 @@ describe('volume hotplug', () => {
       return s?.phase === 'Ready' ? s : undefined;
     }, BOOT_TIMEOUT_MS);
     assert.equal(attached.reason, 'VolumeReady', attached.message);
+    // A figure, not a bound: the status is polled (BOOT_TIMEOUT_MS is the only limit).
+    t.diagnostic(`addvolume → Ready: ${Math.round(performance.now() - addedAt)} ms`);
     // In the launcher's own mount namespace: the claim's disk.img, at the claim's size, the launcher's.
     const pid = await launcherPid(running.metadata.uid ?? '');
     assert.ok(pid !== undefined, 'launcher process');
@@ -98,10 +101,12 @@ describe('volume hotplug', () => {
     assert.match(bus.stderr, /invalid --volume-name/);
     assert.equal((await suite.vmi(name))?.status?.phase, 'Running', 'the VMI runs on');
 
+    const removedAt = performance.now();
     const removed = await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-data');
     assert.equal(removed.code, 0, removed.stderr);
     await suite.eventually('attachment pod gone, volume status cleared, unmounted', async () =>
       (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined && (await hotplugMounts()).length === 0 ? true : undefined, BOOT_TIMEOUT_MS);
+    t.diagnostic(`removevolume → unmounted, pod and status entry gone: ${Math.round(performance.now() - removedAt)} ms`);
     // Gone from the guest.
     const blocks = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
     assert.ok(!blocks.split(',').includes(disk), `${disk} left the guest (${blocks})`);
