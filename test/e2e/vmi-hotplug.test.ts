@@ -122,8 +122,8 @@ describe('volume hotplug', () => {
 
     // The data is on the claim: a new VMI that boots with it (a virtio disk) reads the marker.
     const reader = guestVmi(suite.guest, 'vm-hotplug-reader') as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };
-    reader.spec.domain.devices.disks.push({ name: 'data', disk: { bus: 'virtio' } });
-    reader.spec.volumes.push({ name: 'data', persistentVolumeClaim: { claimName: 'hp-claim' } });
+    reader.spec.domain.devices.disks.push({ name: 'hp-read', disk: { bus: 'virtio' } });
+    reader.spec.volumes.push({ name: 'hp-read', persistentVolumeClaim: { claimName: 'hp-claim' } });
     await suite.apply(reader as unknown as Record<string, unknown>);
     const second = await suite.waitForPhase('vm-hotplug-reader', 'Running');
     await suite.waitForGuestReady(second);
