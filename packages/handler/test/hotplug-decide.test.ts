@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { VirtualMachineInstance, VolumeStatus } from '@podvirt/api';
 import { readyStates } from '../src/hotplug/hotplug-mounts.js';
-import { hotplugPending } from '../src/reconcile/decide.js';
-import { makeVmi } from './fixtures.js';
+import { LauncherState } from '../src/launcher/launcher-state.js';
+import { decide, hotplugPending } from '../src/reconcile/decide.js';
+import { defaultedOf, makeDomain, makeVmi } from './fixtures.js';
 
 function vmi(hotplugged: string[], statuses: Record<string, string>): VirtualMachineInstance {
   const v = makeVmi({ phase: 'Running' });
@@ -28,4 +29,11 @@ test('a Sync is due for a mounted volume not attached yet, and for one that left
 test('after a Sync that succeeded, what was mounted is Ready; other phases stay', () => {
   const states = readyStates(vmi(['a', 'b'], { a: 'MountedToPod', b: 'AttachedToNode' }), new Map());
   assert.deepEqual([...states.entries()].map(([k, s]) => [k, s.phase, s.reason]), [['a', 'Ready', 'VolumeReady']]);
+});
+
+test('a removed volume the launcher pod still has mounted (its disk maybe in the domain): a Sync is due, whatever the status says', () => {
+  const v = vmi([], {});
+  const domain = makeDomain('Running', 'Booted');
+  assert.equal(decide(v, defaultedOf(v), domain, LauncherState.Ready, 0).type, 'updateStatus');
+  assert.equal(decide(v, defaultedOf(v), domain, LauncherState.Ready, 0, true).type, 'sync');
 });

@@ -25,6 +25,8 @@ export function decide(
   cachedDomain: cmd.Domain | undefined,
   launcher: LauncherState,
   nowMs: number,
+  /** The launcher pod still has a hotplugged volume mounted that left the spec (its disk may be in the domain). */
+  hotplugDetachDue = false,
 ): Action {
   const domain = effectiveDomain(cachedDomain, launcher);
   // Domain unknown: never act on a guess.
@@ -49,7 +51,7 @@ export function decide(
   if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_INIT_POLL_MS };
   if (launcher === LauncherState.Unresponsive) return { type: 'updateStatus' };
   if (computePhase(vmi, defaulted, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
-  if (!syncActs(domain) && !hotplugPending(vmi)) return { type: 'updateStatus' };
+  if (!syncActs(domain) && !hotplugPending(vmi) && !hotplugDetachDue) return { type: 'updateStatus' };
   return { type: 'sync' };
 }
 
