@@ -6,7 +6,8 @@
 // container sees the file through HostToContainer propagation), the launcher attaches it to the
 // running domain (Ready) and the guest sees /dev/sd* with the serial and writes a marker; a
 // clashing name is refused by its flag and changes nothing; `removevolume` detaches it (gone from
-// the guest), unmounts it and takes the pod and the status entry away; deleting the VMI leaves
+// the guest), unmounts it and takes the pod and the status entry away; removed while the handler
+// is down, the restarted handler detaches it before unmounting it; deleting the VMI leaves
 // no attachment pod and no mount; a new VMI booting with the claim reads the marker.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -111,9 +112,26 @@ describe('volume hotplug', () => {
     const blocks = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
     assert.ok(!blocks.split(',').includes(disk), `${disk} left the guest (${blocks})`);
 
+    // Added again, then removed while the handler is down: the controller takes the attachment pod
+    // and the status entry away meanwhile, the disk stays mounted (the domain holds it); the
+    // restarted handler finds the mount, has the launcher detach the disk, then unmounts it.
+    const addAgain = async (): Promise<void> => {
+      assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
+      await suite.eventually('attached again', async () => ((await volumeStatus(name, 'hp-data'))?.phase === 'Ready' ? true : undefined), BOOT_TIMEOUT_MS);
+    };
+    await addAgain();
+    suite.stack.handler.kill('SIGKILL');
+    assert.equal((await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-data')).code, 0);
+    await suite.eventually('attachment pod and status entry gone without the handler', async () =>
+      (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined ? true : undefined, BOOT_TIMEOUT_MS);
+    assert.equal((await hotplugMounts()).length, 1, 'still mounted: nobody detached the disk yet');
+    await suite.stack.restartHandler();
+    await suite.eventually('unmounted by the restarted handler', async () => ((await hotplugMounts()).length === 0 ? true : undefined), BOOT_TIMEOUT_MS);
+    const left = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
+    assert.ok(!left.split(',').some((b) => b.startsWith('sd')), `no scsi disk left in the guest (${left})`);
+
     // Added again, then the VMI deleted: no attachment pod is left behind.
-    assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
-    await suite.eventually('attached again', async () => ((await volumeStatus(name, 'hp-data'))?.phase === 'Ready' ? true : undefined), BOOT_TIMEOUT_MS);
+    await addAgain();
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running);
