@@ -7,8 +7,9 @@
 // running domain (Ready) and the guest sees /dev/sd* with the serial and writes a marker; a
 // clashing name is refused by its flag and changes nothing; `removevolume` detaches it (gone from
 // the guest), unmounts it and takes the pod and the status entry away; removed while the handler
-// is down, the restarted handler detaches it before unmounting it; deleting the VMI leaves
-// no attachment pod and no mount; a new VMI booting with the claim reads the marker.
+// is down, the restarted handler detaches it before unmounting it; deleting the VMI while a
+// volume attaches leaves no attachment pod and no mount; a new VMI booting with the claim reads
+// the marker.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, realpath } from 'node:fs/promises';
@@ -130,8 +131,10 @@ describe('volume hotplug', () => {
     const left = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
     assert.ok(!left.split(',').some((b) => b.startsWith('sd')), `no scsi disk left in the guest (${left})`);
 
-    // Added again, then the VMI deleted: no attachment pod is left behind.
-    await addAgain();
+    // Added again and the VMI deleted while it attaches (its attachment pod made, the disk not
+    // Ready yet or just): no attachment pod and no mount is left behind.
+    assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
+    await suite.eventually('an attachment pod again', async () => ((await attachmentPods()).length > 0 ? true : undefined), BOOT_TIMEOUT_MS);
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running);
