@@ -78,23 +78,70 @@ describe('disks that outlive the VM', () => {
     await suite.waitForGone(name);
   };
 
-  test('hostDisk: DiskOrCreate makes the image in the host directory; Disk reopens it; two VMIs share a shared one', async () => {
-    const path = join(hostDir, 'disk.img');
-    const first = await bootAndMark(suite, persistVmi(suite, 'vm-hd-create', { hostDisk: { path, type: 'DiskOrCreate', capacity: '64Mi' } }));
-    assert.deepEqual(first.found, [], 'a new disk holds no marker');
-    assert.equal((await stat(path)).size, 64 * MIB, 'created at its capacity, in the host directory');
-    assert.ok((await readFile(path)).includes(first.wrote), 'the synced marker is in the host file');
-    await remove('vm-hd-create');
+  // hostDisk, the VM's claim and the block claim are separate disks and VMIs: they run at once,
+  // their boots overlapping. The PVC test restarts the handler, so it runs alone, after them.
+  describe('three disks at once', { concurrency: true }, () => {
+    test('hostDisk: DiskOrCreate makes the image in the host directory; Disk reopens it; two VMIs share a shared one', async () => {
+      const path = join(hostDir, 'disk.img');
+      const first = await bootAndMark(suite, persistVmi(suite, 'vm-hd-create', { hostDisk: { path, type: 'DiskOrCreate', capacity: '64Mi' } }));
+      assert.deepEqual(first.found, [], 'a new disk holds no marker');
+      assert.equal((await stat(path)).size, 64 * MIB, 'created at its capacity, in the host directory');
+      assert.ok((await readFile(path)).includes(first.wrote), 'the synced marker is in the host file');
+      await remove('vm-hd-create');
 
-    const shared = { hostDisk: { path, type: 'Disk', shared: true } };
-    const reader = bootAndMark(suite, persistVmi(suite, 'vm-hd-a', shared, { shareable: true }));
-    await suite.apply(persistVmi(suite, 'vm-hd-b', shared, { marker: false, shareable: true }));
-    const a = await reader;
-    assert.deepEqual(a.found, [first.wrote], 'the Disk holds the marker of the VMI that created it');
-    const b = await suite.waitForPhase('vm-hd-b', 'Running');
-    await suite.waitForGuestReady(b);
-    assert.equal((await suite.vmi('vm-hd-a'))?.status?.phase, 'Running', 'both VMIs run on the shared disk');
-    await Promise.all([remove('vm-hd-a'), remove('vm-hd-b')]);
+      const shared = { hostDisk: { path, type: 'Disk', shared: true } };
+      const reader = bootAndMark(suite, persistVmi(suite, 'vm-hd-a', shared, { shareable: true }));
+      await suite.apply(persistVmi(suite, 'vm-hd-b', shared, { marker: false, shareable: true }));
+      const a = await reader;
+      assert.deepEqual(a.found, [first.wrote], 'the Disk holds the marker of the VMI that created it');
+      const b = await suite.waitForPhase('vm-hd-b', 'Running');
+      await suite.waitForGuestReady(b);
+      assert.equal((await suite.vmi('vm-hd-a'))?.status?.phase, 'Running', 'both VMIs run on the shared disk');
+      await Promise.all([remove('vm-hd-a'), remove('vm-hd-b')]);
+    });
+
+    test('a VirtualMachine restarted with podvirtctl keeps its claim: the new VMI finds what the old one synced', async () => {
+      const name = 'vm-keeps-disk';
+      // No storageClassName: the testbed's default StorageClass provisions it, as on kind or minikube.
+      await suite.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'vm-disk', namespace: NS },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } } });
+      const template = persistVmi(suite, name, { persistentVolumeClaim: { claimName: 'vm-disk' } }) as { spec: unknown };
+      await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: NS }, spec: { runStrategy: 'Always', template: { spec: template.spec } } });
+      const first = await suite.waitForPhase(name, 'Running');
+      assert.deepEqual((await consoleLine(suite, first, /^PODVIRT-GUEST-PERSIST found=(.*)$/))[1], '', 'a new claim holds no marker');
+      const wrote = (await consoleLine(suite, first, /^PODVIRT-GUEST-PERSIST wrote=([0-9a-f-]{36})$/))[1] ?? '';
+
+      await run(process.execPath, [CTL, 'restart', 'vm', name, '--kubeconfig', suite.stack.kubeconfigPath], { timeout: 60_000 });
+      const second = await suite.eventually(`a new VMI of VM ${name} Running`, async () => {
+        const vmi = await suite.vmi(name);
+        return vmi?.status?.phase === 'Running' && vmi.metadata.uid !== first.metadata.uid ? vmi : undefined;
+      }, BOOT_TIMEOUT_MS);
+      const found = (await consoleLine(suite, second, /^PODVIRT-GUEST-PERSIST found=(.*)$/))[1]?.split(',').filter((s) => s !== '') ?? [];
+      assert.deepEqual(found, [wrote], 'the restarted VM found on its claim what it synced before the restart');
+
+      assert.equal((await suite.kubectl(['delete', 'vm', name, '--timeout=120s'])).code, 0);
+      await suite.waitForGone(name);
+      await suite.waitForPodsGone(second);
+    });
+
+    test('block PVC: the device reaches the guest through the pod; what it wrote is on the device for the next VMI', async () => {
+      await suite.apply(
+        { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local' }, provisioner: 'podvirt.io/testbed-local', reclaimPolicy: 'Delete' },
+        { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'durable-block', namespace: NS },
+          spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local', resources: { requests: { storage: '32Mi' } } } },
+      );
+      const claim = { persistentVolumeClaim: { claimName: 'durable-block' } };
+      const one = await bootAndMark(suite, persistVmi(suite, 'vm-blk-1', claim));
+      assert.deepEqual(one.found, []);
+      const pvc = await suite.core.readNamespacedPersistentVolumeClaim({ namespace: NS, name: 'durable-block' });
+      const device = (await suite.core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' })).spec?.local?.path ?? '';
+      assert.ok((await stat(device)).isBlockDevice(), `the claim's PV is a block device (${device})`);
+      assert.ok((await readFile(device)).includes(one.wrote), 'the synced marker is on the device');
+      await remove('vm-blk-1');
+      const two = await bootAndMark(suite, persistVmi(suite, 'vm-blk-2', claim));
+      assert.deepEqual(two.found, [one.wrote]);
+      await remove('vm-blk-2');
+    });
   });
 
   test('PVC: what the guest synced survives deleting the VMI, a handler restart and a qemu SIGKILL', async () => {
@@ -132,48 +179,5 @@ describe('disks that outlive the VM', () => {
     const four = await bootAndMark(suite, persistVmi(suite, 'vm-dur-4', claim));
     assert.deepEqual(four.found, [one.wrote, two.wrote, three.wrote], 'every synced marker survived');
     await remove('vm-dur-4');
-  });
-
-  test('a VirtualMachine restarted with podvirtctl keeps its claim: the new VMI finds what the old one synced', async () => {
-    const name = 'vm-keeps-disk';
-    // No storageClassName: the testbed's default StorageClass provisions it, as on kind or minikube.
-    await suite.apply({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'vm-disk', namespace: NS },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } } } });
-    const template = persistVmi(suite, name, { persistentVolumeClaim: { claimName: 'vm-disk' } }) as { spec: unknown };
-    await suite.apply({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: NS }, spec: { runStrategy: 'Always', template: { spec: template.spec } } });
-    const first = await suite.waitForPhase(name, 'Running');
-    assert.deepEqual((await consoleLine(suite, first, /^PODVIRT-GUEST-PERSIST found=(.*)$/))[1], '', 'a new claim holds no marker');
-    const wrote = (await consoleLine(suite, first, /^PODVIRT-GUEST-PERSIST wrote=([0-9a-f-]{36})$/))[1] ?? '';
-
-    await run(process.execPath, [CTL, 'restart', 'vm', name, '--kubeconfig', suite.stack.kubeconfigPath], { timeout: 60_000 });
-    const second = await suite.eventually(`a new VMI of VM ${name} Running`, async () => {
-      const vmi = await suite.vmi(name);
-      return vmi?.status?.phase === 'Running' && vmi.metadata.uid !== first.metadata.uid ? vmi : undefined;
-    }, BOOT_TIMEOUT_MS);
-    const found = (await consoleLine(suite, second, /^PODVIRT-GUEST-PERSIST found=(.*)$/))[1]?.split(',').filter((s) => s !== '') ?? [];
-    assert.deepEqual(found, [wrote], 'the restarted VM found on its claim what it synced before the restart');
-
-    assert.equal((await suite.kubectl(['delete', 'vm', name, '--timeout=120s'])).code, 0);
-    await suite.waitForGone(name);
-    await suite.waitForPodsGone(second);
-  });
-
-  test('block PVC: the device reaches the guest through the pod; what it wrote is on the device for the next VMI', async () => {
-    await suite.apply(
-      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'local' }, provisioner: 'podvirt.io/testbed-local', reclaimPolicy: 'Delete' },
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'durable-block', namespace: NS },
-        spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', storageClassName: 'local', resources: { requests: { storage: '32Mi' } } } },
-    );
-    const claim = { persistentVolumeClaim: { claimName: 'durable-block' } };
-    const one = await bootAndMark(suite, persistVmi(suite, 'vm-blk-1', claim));
-    assert.deepEqual(one.found, []);
-    const pvc = await suite.core.readNamespacedPersistentVolumeClaim({ namespace: NS, name: 'durable-block' });
-    const device = (await suite.core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' })).spec?.local?.path ?? '';
-    assert.ok((await stat(device)).isBlockDevice(), `the claim's PV is a block device (${device})`);
-    assert.ok((await readFile(device)).includes(one.wrote), 'the synced marker is on the device');
-    await remove('vm-blk-1');
-    const two = await bootAndMark(suite, persistVmi(suite, 'vm-blk-2', claim));
-    assert.deepEqual(two.found, [one.wrote]);
-    await remove('vm-blk-2');
   });
 });

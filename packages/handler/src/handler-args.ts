@@ -6,6 +6,7 @@ import { DEFAULT_DEVICES_PER_PLUGIN } from './device-plugins/host-devices.js';
 import { durationFlagMs, integerFlag, invalidArgs as invalid } from './flag-values.js';
 import { HandlerError } from './handler-error.js';
 import { DEFAULT_DOMAIN_STATS_TIMEOUT_MS } from './metrics/domain-stats-collector.js';
+import { IO_ERROR_RETRY } from './reconcile/io-error-retry.js';
 import { MIGRATION_OPTIONS, MIGRATION_USAGE, parseMigrationSettings, type MigrationSettings } from './live-migration/migration-settings.js';
 
 export interface NodeApiTlsArgs {
@@ -36,6 +37,8 @@ export interface HandlerArgs {
   readonly healthPort: number;
   /** The bound on one scrape's reads of the launchers' domain stats (slower ones are left out). */
   readonly metricsScrapeTimeoutMs: number;
+  /** The first wait between resumes of a VM paused again by an I/O error (doubling per round up to 3 min). */
+  readonly ioErrorRetryIntervalMs: number;
   readonly heartbeatIntervalMs: number;
   /** Bound on finishing in-flight reconciles at SIGTERM. */
   readonly shutdownGraceMs: number;
@@ -69,6 +72,7 @@ const DEFAULTS = {
   httpAddress: '127.0.0.1',
   port: '8443',
   metricsScrapeTimeout: `${DEFAULT_DOMAIN_STATS_TIMEOUT_MS / 1000}s`,
+  ioErrorRetryInterval: `${IO_ERROR_RETRY.initialMs / 1000}s`,
   tlsAddress: '0.0.0.0',
   heartbeat: '1m',
   shutdownGrace: '15s',
@@ -88,7 +92,7 @@ export const HANDLER_USAGE = `usage: podvirt-handler [--kubeconfig PATH] [--node
                       [--node-api-tls-port PORT --tls-cert FILE --tls-key FILE --tls-client-ca FILE
                        --tls-allowed-client ID... [--node-api-tls-address ADDR]]
                       [--http-address ADDR] [--metrics-port PORT] [--health-port PORT]
-                      [--metrics-scrape-timeout DURATION]
+                      [--metrics-scrape-timeout DURATION] [--io-error-retry-interval DURATION]
                       [--heartbeat-interval DURATION] [--shutdown-grace DURATION]
                       [--device-plugins-dir DIR] [--device-root DIR] [--max-devices N]
                       [--disable-device-plugins]
@@ -97,6 +101,7 @@ ${MIGRATION_USAGE}
   Defaults: --ghost-record-dir ${DEFAULTS.ghostRecordDir}, --node-api-socket ${NODE_API_SOCKET},
   --http-address ${DEFAULTS.httpAddress}, --metrics-port and --health-port ${DEFAULTS.port} (0: any free port),
   --metrics-scrape-timeout ${DEFAULTS.metricsScrapeTimeout} (at most ${MAX_SCRAPE_TIMEOUT}: the wait of one /metrics scrape for the launchers' domain stats),
+  --io-error-retry-interval ${DEFAULTS.ioErrorRetryInterval} (at most ${IO_ERROR_RETRY.maxMs / 60_000}m: the first wait between resumes of a VM an I/O error paused again, doubling per round),
   --device-plugins-dir ${DEVICE_PLUGINS_DIR}, --device-root / (the host's /dev is <root>/dev), --max-devices ${DEFAULT_DEVICES_PER_PLUGIN},
   --migration-tls-dir ${DEFAULTS.migrationTlsDir} (ca.crt, tls.crt, tls.key; used once --migration-address turns migration on).`;
 
@@ -119,6 +124,7 @@ const OPTIONS = {
   'metrics-port': { type: 'string', default: DEFAULTS.port },
   'health-port': { type: 'string', default: DEFAULTS.port },
   'metrics-scrape-timeout': { type: 'string', default: DEFAULTS.metricsScrapeTimeout },
+  'io-error-retry-interval': { type: 'string', default: DEFAULTS.ioErrorRetryInterval },
   'heartbeat-interval': { type: 'string', default: DEFAULTS.heartbeat },
   'shutdown-grace': { type: 'string', default: DEFAULTS.shutdownGrace },
   'device-plugins-dir': { type: 'string', default: DEVICE_PLUGINS_DIR },
@@ -154,6 +160,7 @@ export function parseHandlerArgs(argv: readonly string[], env: Readonly<Record<s
     metricsPort: parsePort('--metrics-port', values['metrics-port']),
     healthPort: parsePort('--health-port', values['health-port']),
     metricsScrapeTimeoutMs: parseScrapeTimeout(values['metrics-scrape-timeout']),
+    ioErrorRetryIntervalMs: parseIoErrorRetryInterval(values['io-error-retry-interval']),
     heartbeatIntervalMs: parseDuration('--heartbeat-interval', values['heartbeat-interval']),
     shutdownGraceMs: parseDuration('--shutdown-grace', values['shutdown-grace']),
     devicePlugins: values['disable-device-plugins'] ? undefined : {
@@ -213,6 +220,14 @@ function tlsArgs(values: Values): NodeApiTlsArgs | undefined {
 function parseScrapeTimeout(text: string): number {
   const ms = parseDuration('--metrics-scrape-timeout', text);
   if (ms > MAX_SCRAPE_TIMEOUT_MS) throw invalid(`--metrics-scrape-timeout: at most ${MAX_SCRAPE_TIMEOUT}, got ${text}`);
+  return ms;
+}
+
+// The wait doubles per round up to the longest (KubeVirt's 3 min); a first wait beyond it would
+// never double.
+function parseIoErrorRetryInterval(text: string): number {
+  const ms = parseDuration('--io-error-retry-interval', text);
+  if (ms > IO_ERROR_RETRY.maxMs) throw invalid(`--io-error-retry-interval: at most ${IO_ERROR_RETRY.maxMs / 60_000}m, got ${text}`);
   return ms;
 }
 

@@ -28,6 +28,7 @@ import { NodeOperations } from './node-api/node-operations.js';
 import type { PodNetworkPhase } from './network/pod-network-phase.js';
 import type { MigrationEndpoints } from './live-migration/migration-endpoints.js';
 import { VmiResolver } from './node-api/vmi-resolver.js';
+import { IO_ERROR_RETRY } from './reconcile/io-error-retry.js';
 
 export type RuntimeArgs = Omit<HandlerArgs, 'kubeconfig'>;
 
@@ -80,6 +81,7 @@ export class HandlerRuntime {
       observeLauncherCall: (method, code, seconds) => this.metrics.observeLauncherCall(method, code, seconds),
       ...(options.network === undefined ? {} : { network: options.network }),
       ...(options.migrationEndpoints === undefined ? {} : { migrations: { endpoints: options.migrationEndpoints, settings: args.migration } }),
+      ioErrorRetry: { ...IO_ERROR_RETRY, initialMs: args.ioErrorRetryIntervalMs },
     });
     this.metrics = new HandlerMetrics({
       nodeName: args.nodeName,

@@ -13,6 +13,7 @@ const DEFAULT_REST = {
   metricsPort: 8443,
   healthPort: 8443,
   metricsScrapeTimeoutMs: 3_000,
+  ioErrorRetryIntervalMs: 10_000,
   heartbeatIntervalMs: 60_000,
   shutdownGraceMs: 15_000,
   devicePlugins: { dir: '/var/lib/kubelet/device-plugins', deviceRoot: '/', maxDevices: 1000 },
@@ -58,6 +59,19 @@ test('--metrics-scrape-timeout: a duration above 0 and at most a minute, refused
     assert.throws(() => parseHandlerArgs(['--metrics-scrape-timeout', text], { NODE_NAME: 'n' }), (err) => {
       assert.ok(isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS'), String(err));
       assert.match(err.message, /--metrics-scrape-timeout/);
+      assert.match(err.message, why);
+      return true;
+    });
+  }
+});
+
+test('--io-error-retry-interval: KubeVirt\'s 10 s by default, a duration above 0 and at most 3 min, refused by name otherwise', () => {
+  assert.equal(parseHandlerArgs(['--io-error-retry-interval', '2s'], { NODE_NAME: 'n' }).ioErrorRetryIntervalMs, 2_000);
+  assert.equal(parseHandlerArgs(['--io-error-retry-interval=3m'], { NODE_NAME: 'n' }).ioErrorRetryIntervalMs, 180_000);
+  for (const [text, why] of [['0s', /must be more than 0/], ['181s', /at most 3m/], ['soon', /./]] as const) {
+    assert.throws(() => parseHandlerArgs(['--io-error-retry-interval', text], { NODE_NAME: 'n' }), (err) => {
+      assert.ok(isHandlerError(err, 'HANDLER_ERR_INVALID_ARGS'), String(err));
+      assert.match(err.message, /--io-error-retry-interval/);
       assert.match(err.message, why);
       return true;
     });

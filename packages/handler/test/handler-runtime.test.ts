@@ -38,7 +38,7 @@ test('start → ready and schedulable; close → not ready, unschedulable, launc
     args: {
       nodeName: NODE, podsDir: dir, workers: 2, watchdogMs: 30_000, resyncPeriodMs: 60_000,
       ghostRecordDir: join(dir, 'records'), nodeApiSocket: join(dir, 'api', 'node.sock'), nodeApiTls: undefined,
-      httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, metricsScrapeTimeoutMs: 3_000, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
+      httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, metricsScrapeTimeoutMs: 3_000, ioErrorRetryIntervalMs: 10_000, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
       devicePlugins: undefined,
       migration: DEFAULT_MIGRATION_SETTINGS,
       migrationProxy: undefined,
@@ -83,7 +83,7 @@ test('device plugins: /readyz names them until the kubelet.sock that was missing
     args: {
       nodeName: NODE, podsDir: dir, workers: 1, watchdogMs: 30_000, resyncPeriodMs: 60_000,
       ghostRecordDir: join(dir, 'records'), nodeApiSocket: join(dir, 'api', 'node.sock'), nodeApiTls: undefined,
-      httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, metricsScrapeTimeoutMs: 3_000, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
+      httpAddress: '127.0.0.1', metricsPort: 0, healthPort: 0, metricsScrapeTimeoutMs: 3_000, ioErrorRetryIntervalMs: 10_000, heartbeatIntervalMs: 60_000, shutdownGraceMs: 2_000,
       devicePlugins: { dir: pluginsDir, deviceRoot: join(dir, 'host'), maxDevices: 3 },
       migration: DEFAULT_MIGRATION_SETTINGS,
       migrationProxy: undefined,
