@@ -3,10 +3,13 @@
 // claim into the VMI through the API server, the controller runs its attachment pod `hp-volume-*`
 // on the VMI's node (owned by the VMI, mounting the claim), the handler bind-mounts the claim's
 // disk.img into the launcher pod's hotplug-disks directory (MountedToPod; the launcher's
-// container sees the file through HostToContainer propagation); a clashing name is refused by
-// its flag and changes nothing; `removevolume` unmounts it and takes the pod and the status entry
-// away; deleting the VMI leaves no attachment pod and no mount. The attach to the running domain
-// is not done yet, so the guest's view of the disk is not checked here.
+// container sees the file through HostToContainer propagation), the launcher attaches it to the
+// running domain (Ready) and the guest sees /dev/sd* with the serial and writes a marker; a
+// clashing name is refused by its flag and changes nothing; `removevolume` detaches it (gone from
+// the guest), unmounts it and takes the pod and the status entry away; removed while the handler
+// is down, the restarted handler detaches it before unmounting it; deleting the VMI while a
+// volume attaches leaves no attachment pod and no mount; a new VMI booting with the claim reads
+// the marker.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, realpath } from 'node:fs/promises';
@@ -14,9 +17,12 @@ import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeStatus } from '@podvirt/api';
+import { DemoShell } from '../testbed/demo/demo-shell.js';
+import { repoRoot } from '../testbed/guest/repo-root.js';
 import { BOOT_TIMEOUT_MS, guestVmi, launcherPid, NS, VmiSuite } from './vmi-stack.js';
 
 const run = promisify(execFile);
+const MARKER = 'podvirt-hotplug-marker-7f3a';
 
 
 const VMI_API = { group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances' };
@@ -35,10 +41,15 @@ describe('volume hotplug', () => {
     return (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => l.split(' ')[4] ?? '').filter((t) => t.startsWith(`${pods}/`) && t.includes('/hotplug-disks/'));
   };
 
+  const quiet = { step: () => undefined, detail: () => undefined };
+  /** A command typed on the guest's serial console with podvirtctl console; its answer. */
+  const onConsole = (vmi: string, command: string, answer: RegExp): Promise<string> =>
+    new DemoShell({ out: quiet, env: process.env, node: process.execPath, repoRoot: repoRoot(import.meta.url), kubeconfig: suite.stack.kubeconfigPath, nodeApiSocket: suite.stack.nodeApiSocket }).console(vmi, command, answer);
+
   const volumeStatus = async (vmi: string, volume: string): Promise<VolumeStatus | undefined> =>
     (await suite.vmi(vmi))?.status?.volumeStatus?.find((s) => s.name === volume);
 
-  test('a claim hot-plugged into a running guest gets its attachment pod on the node; removal and deletion take it away', async () => {
+  test('a claim hot-plugged into a running guest gets its attachment pod on the node; removal and deletion take it away', async (t) => {
     const name = 'vm-hotplug';
     await suite.apply(
       // No storageClassName: the default StorageClass provisions it, on both control planes.
@@ -48,17 +59,21 @@ describe('volume hotplug', () => {
     const running = await suite.waitForPhase(name, 'Running');
     await suite.waitForGuestReady(running);
 
+    const addedAt = performance.now();
     const added = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim', '--serial=HP1');
     assert.equal(added.code, 0, added.stderr);
     const spec = (await suite.vmi(name))?.spec;
     assert.deepEqual(spec?.volumes?.find((v) => v.name === 'hp-data'), { name: 'hp-data', persistentVolumeClaim: { claimName: 'hp-claim', hotpluggable: true } });
     assert.deepEqual(spec?.domain.devices.disks?.find((d) => d.name === 'hp-data'), { name: 'hp-data', disk: { bus: 'scsi' }, serial: 'HP1' });
 
-    const attached = await suite.eventually('volume hp-data MountedToPod', async () => {
+    // Mounted into the pod (MountedToPod), then a disk of the running domain (Ready).
+    const attached = await suite.eventually('volume hp-data Ready', async () => {
       const s = await volumeStatus(name, 'hp-data');
-      return s?.phase === 'MountedToPod' ? s : undefined;
+      return s?.phase === 'Ready' ? s : undefined;
     }, BOOT_TIMEOUT_MS);
-    assert.equal(attached.reason, 'SuccessfulMountVolume', attached.message);
+    assert.equal(attached.reason, 'VolumeReady', attached.message);
+    // A figure, not a bound: the status is polled (BOOT_TIMEOUT_MS is the only limit).
+    t.diagnostic(`addvolume → Ready: ${Math.round(performance.now() - addedAt)} ms`);
     // In the launcher's own mount namespace: the claim's disk.img, at the claim's size, the launcher's.
     const pid = await launcherPid(running.metadata.uid ?? '');
     assert.ok(pid !== undefined, 'launcher process');
@@ -74,6 +89,12 @@ describe('volume hotplug', () => {
     assert.equal(pod?.status?.phase, 'Running');
     assert.ok((await suite.events(name)).some((e) => e.reason === 'SuccessfulCreate' && e.message?.includes(pod?.metadata?.name ?? '?') === true));
 
+    // The guest sees a new scsi disk with the serial, and writes a marker to it.
+    const disk = /hp-disk=(sd[a-z]+) serial=\S*HP1/.exec(await onConsole(name,
+      'for d in /sys/block/sd*; do echo "hp-disk=${d##*/} serial=$(tr -dc A-Za-z0-9 < $d/device/vpd_pg80)"; done', /hp-disk=sd[a-z]+ serial=\S*HP1/))?.[1];
+    assert.ok(disk !== undefined, 'the hotplugged disk in the guest');
+    await onConsole(name, `echo ${MARKER} | dd of=/dev/${disk} bs=512 conv=fsync 2>/dev/null && sync && echo marker=$((6 * 7))`, /marker=42/);
+
     const clash = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=other');
     assert.equal(clash.code, 1);
     assert.match(clash.stderr, /--volume-name: Duplicate value/);
@@ -82,19 +103,52 @@ describe('volume hotplug', () => {
     assert.match(bus.stderr, /invalid --volume-name/);
     assert.equal((await suite.vmi(name))?.status?.phase, 'Running', 'the VMI runs on');
 
+    const removedAt = performance.now();
     const removed = await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-data');
     assert.equal(removed.code, 0, removed.stderr);
     await suite.eventually('attachment pod gone, volume status cleared, unmounted', async () =>
       (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined && (await hotplugMounts()).length === 0 ? true : undefined, BOOT_TIMEOUT_MS);
+    t.diagnostic(`removevolume → unmounted, pod and status entry gone: ${Math.round(performance.now() - removedAt)} ms`);
+    // Gone from the guest.
+    const blocks = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
+    assert.ok(!blocks.split(',').includes(disk), `${disk} left the guest (${blocks})`);
 
-    // Added again, then the VMI deleted: no attachment pod is left behind.
+    // Added again, then removed while the handler is down: the controller takes the attachment pod
+    // and the status entry away meanwhile, the disk stays mounted (the domain holds it); the
+    // restarted handler finds the mount, has the launcher detach the disk, then unmounts it.
+    const addAgain = async (): Promise<void> => {
+      assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
+      await suite.eventually('attached again', async () => ((await volumeStatus(name, 'hp-data'))?.phase === 'Ready' ? true : undefined), BOOT_TIMEOUT_MS);
+    };
+    await addAgain();
+    suite.stack.handler.kill('SIGKILL');
+    assert.equal((await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-data')).code, 0);
+    await suite.eventually('attachment pod and status entry gone without the handler', async () =>
+      (await attachmentPods()).length === 0 && (await volumeStatus(name, 'hp-data')) === undefined ? true : undefined, BOOT_TIMEOUT_MS);
+    assert.equal((await hotplugMounts()).length, 1, 'still mounted: nobody detached the disk yet');
+    await suite.stack.restartHandler();
+    await suite.eventually('unmounted by the restarted handler', async () => ((await hotplugMounts()).length === 0 ? true : undefined), BOOT_TIMEOUT_MS);
+    const left = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
+    assert.ok(!left.split(',').some((b) => b.startsWith('sd')), `no scsi disk left in the guest (${left})`);
+
+    // Added again and the VMI deleted while it attaches (its attachment pod made, the disk not
+    // Ready yet or just): no attachment pod and no mount is left behind.
     assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
-    await suite.eventually('mounted again', async () => ((await volumeStatus(name, 'hp-data'))?.phase === 'MountedToPod' ? true : undefined), BOOT_TIMEOUT_MS);
+    await suite.eventually('an attachment pod again', async () => ((await attachmentPods()).length > 0 ? true : undefined), BOOT_TIMEOUT_MS);
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running);
     assert.deepEqual(await attachmentPods(), []);
     assert.deepEqual(await hotplugMounts(), [], 'nothing left mounted');
+
+    // The data is on the claim: a new VMI that boots with it (a virtio disk) reads the marker.
+    const reader = guestVmi(suite.guest, 'vm-hotplug-reader') as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };
+    reader.spec.domain.devices.disks.push({ name: 'hp-read', disk: { bus: 'virtio' } });
+    reader.spec.volumes.push({ name: 'hp-read', persistentVolumeClaim: { claimName: 'hp-claim' } });
+    await suite.apply(reader as unknown as Record<string, unknown>);
+    const second = await suite.waitForPhase('vm-hotplug-reader', 'Running');
+    await suite.waitForGuestReady(second);
+    assert.match(await onConsole('vm-hotplug-reader', 'echo read=$(dd if=/dev/vdb bs=512 count=1 2>/dev/null | head -n 1)', new RegExp(`read=${MARKER}`)), new RegExp(`read=${MARKER}`));
   });
 
   test('a VMI that is not running gets no volume', async () => {

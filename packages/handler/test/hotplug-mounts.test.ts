@@ -1,7 +1,8 @@
 // Hotplugged volumes mounted into a launcher pod's hotplug-disks directory, with real bind
 // mounts in a scratch pods dir: the attachment pod's claim found under its pod directory, its
 // disk.img made at the claim's size and owned by the launcher's user, the file reachable in the
-// pod's directory; a volume gone from the spec is unmounted; links on the way are refused.
+// pod's directory; a volume gone from the spec is unmounted once a Sync detached its disk; links
+// on the way are refused.
 import assert from 'node:assert/strict';
 import { chown, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -75,7 +76,13 @@ describe('hotplug mounts', { skip: process.getuid?.() !== 0 ? 'needs root (bind 
 
     const removed = hotplugVmi(ATTACH, 'MountedToPod');
     removed.spec.volumes = (removed.spec.volumes ?? []).filter((v) => v.name !== 'hp');
+    // Until a Sync detached its disk from the domain, it stays mounted and a Sync is due.
+    assert.equal(hotplug.detachDue(socket), false);
     await hotplug.reconcile(removed, socket);
+    assert.deepEqual(await mountedUnder(join(pods, LAUNCHER)), [target], 'kept until detached');
+    assert.equal(hotplug.detachDue(socket), true);
+    await hotplug.reconcile(removed, socket, { detached: true });
+    assert.equal(hotplug.detachDue(socket), false);
     assert.deepEqual(await mountedUnder(join(pods, LAUNCHER)), []);
     assert.equal(await lstat(target).catch(() => undefined), undefined, 'target file removed');
     assert.equal((await stat(join(claim, 'disk.img'))).size, 4 * 1024 * 1024, 'the claim keeps its disk');

@@ -17,7 +17,9 @@ export type LauncherErrorCode =
   | 'LAUNCHER_ERR_DAEMON'
   /** The compute container lacks a capability the launcher or its libvirt daemon needs. */
   | 'LAUNCHER_ERR_CAPABILITIES'
-  | 'LAUNCHER_ERR_TIMEOUT';
+  | 'LAUNCHER_ERR_TIMEOUT'
+  /** A hotplugged disk could not be attached or detached (retried; the VMI runs on). */
+  | 'LAUNCHER_ERR_HOTPLUG';
 
 export class LauncherError extends Error {
   override readonly name: string = 'LauncherError';

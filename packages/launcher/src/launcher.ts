@@ -25,6 +25,7 @@ import { restrictSockets } from './host/restrict-sockets.js';
 import { toolVersion } from './host/tool-versions.js';
 import { FileTail } from './logs/file-tail.js';
 import { PersistentDisks } from './prepare/persistent-disks.js';
+import { HotplugDisks } from './domain/hotplug-disks.js';
 import { PodNetworkSetup } from './network/pod-network-setup.js';
 import { prepareFiles } from './prepare/prepare-files.js';
 import { CmdServer } from './server/cmd-server.js';
@@ -142,6 +143,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
       },
       gracePeriodMs: flags.gracePeriodSeconds * 1000,
       shutdownResendMs: SHUTDOWN_RESEND_MS,
+      hotplug: new HotplugDisks({ conn, domain: identity.domain, dir: join(flags.shareDir, 'hotplug-disks'), disks: persistentDisks, log: log.child({ subcomponent: 'hotplug' }) }),
     });
     cleanups.push(() => manager.close());
     await manager.tracker.start(stop);

@@ -68,6 +68,22 @@ export class FakeDomainConnection implements DomainConnection {
       `<target type="virtio" name="org.qemu.guest_agent.0" state="${this.agentConnected ? 'connected' : 'disconnected'}"/>`);
   }
 
+  /** A guest that keeps a detached device (never sends deviceRemoved). */
+  guestHoldsDevices = false;
+
+  async attachDevice(name: string, xml: string): Promise<void> {
+    await this.#enter('attachDevice', name);
+    this.xml = (this.xml ?? '').replace('</devices>', `${xml}\n</devices>`);
+  }
+
+  async detachDevice(name: string, xml: string): Promise<void> {
+    await this.#enter('detachDevice', name);
+    const alias = /<alias name="([^"]+)"/.exec(xml)?.[1] ?? '';
+    if (this.guestHoldsDevices) return;
+    this.xml = (this.xml ?? '').replace(/<disk\b[\s\S]*?<\/disk>\n?/g, (d) => (d.includes(`<alias name="${alias}"`) ? '' : d));
+    setImmediate(() => this.emit({ kind: 'deviceRemoved', domain: name, alias }));
+  }
+
   async define(xml: string): Promise<void> {
     await this.#enter('define');
     this.xml = xml;

@@ -50,6 +50,7 @@ const ENUMS = [
   ['CreateFlags', 'virDomainCreateFlags', ['VIR_DOMAIN_'], 'Create (start) flags.'],
   ['DefineFlags', 'virDomainDefineFlags', ['VIR_DOMAIN_DEFINE_'], 'Define flags.'],
   ['XmlFlags', 'virDomainXMLFlags', ['VIR_DOMAIN_XML_'], 'XML description flags.'],
+  ['DeviceModifyFlags', 'virDomainDeviceModifyFlags', ['VIR_DOMAIN_DEVICE_MODIFY_'], 'Device attach/detach flags.'],
   ['ListDomainsFlags', 'virConnectListAllDomainsFlags', ['VIR_CONNECT_LIST_DOMAINS_'], 'List-all-domains filter flags.'],
   ['DomainStatsTypes', 'virDomainStatsTypes', ['VIR_DOMAIN_STATS_'], 'Stats groups for all-domain stats.'],
   ['GetAllDomainStatsFlags', 'virConnectGetAllDomainStatsFlags', ['VIR_CONNECT_GET_ALL_DOMAINS_STATS_'], 'All-domain stats flags.'],

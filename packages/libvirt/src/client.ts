@@ -144,6 +144,14 @@ export class LibvirtClient extends EventEmitter<ClientEvents> {
     return this.call(calls.DefineXmlFlags, { xml, flags: o.flags ?? 0 }, o);
   }
   domainUndefine(dom: DomainRef, o: FlagsOptions = {}): Promise<void> { return this.#domFlags(calls.UndefineFlags, dom, o); }
+  /** Adds a device (its XML); DomainDeviceModifyFlags.LIVE for the running domain. */
+  domainAttachDevice(dom: DomainRef, xml: string, o: FlagsOptions = {}): Promise<void> {
+    return this.call(calls.AttachDeviceFlags, { dom, xml, flags: o.flags ?? 0 }, o);
+  }
+  /** Asks for a device's removal; with LIVE the guest must release it (event DEVICE_REMOVED). */
+  domainDetachDevice(dom: DomainRef, xml: string, o: FlagsOptions = {}): Promise<void> {
+    return this.call(calls.DetachDeviceFlags, { dom, xml, flags: o.flags ?? 0 }, o);
+  }
 
   // ---- lifecycle ----
   /** Starts a defined domain (CreateFlags.START_PAUSED …); returns the ref with its new id. */

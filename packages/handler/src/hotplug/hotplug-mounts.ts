@@ -62,10 +62,24 @@ export interface HotplugMountState {
 export const HotplugMountReason = {
   Mounted: 'SuccessfulMountVolume',
   MountFailed: 'FailedMountVolume',
+  Ready: 'VolumeReady',
 } as const;
 
 function mountedState(volume: string): HotplugMountState {
   return { phase: VolumePhase.MountedToPod, reason: HotplugMountReason.Mounted, message: `Volume ${volume} has been mounted in virt-launcher pod` };
+}
+
+/** After a Sync that succeeded: every wanted volume mounted into the pod is a disk of the domain now. */
+export function readyStates(vmi: VirtualMachineInstance, mounted: ReadonlyMap<string, HotplugMountState> | undefined): Map<string, HotplugMountState> {
+  const out = new Map(mounted);
+  const hotplugged = new Set((vmi.spec.volumes ?? []).filter(isHotplugVolume).map((v) => v.name));
+  for (const s of vmi.status?.volumeStatus ?? []) {
+    const phase = out.get(s.name)?.phase ?? s.phase;
+    if (hotplugged.has(s.name) && phase === VolumePhase.MountedToPod && s.phase === VolumePhase.MountedToPod) {
+      out.set(s.name, { phase: VolumePhase.Ready, reason: HotplugMountReason.Ready, message: `Successfully attach hotplugged volume ${s.name} to VM` });
+    }
+  }
+  return out;
 }
 
 function errnoCode(err: unknown): string | undefined {
@@ -117,6 +131,8 @@ export class HotplugMounts {
    * (every reconcile of every running VMI comes through here). Empty after a restart.
    */
   readonly #idle = new Set<string>();
+  /** Launcher pods with a mounted volume that left the spec, waiting for a Sync to detach its disk. */
+  readonly #detachDue = new Set<string>();
 
   constructor(o: HotplugMountsOptions) {
     this.#o = o;
@@ -142,10 +158,11 @@ export class HotplugMounts {
 
   /**
    * Mounts every hotplugged volume of the running VMI whose attachment pod is up (phase
-   * AttachedToNode or later) and unmounts those it no longer has. Answers the handler's state of
+   * AttachedToNode or later) and unmounts those it no longer has, once `detached` says a Sync of
+   * this pass detached their disks (until then the pod is `detachDue`). Answers the handler's state of
    * each volume it acted on (MountedToPod, or Pending with the reason it cannot be yet).
    */
-  async reconcile(vmi: VirtualMachineInstance, launcherSocket: string): Promise<Map<string, HotplugMountState>> {
+  async reconcile(vmi: VirtualMachineInstance, launcherSocket: string, o: { readonly detached?: boolean } = {}): Promise<Map<string, HotplugMountState>> {
     const out = new Map<string, HotplugMountState>();
     const launcherPodUid = this.#podUidOf(launcherSocket);
     if (launcherPodUid === undefined) return out;
@@ -156,14 +173,19 @@ export class HotplugMounts {
     const dir = await this.#targetDir(launcherPodUid);
     if (!(await lstat(dir).then((st) => st.isDirectory(), () => false))) return out;
     const mounted = await this.#mountedIn(dir);
-    for (const volume of mounted) {
-      if (!wanted.has(volume)) await this.#unmount(launcherPodUid, volume);
+    const removed = [...mounted].filter((volume) => !wanted.has(volume));
+    // The domain may still hold a removed volume's disk until a Sync has detached it: unmounted only then.
+    if (removed.length > 0 && o.detached !== true) this.#detachDue.add(launcherPodUid);
+    else {
+      this.#detachDue.delete(launcherPodUid);
+      for (const volume of removed) await this.#unmount(launcherPodUid, volume);
+      if (wanted.size === 0) this.#idle.add(launcherPodUid);
     }
-    if (wanted.size === 0) this.#idle.add(launcherPodUid);
     for (const name of wanted.keys()) {
       const status = statuses.get(name);
       if (mounted.has(name)) {
-        out.set(name, mountedState(name));
+        // Ready (attached to the domain) is the later phase; it stays.
+        if (status?.phase !== VolumePhase.Ready) out.set(name, mountedState(name));
         continue;
       }
       const attachUid = status?.hotplugVolume?.attachPodUID;
@@ -180,10 +202,21 @@ export class HotplugMounts {
     return out;
   }
 
+  /**
+   * Whether the launcher pod has a hotplugged volume mounted that left the spec and is not
+   * unmounted yet: a Sync is due to detach its disk (known after a reconcile of this pod; a
+   * restarted handler finds it again in the mount table on its first one).
+   */
+  detachDue(launcherSocket: string): boolean {
+    const launcherPodUid = this.#podUidOf(launcherSocket);
+    return launcherPodUid !== undefined && this.#detachDue.has(launcherPodUid);
+  }
+
   /** Unmounts every hotplugged volume of the launcher pod (the VMI is gone or finished). */
   async unmountAll(launcherSocket: string): Promise<void> {
     const launcherPodUid = this.#podUidOf(launcherSocket);
     if (launcherPodUid === undefined) return;
+    this.#detachDue.delete(launcherPodUid);
     if (this.#idle.delete(launcherPodUid)) return;
     const dir = await this.#targetDir(launcherPodUid);
     for (const volume of await this.#mountedIn(dir)) await this.#unmount(launcherPodUid, volume);

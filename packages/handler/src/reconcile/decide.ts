@@ -4,7 +4,7 @@
 // does not decode), the launcher's last domain, the launcher's state and the time, choose one
 // Action. No I/O here.
 
-import { isFinalPhase, VmiPhase, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
+import { hotplugVolumeNames, isFinalPhase, VmiPhase, VolumePhase, type DefaultedVmi, type VirtualMachineInstance } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 import { LauncherState } from '../launcher/launcher-state.js';
 import type { Action } from './action.js';
@@ -25,6 +25,8 @@ export function decide(
   cachedDomain: cmd.Domain | undefined,
   launcher: LauncherState,
   nowMs: number,
+  /** The launcher pod still has a hotplugged volume mounted that left the spec (its disk may be in the domain). */
+  hotplugDetachDue = false,
 ): Action {
   const domain = effectiveDomain(cachedDomain, launcher);
   // Domain unknown: never act on a guess.
@@ -49,8 +51,20 @@ export function decide(
   if (launcher === LauncherState.Initializing) return { type: 'nothing', why: 'launcher initialising', requeueAfterMs: LAUNCHER_INIT_POLL_MS };
   if (launcher === LauncherState.Unresponsive) return { type: 'updateStatus' };
   if (computePhase(vmi, defaulted, domain, launcher) !== (vmi.status?.phase ?? VmiPhase.Unset)) return { type: 'updateStatus' };
-  if (!syncActs(domain)) return { type: 'updateStatus' };
+  if (!syncActs(domain) && !hotplugPending(vmi) && !hotplugDetachDue) return { type: 'updateStatus' };
   return { type: 'sync' };
+}
+
+/**
+ * Whether the launcher's Sync has hotplug work: a volume mounted into the pod and not attached
+ * yet (MountedToPod), or one that left the spec while the domain may hold its disk.
+ */
+export function hotplugPending(vmi: VirtualMachineInstance): boolean {
+  const hotplugged = hotplugVolumeNames(vmi.spec);
+  const inSpec = new Set((vmi.spec.volumes ?? []).map((v) => v.name));
+  return (vmi.status?.volumeStatus ?? []).some((s) =>
+    (hotplugged.has(s.name) && s.phase === VolumePhase.MountedToPod)
+    || (!inSpec.has(s.name) && (s.phase === VolumePhase.Ready || s.phase === VolumePhase.Detaching)));
 }
 
 /**

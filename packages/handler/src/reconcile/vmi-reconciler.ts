@@ -32,7 +32,7 @@ import type { PodNetworkPhase } from '../network/pod-network-phase.js';
 import { executeAction } from './execute-action.js';
 import { IoErrorRetry, pausedByIoError, type IoErrorRetryOptions } from './io-error-retry.js';
 import { writeStatus } from '../kube/status-writer.js';
-import type { HotplugMounts, HotplugMountState } from '../hotplug/hotplug-mounts.js';
+import { readyStates, type HotplugMounts, type HotplugMountState } from '../hotplug/hotplug-mounts.js';
 
 export interface VmiReconcilerOptions {
   readonly nodeName: string;
@@ -61,6 +61,9 @@ const PHASE_EVENTS: Readonly<Partial<Record<VmiPhase, readonly [EventType, Event
   [VmiPhase.Succeeded]: [EventType.Normal, EventReason.Stopped, 'The VirtualMachineInstance was shut down.'],
   [VmiPhase.Failed]: [EventType.Warning, EventReason.Stopped, 'The VirtualMachineInstance crashed.'],
 };
+
+/** A removed hotplugged volume still mounted and its disk not detached yet: looked at again this soon. */
+const HOTPLUG_DETACH_RETRY_MS = 1000;
 
 const GONE_MESSAGES: Readonly<Record<string, string>> = {
   [LauncherGoneReason.exited]: 'Its launcher exited (its socket refuses connections).',
@@ -196,9 +199,10 @@ export class VmiReconciler {
     if (role === 'source' && migrations !== undefined && vmi !== undefined) step = await migrations.source({ uid, vmi, observation, log, signal });
 
     const now = this.#o.now();
+    const socket = observation.connection?.client.socketPath;
     let action = step?.hold === true
       ? { type: 'nothing' as const, why: step.why, ...(step.requeueAfterMs === undefined ? {} : { requeueAfterMs: step.requeueAfterMs }) }
-      : decide(vmi, this.#defaulted.get(vmi), observation.domain, observation.state, now);
+      : decide(vmi, this.#defaulted.get(vmi), observation.domain, observation.state, now, socket !== undefined && this.#o.hotplug?.detachDue(socket) === true);
     let resumeCheckMs: number | undefined;
     if (action.type === 'sync') {
       // Sync resumes a domain paused by an I/O error; a disk still full pauses it again at once.
@@ -216,7 +220,6 @@ export class VmiReconciler {
     }
     log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
     // A VMI that is gone, ending or finished keeps no hotplugged disk in its pod.
-    const socket = observation.connection?.client.socketPath;
     if (socket !== undefined && (vmi === undefined || vmi.metadata.deletionTimestamp != null || isFinalPhase(vmi.status?.phase) || action.type === 'delete')) {
       await this.#o.hotplug?.unmountAll(socket).catch((err: unknown) => log.warn({ err }, 'unmounting hotplugged volumes failed'));
     }
@@ -227,18 +230,26 @@ export class VmiReconciler {
       await migrations?.release(uid);
     }
 
+    let hotplugRetryMs: number | undefined;
     if (vmi !== undefined) {
       const domain = this.#o.registry.cache.get(uid)?.domain ?? observation.domain;
+      // A Sync that succeeded attached what the status showed mounted (the launcher read it there)
+      // and detached the disks of volumes that left the spec.
+      const synced = action.type === 'sync' && outcome.syncFailure === undefined && outcome.error === undefined;
       const hotplug = socket !== undefined && vmi.status?.phase === VmiPhase.Running && vmi.metadata.deletionTimestamp == null
-        ? await this.#o.hotplug?.reconcile(vmi, socket).catch((err: unknown) => {
+        ? await this.#o.hotplug?.reconcile(vmi, socket, { detached: synced }).catch((err: unknown) => {
           log.warn({ err }, 'hotplugged volumes not reconciled');
           return undefined;
         })
         : undefined;
-      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step, hotplug);
+      // A removed volume still mounted: the next pass syncs (a failed Sync is retried by the queue).
+      if (!synced && outcome.error === undefined && socket !== undefined && this.#o.hotplug?.detachDue(socket) === true) hotplugRetryMs = HOTPLUG_DETACH_RETRY_MS;
+      const states = synced && vmi.status?.phase === VmiPhase.Running ? readyStates(vmi, hotplug) : hotplug;
+      await this.#updateStatus(vmi, domain, observation.state, outcome.syncFailure, log, signal, observation.gone, step, states);
     }
     if (outcome.error !== undefined) throw outcome.error;
-    const requeueAfterMs = outcome.requeueAfterMs ?? resumeCheckMs;
+    const later = [outcome.requeueAfterMs ?? resumeCheckMs, hotplugRetryMs].filter((ms) => ms !== undefined);
+    const requeueAfterMs = later.length === 0 ? undefined : Math.min(...later);
     return requeueAfterMs === undefined ? {} : { requeueAfterMs };
   }
 

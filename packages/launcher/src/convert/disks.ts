@@ -1,10 +1,11 @@
-import { hotplugVolumeNames, type DefaultedDisk, type DefaultedVmi } from '@podvirt/api';
-import type { ConverterContext } from './context.js';
+import { hotplugVolumeNames, VmiInvalidError, type DefaultedDisk, type DefaultedVmi } from '@podvirt/api';
+import type { ConverterContext, PersistentDisk } from './context.js';
 import { driverModes } from './disk-driver.js';
 import type { PrepareStep } from './prepare-step.js';
 import type { VolumeSource } from './volume-source.js';
 import { convertVolume } from './volumes.js';
-import { el, type XmlElement } from './xml.js';
+import { el, renderXml, type XmlElement } from './xml.js';
+import { persistentVolumeClaim } from './persistent-volume-claim.js';
 
 export interface ConvertedDisks {
   readonly disks: XmlElement[];
@@ -13,7 +14,7 @@ export interface ConvertedDisks {
 }
 
 /** Disk letters in order per prefix: vda, vdb … (virtio) and sda, sdb … (sata, scsi, usb). */
-function devName(prefix: string, n: number): string {
+export function devName(prefix: string, n: number): string {
   let s = '';
   for (let i = n; i >= 0; i = Math.floor(i / 26) - 1) s = String.fromCharCode(97 + (i % 26)) + s;
   return prefix + s;
@@ -23,7 +24,7 @@ function devName(prefix: string, n: number): string {
  * Every disk joined with its volume (decodeVmi matched them); the volume decides the file, the
  * disk how the guest sees it. A hotpluggable volume's disk is not part of the domain the VM
  * boots with: it reaches the launcher pod through an attachment pod and is attached to the
- * running domain; the domain gets the virtio-scsi controller that disk needs.
+ * running domain on the virtio-scsi controller every domain gets.
  */
 export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): ConvertedDisks {
   const hotplugged = hotplugVolumeNames(vmi.spec);
@@ -45,9 +46,29 @@ export function convertDisks(vmi: DefaultedVmi, ctx: ConverterContext): Converte
   }
   const controllers = [
     el('controller', { type: 'usb', model: buses.has('usb') ? 'qemu-xhci' : 'none' }),
-    (buses.has('scsi') || hotplugged.size > 0) && el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
-  ].filter((c): c is XmlElement => c !== false);
+    // Always, as KubeVirt does where hotplug is possible: a disk hotplugged later needs it, and a
+    // controller cannot be hot-added on its own reliably.
+    el('controller', { type: 'scsi', index: 0, model: 'virtio-non-transitional' }),
+  ];
   return { disks: out, controllers, prepare };
+}
+
+/**
+ * The `<disk>` of a hotplugged claim, attached to the running domain as `dev` on its scsi
+ * controller: the same element a claim the VM boots with gets (driver modes, serial, alias).
+ */
+export function hotplugDiskXml(vmi: DefaultedVmi, volume: string, opened: PersistentDisk, dev: string): string {
+  const disks = vmi.spec.domain.devices.disks ?? [];
+  const at = disks.findIndex((d) => d.name === volume);
+  const disk = disks[at];
+  const index = (vmi.spec.volumes ?? []).findIndex((v) => v.name === volume);
+  const pvc = vmi.spec.volumes?.[index]?.persistentVolumeClaim;
+  if (disk === undefined || pvc === undefined) throw VmiInvalidError.at('spec.volumes', 'NotFound', `no hotplugged claim and disk named ${JSON.stringify(volume)}`);
+  const ctx = { persistentDisks: new Map([[volume, opened]]) };
+  const source = persistentVolumeClaim(volume, pvc, `spec.volumes[${index}].persistentVolumeClaim`, ctx);
+  const counters = { vd: 0, sd: 0 };
+  const { element } = diskElement(disk, `spec.domain.devices.disks[${at}]`, source, counters, ctx, dev);
+  return renderXml(element);
 }
 
 function diskElement(
@@ -55,12 +76,13 @@ function diskElement(
   field: string,
   source: VolumeSource,
   counters: { vd: number; sd: number },
-  ctx: ConverterContext,
+  ctx: Pick<ConverterContext, 'persistentDisks'>,
+  fixedDev?: string,
 ): { bus: string; element: XmlElement } {
   const cdrom = disk.cdrom;
   const bus = cdrom?.bus ?? disk.disk?.bus ?? 'virtio';
   const prefix = bus === 'virtio' ? 'vd' : 'sd';
-  const dev = devName(prefix, counters[prefix]++);
+  const dev = fixedDev ?? devName(prefix, counters[prefix]++);
   const readonly = cdrom ? cdrom.readonly : disk.disk?.readonly === true || source.readonly === true;
   const modes = driverModes(disk, field, source, ctx.persistentDisks.get(disk.name)?.io);
   const element = el(

@@ -7,7 +7,7 @@ import { VmiInvalidError, type PersistentVolumeClaimSource } from '@podvirt/api'
 import type { ConverterContext } from './context.js';
 import type { VolumeSource } from './volume-source.js';
 
-export function persistentVolumeClaim(name: string, pvc: PersistentVolumeClaimSource, field: string, ctx: ConverterContext): VolumeSource {
+export function persistentVolumeClaim(name: string, pvc: PersistentVolumeClaimSource, field: string, ctx: Pick<ConverterContext, 'persistentDisks'>): VolumeSource {
   const disk = ctx.persistentDisks.get(name);
   if (disk === undefined) throw VmiInvalidError.at(field, 'NotFound', `claim ${pvc.claimName} was not opened`);
   return {

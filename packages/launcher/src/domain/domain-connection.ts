@@ -32,6 +32,8 @@ export type DomainConnectionEvent =
   | { readonly kind: 'reboot'; readonly domain: string }
   | { readonly kind: 'ioError'; readonly domain: string; readonly device: string; readonly action: string; readonly reason: string }
   | { readonly kind: 'watchdog'; readonly domain: string; readonly action: string }
+  /** The guest released a device a live detach asked for (its alias, `ua-<name>`). */
+  | { readonly kind: 'deviceRemoved'; readonly domain: string; readonly alias: string }
   /** The connection died (daemon gone); no more events arrive on it. */
   | { readonly kind: 'closed'; readonly error?: Error }
   /** A new connection replaced a dead one; events in between were missed, so re-read everything. */
@@ -51,6 +53,10 @@ export interface DomainConnection {
   /** Live XML (with runtime details such as the resolved machine and agent channel state). */
   getXml(name: string, o?: CallOptions): Promise<string>;
   define(xml: string, o?: CallOptions): Promise<void>;
+  /** Adds a device (its XML) to the running domain. */
+  attachDevice(name: string, xml: string, o?: CallOptions): Promise<void>;
+  /** Asks for a device's removal from the running domain; done once `deviceRemoved` arrives. */
+  detachDevice(name: string, xml: string, o?: CallOptions): Promise<void>;
   control(name: string, op: DomainOp, o?: CallOptions): Promise<void>;
   agentCommand(name: string, json: string, timeoutSeconds: number, o?: CallOptions): Promise<string>;
   /** Sets the guest's clock through its agent (libvirt's virDomainSetTime); `ms` since the epoch. */

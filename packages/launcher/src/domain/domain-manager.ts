@@ -7,6 +7,7 @@ import { LauncherError } from '../errors.js';
 import { GraceClock } from '../grace-clock.js';
 import type { CallOptions, DomainConnection, DomainOp } from './domain-connection.js';
 import { DomainTracker, type Identity } from './domain-tracker.js';
+import type { HotplugDisks } from './hotplug-disks.js';
 import { GuestClock, type GuestClockOptions } from './guest-clock.js';
 import { isDown } from './state-map.js';
 import type { VmiRef } from './vmi-ref.js';
@@ -27,6 +28,8 @@ export interface DomainManagerOptions {
   /** Runs once the domain has started (its sockets exist); failures are logged, not thrown. */
   readonly afterStart?: () => Promise<void>;
   readonly now?: () => number;
+  /** Hotplugged disks of the running domain, attached and detached on each Sync. */
+  readonly hotplug?: Pick<HotplugDisks, 'sync'>;
   /** The wait between attempts at the guest's clock after an unpause (tests make it instant). */
   readonly clockWait?: GuestClockOptions['wait'];
 }
@@ -137,6 +140,10 @@ export class DomainManager {
         await this.#o.afterStart?.().catch((err: unknown) => this.#o.log.warn({ err }, 'after-start step failed'));
       } else if (status.state === 'PAUSED' && status.reason !== 'USER' && !this.tracker.meta.pausedByUser) {
         await this.#o.conn.control(this.#name, 'resume', o);
+      }
+      if (this.#o.hotplug !== undefined && !this.grace.state.started) {
+        const now = await this.#status(o);
+        if (now.state === 'RUNNING' || now.state === 'PAUSED') await this.#o.hotplug.sync(vmi, o);
       }
       await this.tracker.refresh();
       const snap = this.tracker.snapshot();

@@ -1,5 +1,5 @@
 import {
-  AbortError, ConnectionClosedError, CreateFlags, LibvirtClient, LibvirtError, RebootFlags, ShutdownFlags, TimeoutError,
+  AbortError, ConnectionClosedError, CreateFlags, DeviceModifyFlags, LibvirtClient, LibvirtError, RebootFlags, ShutdownFlags, TimeoutError,
   isAgentUnresponsive, isNotFound, isOperationInvalid, isOperationTimeout,
 } from '@podvirt/libvirt';
 import type { DomainEvent, DomainEventIdName, DomainRef } from '@podvirt/libvirt';
@@ -22,7 +22,7 @@ export function translateLibvirtError(err: unknown): unknown {
   return err;
 }
 
-const EVENT_IDS: readonly DomainEventIdName[] = ['LIFECYCLE', 'AGENT_LIFECYCLE', 'REBOOT', 'IO_ERROR_REASON', 'WATCHDOG'];
+const EVENT_IDS: readonly DomainEventIdName[] = ['LIFECYCLE', 'AGENT_LIFECYCLE', 'REBOOT', 'IO_ERROR_REASON', 'WATCHDOG', 'DEVICE_REMOVED'];
 
 function toEvent(e: DomainEvent): DomainConnectionEvent | undefined {
   const domain = e.domain.name;
@@ -32,6 +32,7 @@ function toEvent(e: DomainEvent): DomainConnectionEvent | undefined {
     case 'REBOOT': return { kind: 'reboot', domain };
     case 'IO_ERROR': case 'IO_ERROR_REASON': return { kind: 'ioError', domain, device: e.devAlias || e.srcPath, action: e.action, reason: e.reason ?? '' };
     case 'WATCHDOG': return { kind: 'watchdog', domain, action: e.action };
+    case 'DEVICE_REMOVED': return { kind: 'deviceRemoved', domain, alias: e.devAlias };
     default: return undefined;
   }
 }
@@ -105,6 +106,14 @@ export class LibvirtDomainConnection implements DomainConnection {
       const dom = await this.#client.domainDefineXml(xml, o);
       this.#refs.set(dom.name, dom);
     });
+  }
+
+  attachDevice(name: string, xml: string, o: CallOptions = {}): Promise<void> {
+    return this.#try(() => this.#onDomain(name, o, (dom) => this.#client.domainAttachDevice(dom, xml, { ...o, flags: DeviceModifyFlags.LIVE })));
+  }
+
+  detachDevice(name: string, xml: string, o: CallOptions = {}): Promise<void> {
+    return this.#try(() => this.#onDomain(name, o, (dom) => this.#client.domainDetachDevice(dom, xml, { ...o, flags: DeviceModifyFlags.LIVE })));
   }
 
   control(name: string, op: DomainOp, o: CallOptions = {}): Promise<void> {

@@ -86,6 +86,14 @@ export class ReconnectingConnection implements DomainConnection {
   async getXml(name: string, o: CallOptions = {}): Promise<string> {
     return (await this.#conn(o)).getXml(name, o);
   }
+  async attachDevice(name: string, xml: string, o: CallOptions = {}): Promise<void> {
+    return (await this.#conn(o)).attachDevice(name, xml, o);
+  }
+
+  async detachDevice(name: string, xml: string, o: CallOptions = {}): Promise<void> {
+    return (await this.#conn(o)).detachDevice(name, xml, o);
+  }
+
   async define(xml: string, o: CallOptions = {}): Promise<void> {
     return (await this.#conn(o)).define(xml, o);
   }

@@ -122,6 +122,30 @@ export class PersistentDisks {
     return out;
   }
 
+  /**
+   * A hotplugged claim's disk image, which podvirt-handler mounted at `<dir>/<volume>.img`:
+   * opened confined to `dir`, never created here. A failure is LAUNCHER_ERR_HOTPLUG (retried):
+   * the VMI runs on without the disk.
+   */
+  async openHotplug(vmi: DefaultedVmi, volume: string, dir: string): Promise<PersistentDisk> {
+    const index = (vmi.spec.volumes ?? []).findIndex((v) => v.name === volume);
+    const plan: DiskPlan = { field: `spec.volumes[${index}].persistentVolumeClaim`, root: dir, path: join(dir, `${volume}.img`), block: false };
+    try {
+      return (await this.#openOnce(plan)).disk;
+    } catch (err) {
+      throw new LauncherError('LAUNCHER_ERR_HOTPLUG', `volume ${volume}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Closes a hotplugged disk's descriptor once the domain let go of it. */
+  async releaseHotplug(volume: string, dir: string): Promise<void> {
+    const key = `${dir}\0${join(dir, `${volume}.img`)}\0false`;
+    const p = this.#open.get(key);
+    this.#open.delete(key);
+    const opened = await p?.catch(() => undefined);
+    await opened?.file.close();
+  }
+
   #openOnce(plan: DiskPlan): Promise<{ file: ConfinedFile; disk: PersistentDisk }> {
     const key = `${plan.root}\0${plan.path}\0${plan.block}`;
     let p = this.#open.get(key);

@@ -18,6 +18,7 @@ const TABLE: Readonly<Record<LauncherErrorCode, status>> = {
   LAUNCHER_ERR_PREPARE: status.INTERNAL,
   LAUNCHER_ERR_VOLUME: status.FAILED_PRECONDITION,
   LAUNCHER_ERR_LIBVIRT: status.INTERNAL,
+  LAUNCHER_ERR_HOTPLUG: status.FAILED_PRECONDITION,
 };
 
 /**

@@ -563,6 +563,15 @@ export const XmlFlags = {
 } as const;
 export type XmlFlagsName = keyof typeof XmlFlags;
 
+/** Device attach/detach flags. */
+export const DeviceModifyFlags = {
+  CURRENT: 0,
+  LIVE: 1,
+  CONFIG: 2,
+  FORCE: 4,
+} as const;
+export type DeviceModifyFlagsName = keyof typeof DeviceModifyFlags;
+
 /** List-all-domains filter flags. */
 export const ListDomainsFlags = {
   ACTIVE: 1,

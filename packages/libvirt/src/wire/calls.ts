@@ -63,6 +63,13 @@ export const LookupByUuid = remote(RemoteProc.DOMAIN_LOOKUP_BY_UUID,
 export const LookupById = remote(RemoteProc.DOMAIN_LOOKUP_BY_ID, (w, a: { id: number }) => w.int(a.id), readDomainRef);
 export const DefineXmlFlags = remote(RemoteProc.DOMAIN_DEFINE_XML_FLAGS,
   (w, a: { xml: string; flags: number }) => w.string(a.xml, STRING_MAX).uint(a.flags), readDomainRef);
+/** remote_domain_{attach,detach}_device_flags_args: the device's XML and DomainDeviceModifyFlags. */
+const writeDeviceXml = (w: XdrWriter, a: { readonly dom: DomainRef; readonly xml: string; readonly flags: number }): void => {
+  writeDomainRef(w, a.dom);
+  w.string(a.xml, STRING_MAX).uint(a.flags);
+};
+export const AttachDeviceFlags = remote(RemoteProc.DOMAIN_ATTACH_DEVICE_FLAGS, writeDeviceXml, noRet);
+export const DetachDeviceFlags = remote(RemoteProc.DOMAIN_DETACH_DEVICE_FLAGS, writeDeviceXml, noRet);
 export const UndefineFlags = remote(RemoteProc.DOMAIN_UNDEFINE_FLAGS, writeDomFlags, noRet);
 export const CreateWithFlags = remote(RemoteProc.DOMAIN_CREATE_WITH_FLAGS, writeDomFlags, readDomainRef);
 export const Suspend = remote(RemoteProc.DOMAIN_SUSPEND, writeDom, noRet);
