@@ -1,10 +1,11 @@
 // planHotplug: the attachment pods of a running VMI's hotplugged claims and the controller's
-// share of their status.volumeStatus entries, as a table; and the pod it renders.
+// share of their status.volumeStatus entries and Events, as a table; and the pod it renders.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { VirtualMachineInstance, VolumeStatus } from '@podvirt/api';
 import type { ClaimStore } from '../src/decide/claim-check.js';
+import { CLAIM_IN_USE_RECHECK_MS } from '../src/decide/decide-vmi.js';
 import { planHotplug } from '../src/decide/hotplug-attachments.js';
 import { renderAttachmentPod } from '../src/render/render-attachment-pod.js';
 
@@ -48,6 +49,15 @@ describe('planHotplug', () => {
     assert.deepEqual(unbound.volumeStatus.map((s) => `${s.phase} ${s.reason}`), ['Pending PVCNotReady']);
   });
 
+  test('a volume that comes to wait for a missing claim gets one Normal Event naming it; not again while it waits', () => {
+    const missing = planHotplug(vmi(), [], store([]));
+    assert.deepEqual(missing.events, [{ type: 'Normal', reason: 'FailedPvcNotFound', message: 'volume data: PVC ns/data-claim does not exist' }]);
+    assert.equal(missing.requeueAfterMs, undefined, 'the claim informer brings the claim');
+    const again = planHotplug(vmi({ volumeStatus: missing.volumeStatus }), [], store([]));
+    assert.deepEqual(again.events, []);
+    assert.deepEqual(planHotplug(vmi(), [], store([claim('data-claim', 'Pending')])).events, [], 'an unbound claim is no news');
+  });
+
   test('a bound claim gets its attachment pod (Bound), then AttachedToNode with the pod named once it runs', () => {
     const first = planHotplug(vmi(), [], store([claim('data-claim')]));
     assert.deepEqual(first.create, [{ volume: 'data', claimName: 'data-claim' }]);
@@ -68,7 +78,13 @@ describe('planHotplug', () => {
 
   test('a ReadWriteOnce claim another VMI’s pod uses is PvcInUse; a ReadWriteMany one is not', () => {
     const other = pod('virt-launcher-b', 'data', 'Running', 'other-uid');
-    assert.equal(planHotplug(vmi(), [], store([claim('data-claim')], [other])).volumeStatus[0]?.reason, 'PvcInUse');
+    const inUse = planHotplug(vmi(), [], store([claim('data-claim')], [other]));
+    assert.equal(inUse.volumeStatus[0]?.reason, 'PvcInUse');
+    assert.deepEqual(inUse.create, []);
+    assert.deepEqual(inUse.events, [{ type: 'Warning', reason: 'PvcInUse', message: 'volume data: PVC ns/data-claim is ReadWriteOnce and in use by x' }]);
+    // Its release sends this VMI no event: rechecked until then.
+    assert.equal(inUse.requeueAfterMs, CLAIM_IN_USE_RECHECK_MS);
+    assert.deepEqual(planHotplug(vmi({ volumeStatus: inUse.volumeStatus }), [], store([claim('data-claim')], [other])).events, [], 'told once');
     assert.equal(planHotplug(vmi(), [], store([claim('data-claim', 'Bound', ['ReadWriteMany'])], [other])).create.length, 1);
   });
 

@@ -5,11 +5,16 @@
 // MountedToPod and Ready are the handler's; the controller never moves a volume back from them.
 // A volume gone from the spec keeps its pod while the handler still has it mounted
 // (MountedToPod, Ready); once it does not, the pod is deleted and the entry goes with it.
+// A volume that comes to wait for its claim (missing: a Normal Event, as KubeVirt records it;
+// a ReadWriteOnce claim in use elsewhere: a Warning, rechecked every CLAIM_IN_USE_RECHECK_MS)
+// gets one Event per reason and message its entry takes.
 // Pure: the claim store is passed in.
 
 import type { V1Pod } from '@kubernetes/client-node';
-import { HOTPLUG_VOLUME_LABEL, isFinalPhase, isHotplugVolume, VmiPhase, VolumePhase, type VirtualMachineInstance, type VolumeStatus } from '@podvirt/api';
+import { EventType, HOTPLUG_VOLUME_LABEL, isFinalPhase, isHotplugVolume, VmiPhase, VolumePhase, type VirtualMachineInstance, type VolumeStatus } from '@podvirt/api';
 import { ClaimReason, volumeStatusOf, type ClaimStore } from './claim-check.js';
+import { CLAIM_IN_USE_RECHECK_MS } from './decide-vmi.js';
+import type { DecisionEvent } from './vmi-decision.js';
 
 /** KubeVirt's reasons on a hotplugged volume's status entry. */
 export const HotplugReason = {
@@ -25,7 +30,13 @@ export interface HotplugPlan {
   readonly delete: readonly string[];
   /** The VMI's whole volumeStatus after this pass. */
   readonly volumeStatus: VolumeStatus[];
+  /** For each volume that came to wait for its claim, or waits for another reason now. */
+  readonly events: readonly DecisionEvent[];
+  /** Set while a volume waits for a claim another VMI holds (its release sends no VMI event). */
+  readonly requeueAfterMs?: number;
 }
+
+const WAITING_EVENT: Readonly<Record<string, EventType>> = { [ClaimReason.FailedPvcNotFound]: EventType.Normal, [ClaimReason.PvcInUse]: EventType.Warning };
 
 const HANDLER_PHASES: ReadonlySet<string> = new Set([VolumePhase.MountedToPod, VolumePhase.Ready]);
 
@@ -61,6 +72,7 @@ export function planHotplug(vmi: VirtualMachineInstance, pods: readonly V1Pod[],
   const create: { volume: string; claimName: string }[] = [];
   const remove: string[] = [];
   const hotplugStatus = new Map<string, VolumeStatus>();
+  const events: DecisionEvent[] = [];
   for (const volume of wanted) {
     const claimName = volume.persistentVolumeClaim?.claimName ?? '';
     const pod = pods.find((p) => volumeOf(p) === volume.name && podLive(p));
@@ -80,6 +92,8 @@ export function planHotplug(vmi: VirtualMachineInstance, pods: readonly V1Pod[],
     // What the claim is, for the handler that sizes a new disk image from it.
     const info = claim === undefined ? undefined : volumeStatusOf(volume.name, claim).persistentVolumeClaimInfo;
     hotplugStatus.set(volume.name, info === undefined ? status : { ...status, persistentVolumeClaimInfo: info });
+    const type = WAITING_EVENT[status.reason ?? ''];
+    if (type !== undefined && (prev?.reason !== status.reason || prev?.message !== status.message)) events.push({ type, reason: status.reason ?? '', message: `volume ${volume.name}: ${status.message ?? ''}` });
   }
   const wantedNames = new Set(wanted.map((v) => v.name));
   for (const pod of pods) {
@@ -106,5 +120,6 @@ export function planHotplug(vmi: VirtualMachineInstance, pods: readonly V1Pod[],
     else if (bootNames.has(s.name)) volumeStatus.push(s);
   }
   for (const [name, s] of hotplugStatus) if (!volumeStatus.some((v) => v.name === name)) volumeStatus.push(s);
-  return { create, delete: remove, volumeStatus };
+  const inUse = [...hotplugStatus.values()].some((st) => st.reason === ClaimReason.PvcInUse);
+  return { create, delete: remove, volumeStatus, events, ...(inUse ? { requeueAfterMs: CLAIM_IN_USE_RECHECK_MS } : {}) };
 }

@@ -85,7 +85,8 @@ class Attempt {
     if (claims === undefined || pods.attachmentPods === undefined) return { decision, plan: undefined };
     const attached = pods.attachmentPods(this.namespace, this.vmi.metadata.uid ?? '');
     const plan = planHotplug(this.vmi, attached, claims);
-    if (decision.status.phase !== VmiPhase.Running) return { decision, plan: { ...plan, create: [] } };
+    // Not running: no pod is created and no entry written, so nothing to tell either.
+    if (decision.status.phase !== VmiPhase.Running) return { decision, plan: { create: [], delete: plan.delete, volumeStatus: plan.volumeStatus, events: [] } };
     const { volumeStatus: _was, ...rest } = decision.status;
     const status = plan.volumeStatus.length === 0 ? rest : { ...rest, volumeStatus: plan.volumeStatus };
     return { decision: { ...decision, status, statusChanged: !statusEqual(this.vmi.status, status) }, plan };
@@ -188,8 +189,9 @@ class Attempt {
       this.vmi = await this.deps.vmiClient.patchMetadata(this.namespace, this.name, { labels }, this.signal);
     }
     if (decision.removeFinalizer) await this.setFinalizers((this.vmi.metadata.finalizers ?? []).filter((f) => f !== VMI_FINALIZER));
-    for (const event of decision.events) await this.deps.events.record(this.vmi, event.type, event.reason, event.message);
-    return decision.requeueAfterMs === undefined ? {} : { requeueAfterMs: decision.requeueAfterMs };
+    for (const event of [...decision.events, ...(plan?.events ?? [])]) await this.deps.events.record(this.vmi, event.type, event.reason, event.message);
+    const requeue = [decision.requeueAfterMs, plan?.requeueAfterMs].filter((ms) => ms !== undefined);
+    return requeue.length === 0 ? {} : { requeueAfterMs: Math.min(...requeue) };
   }
 }
 
