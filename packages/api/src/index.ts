@@ -116,4 +116,8 @@ export {
   type HotplugVolumeSource,
   type RemoveVolumeOptions,
 } from './hotplug-volume.js';
+export {
+  changeVolume, VolumeChangeError,
+  type VolumeApi, type VolumeChangeErrorCode, type VolumeChangeOptions, type VolumeRequest,
+} from './volume-change.js';
 export { VOLUME_PHASES, VolumePhase } from './volume-phases.js';

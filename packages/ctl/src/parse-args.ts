@@ -14,8 +14,7 @@ import {
   type VmStateCommandName,
   type VolumeCommandName,
 } from './command-table.js';
-import { validateAddVolumeOptions, type AddVolumeOptions } from '@podvirt/api';
-import type { VolumeRequest } from './volume-api.js';
+import { validateAddVolumeOptions, type AddVolumeOptions, type VolumeRequest } from '@podvirt/api';
 import { CALL_DEADLINES } from '@podvirt/proto';
 import { DEFAULT_NAMESPACE, DEFAULT_UNFREEZE_TIMEOUT_SECONDS } from './defaults.js';
 import { DurationError, parseDuration } from '@podvirt/api/duration';

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { HotplugSpec, VirtualMachine, VirtualMachineInstance } from '@podvirt/api';
-import { KubeApiError } from '@podvirt/kube-runtime';
 import { runCli } from '../src/cli.js';
-import type { VolumeApi } from '../src/volume-api.js';
+import type { VolumeApi } from '@podvirt/api';
 
 const BASE: HotplugSpec = { domain: { devices: { disks: [{ name: 'root', disk: { bus: 'virtio' } }] } }, volumes: [{ name: 'root', containerDisk: { image: 'guest' } }] };
 
@@ -27,19 +26,19 @@ class FakeVolumeApi implements VolumeApi {
     return Promise.resolve(this.vm);
   }
 
-  patchVmiVolumes(_ns: string, _name: string, spec: HotplugSpec, rv: string | undefined): Promise<void> {
+  patchVmiVolumes(_ns: string, _name: string, spec: HotplugSpec, rv: string | undefined): Promise<'written' | 'stale'> {
     if (this.conflicts > 0) {
       this.conflicts -= 1;
-      return Promise.reject(new KubeApiError(409, 'Conflict', 'the object has been modified'));
+      return Promise.resolve('stale');
     }
     this.writes.push(`vmi@${rv ?? ''} ${JSON.stringify(spec.volumes?.map((v) => v.name))} ${JSON.stringify(spec.domain.devices?.disks?.at(-1))}`);
     if (this.vmi) this.vmi.spec = spec as VirtualMachineInstance['spec'];
-    return Promise.resolve();
+    return Promise.resolve('written');
   }
 
-  patchVmVolumes(_ns: string, _name: string, spec: HotplugSpec, rv: string | undefined): Promise<void> {
+  patchVmVolumes(_ns: string, _name: string, spec: HotplugSpec, rv: string | undefined): Promise<'written' | 'stale'> {
     this.writes.push(`vm@${rv ?? ''} ${JSON.stringify(spec.volumes?.map((v) => v.name))}`);
-    return Promise.resolve();
+    return Promise.resolve('written');
   }
 }
 
@@ -103,7 +102,7 @@ describe('podvirtctl addvolume / removevolume', () => {
       const out = await ctl(api, argv);
       assert.notEqual(out.code, 0, argv.join(' '));
       assert.match(out.stderr, expected, argv.join(' '));
-      if (!argv.includes('--persist')) assert.deepEqual(api.writes, [], argv.join(' '));
+      assert.deepEqual(api.writes, [], argv.join(' '));
     }
   });
 });

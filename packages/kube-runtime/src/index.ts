@@ -29,3 +29,4 @@ export {
 export { WorkQueue } from './work-queue.js';
 export { eventName, eventNamePrefix } from './event-name.js';
 export { KubeVmStateApi } from './vm-state-api.js';
+export { KubeVolumeApi } from './volume-api.js';

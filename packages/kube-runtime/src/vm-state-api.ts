@@ -35,7 +35,8 @@ export class KubeVmStateApi implements VmStateApi {
   }
 }
 
-async function staleOn409(write: Promise<unknown>): Promise<'written' | 'stale'> {
+/** A guarded write: 'stale' when the object changed since it was read (409). */
+export async function staleOn409(write: Promise<unknown>): Promise<'written' | 'stale'> {
   try {
     await write;
     return 'written';
