@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { MIGRATION_RESOURCE, VMI_RESOURCE, type VirtualMachineInstance, type VirtualMachineInstanceMigration } from '@podvirt/api';
-import { HttpEndpoints, KubeClient, KubeVmStateApi, loadKubeConfig, metricsRoute, probeRoutes, ResourceClient } from '@podvirt/kube-runtime';
+import { HttpEndpoints, KubeClient, KubeVmStateApi, KubeVolumeApi, loadKubeConfig, metricsRoute, probeRoutes, ResourceClient } from '@podvirt/kube-runtime';
 import { destination, pino } from 'pino';
 import { ApiApp } from './api-app.js';
 import { PodvirtApiError } from './api-error.js';
@@ -60,6 +60,7 @@ async function main(): Promise<number> {
     review: kubeAccessReviewer(client),
     vmis: new ResourceClient<VirtualMachineInstance>(client, VMI_RESOURCE),
     vms: new KubeVmStateApi(client),
+    volumes: new KubeVolumeApi(client),
     migrations: new ResourceClient<VirtualMachineInstanceMigration>(client, MIGRATION_RESOURCE),
     handlers,
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import type { RunStrategy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VmSpec, VmStateApi } from '@podvirt/api';
+import type { HotplugSpec, RunStrategy, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VmSpec, VmStateApi, VolumeApi } from '@podvirt/api';
 import { eventually, openTestWebSocket } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { SecureServer } from '../src/server/secure-server.js';
@@ -51,6 +51,27 @@ class FakeVmStates implements VmStateApi {
   }
 }
 
+/** The hotplug edits of the test's VMIs, written into the map; every write is recorded. */
+class FakeVolumes implements VolumeApi {
+  readonly writes: string[] = [];
+  constructor(private readonly vmis: Map<string, VirtualMachineInstance>) {}
+  readVmi(ns: string, name: string): Promise<VirtualMachineInstance | undefined> {
+    return Promise.resolve(this.vmis.get(`${ns}/${name}`));
+  }
+  readVm(): Promise<VirtualMachine | undefined> {
+    return Promise.resolve(undefined);
+  }
+  patchVmiVolumes(ns: string, name: string, spec: HotplugSpec): Promise<'written' | 'stale'> {
+    this.writes.push(`vmi ${ns}/${name} ${(spec.volumes ?? []).map((v) => v.name).join(',')} ${JSON.stringify(spec.domain.devices?.disks?.at(-1))}`);
+    const v = this.vmis.get(`${ns}/${name}`);
+    if (v !== undefined) this.vmis.set(`${ns}/${name}`, { ...v, spec: { ...v.spec, ...spec } as VirtualMachineInstance['spec'] });
+    return Promise.resolve('written');
+  }
+  patchVmVolumes(): Promise<'written' | 'stale'> {
+    return Promise.reject(new Error('the VMI subresources never write a VM'));
+  }
+}
+
 describe('the subresource API over HTTPS, as the aggregator calls it', () => {
   let serverCa: PemPair;
   let proxyCa: PemPair;
@@ -63,6 +84,7 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
   const questions: AccessQuestion[] = [];
   const vmis = new Map<string, VirtualMachineInstance>();
   const vmStates = new FakeVmStates(vmis);
+  const volumes = new FakeVolumes(vmis);
   const migrations: VirtualMachineInstanceMigration[] = [];
   // user → "verb resource/subresource namespace" they may do.
   const grants = new Map<string, Set<string>>();
@@ -96,6 +118,7 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
       },
       vmis: { get: (ns, name) => Promise.resolve(vmis.get(`${ns}/${name}`)) },
       vms: vmStates,
+      volumes,
       migrations: { create: (_ns, m) => Promise.resolve(migrations.push(m)) },
       handlers: handler.nodes,
       attachTimeoutMs: 5_000,
@@ -117,6 +140,7 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     vmis.clear();
     vmStates.vms.clear();
     vmStates.writes.length = 0;
+    volumes.writes.length = 0;
     migrations.length = 0;
     for (const v of [vmi('a', 'vm1', 'Running'), vmi('a', 'paused', 'Running'), vmi('a', 'vanished', 'Running'), vmi('a', 'booting', 'Scheduled'), vmi('a', 'offline', 'Running', 'node-down'), vmi('b', 'vm2', 'Running')]) {
       vmis.set(`${v.metadata?.namespace ?? ''}/${v.metadata?.name ?? ''}`, v);
@@ -159,7 +183,8 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/pause'), { name: 'virtualmachineinstances/pause', singularName: '', namespaced: true, kind: '', verbs: ['update'] });
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/console')?.verbs, ['get']);
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachines/migrate')?.verbs, ['update']);
-    assert.equal(resources.length, 15);
+    assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/addvolume')?.verbs, ['update']);
+    assert.equal(resources.length, 17);
   });
 
   test('pause and unpause as a user the SubjectAccessReview allows, forwarded to the node of the VMI', async () => {
@@ -264,6 +289,49 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     const unknown = await call('PUT', `${BASE}/a/virtualmachines/vm1/pause`, { headers: asUser('alice') });
     assert.equal(unknown.status, 404);
     assert.match(String(unknown.json?.['message']), /virtualmachines\/pause is not a subresource podvirt serves/);
+  });
+
+  describe('virtualmachineinstances/{addvolume,removevolume}', () => {
+    const put = (ns: string, name: string, sub: string, body?: string) => call('PUT', `${BASE}/${ns}/virtualmachineinstances/${name}/${sub}`, { headers: asUser('alice'), ...(body === undefined ? {} : { body }) });
+    const grant = (...subs: string[]) => subs.forEach((sub) => grants.get('alice')?.add(`update virtualmachineinstances/${sub} a`));
+    const ADD = { name: 'data', disk: { disk: { bus: 'scsi' }, serial: 'D1' }, volumeSource: { persistentVolumeClaim: { claimName: 'claim-1' } } };
+
+    test('KubeVirt\'s AddVolumeOptions hot-plug the claim into the running VMI\'s spec (202), RemoveVolumeOptions take it away; no handler call', async () => {
+      grant('addvolume', 'removevolume');
+      const added = await put('a', 'vm1', 'addvolume', JSON.stringify(ADD));
+      assert.equal(added.status, 202, added.text);
+      assert.equal(added.text, '');
+      assert.deepEqual(questions.at(-1), { user: { name: 'alice', groups: ['tenants', 'system:authenticated'], extra: { 'scopes/a': ['one'] } }, verb: 'update', namespace: 'a', resource: 'virtualmachineinstances', subresource: 'addvolume', name: 'vm1' });
+      assert.deepEqual(vmis.get('a/vm1')?.spec.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'claim-1', hotpluggable: true } }]);
+      const removed = await put('a', 'vm1', 'removevolume', '{"name":"data"}');
+      assert.equal(removed.status, 202, removed.text);
+      assert.deepEqual(volumes.writes, ['vmi a/vm1 data {"disk":{"bus":"scsi"},"serial":"D1","name":"data"}', 'vmi a/vm1  undefined']);
+      assert.deepEqual(handler.calls, []);
+    });
+
+    test('refusals: a bad body 400 naming the field, a clash 400, a VMI not running 409 with its phase, a missing one 404, another user 403; a dry run writes nothing', async () => {
+      grant('addvolume', 'removevolume');
+      const cases: [string, string, string | undefined, number, RegExp][] = [
+        ['vm1', 'addvolume', undefined, 400, /^body: must be a JSON object, KubeVirt's AddVolumeOptions/],
+        ['vm1', 'addvolume', JSON.stringify({ ...ADD, disk: { disk: { bus: 'virtio' } } }), 400, /^disk\.disk\.bus: Unsupported value: "virtio"/],
+        ['vm1', 'addvolume', JSON.stringify({ ...ADD, name: 'Bad_Name' }), 400, /^name: Invalid value/],
+        ['vm1', 'addvolume', JSON.stringify({ ...ADD, dryRun: 'yes' }), 400, /^dryRun: must be a list/],
+        ['vm1', 'removevolume', '{}', 400, /^name: Required value/],
+        ['vm1', 'removevolume', '{"name":"data"}', 400, /VMI a\/vm1 refuses the change: name: Not found/],
+        ['booting', 'addvolume', JSON.stringify(ADD), 409, /VMI a\/booting is Scheduled, not Running/],
+        ['nope', 'addvolume', JSON.stringify(ADD), 404, /virtualmachineinstances.kubevirt.io "nope" not found/],
+        ['vm1', 'addvolume', JSON.stringify({ ...ADD, dryRun: ['All'] }), 202, /^$/],
+      ];
+      for (const [name, sub, body, status, message] of cases) {
+        const out = await put('a', name, sub, body);
+        assert.equal(out.status, status, `${name} ${sub} ${body ?? ''}: ${out.text}`);
+        assert.match(String(out.json?.['message'] ?? ''), message, `${name} ${sub} ${body ?? ''}`);
+      }
+      const other = await call('PUT', `${BASE}/b/virtualmachineinstances/vm2/addvolume`, { headers: asUser('alice'), body: JSON.stringify(ADD) });
+      assert.equal(other.status, 403);
+      assert.match(String(other.json?.['message']), /cannot update resource "virtualmachineinstances\/addvolume"/);
+      assert.deepEqual(volumes.writes, []);
+    });
   });
 
   describe('virtualmachines/{start,stop,restart,migrate}', () => {

@@ -1,15 +1,17 @@
 // The bodies of the PUT subresources, as KubeVirt's virtctl sends them: no body or `{}` for most,
 // `dryRun` (["All"]: check, do not act) on each, `unfreezeTimeout` (a Go duration) on freeze;
 // for VMs `paused` (start), `gracePeriod` (stop), `gracePeriodSeconds` (restart) and
-// `addedNodeSelector` (migrate).
+// `addedNodeSelector` (migrate); KubeVirt's AddVolumeOptions and RemoveVolumeOptions (required) for
+// addvolume and removevolume, checked by `@podvirt/api`'s rules.
 // Fields KubeVirt adds later are ignored, as its decoder ignores unknown fields.
 
 import type { IncomingMessage } from 'node:http';
+import { formatFieldErrors, validateAddVolumeOptions, type AddVolumeOptions, type VolumeRequest } from '@podvirt/api';
 import { DurationError, parseDuration } from '@podvirt/api/duration';
 import { MAX_UNFREEZE_TIMEOUT_SECONDS } from '@podvirt/proto';
 import { readJsonBody } from '../server/read-json-body.js';
 import { kubeStatus, type KubeStatus } from './kube-status.js';
-import type { VmiOperation, VmSubresource } from './subresource-routes.js';
+import type { VmiOperation, VmiVolumeChange, VmSubresource } from './subresource-routes.js';
 
 /** An options body is a few fields; anything near this is not one. */
 export const MAX_OPTIONS_BYTES = 64 * 1024;
@@ -105,4 +107,27 @@ export function decodeOperationOptions(value: unknown, op: VmiOperation): Decode
     if (unfreezeTimeoutSeconds > MAX_UNFREEZE_TIMEOUT_SECONDS) return bad(`unfreezeTimeout: at most ${MAX_UNFREEZE_TIMEOUT_SECONDS}s (about 24 days)`);
   }
   return { ok: true, options: { dryRun, unfreezeTimeoutSeconds } };
+}
+
+export type DecodedVolumeRequest = { readonly ok: true; readonly request: VolumeRequest; readonly dryRun: boolean } | { readonly ok: false; readonly status: KubeStatus };
+
+export async function readVolumeRequest(req: IncomingMessage, sub: VmiVolumeChange): Promise<DecodedVolumeRequest> {
+  const body = await readOptionsBody(req);
+  return body.ok ? decodeVolumeRequest(body.value, sub) : body;
+}
+
+/** `value` is the parsed JSON, undefined for no body (a 400: the options name the volume). */
+export function decodeVolumeRequest(value: unknown, sub: VmiVolumeChange): DecodedVolumeRequest {
+  const kind = sub === 'addvolume' ? 'AddVolumeOptions' : 'RemoveVolumeOptions';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad(`body: must be a JSON object, KubeVirt's ${kind}`);
+  const o = value as Record<string, unknown>;
+  const dryRun = decodeDryRun(o['dryRun']);
+  if (typeof dryRun === 'string') return bad(dryRun);
+  if (sub === 'addvolume') {
+    const errors = validateAddVolumeOptions(o);
+    if (errors.length > 0) return bad(formatFieldErrors(errors));
+    return { ok: true, request: { command: 'addvolume', options: o as unknown as AddVolumeOptions }, dryRun };
+  }
+  if (typeof o['name'] !== 'string' || o['name'] === '') return bad('name: Required value: the name of the volume to remove');
+  return { ok: true, request: { command: 'removevolume', options: { name: o['name'] } }, dryRun };
 }

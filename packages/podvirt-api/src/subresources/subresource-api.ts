@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { changeVmState, migrationFor, VmStateError, type VirtualMachineInstance, type VirtualMachineInstanceMigration, type VmStateApi } from '@podvirt/api';
+import { changeVmState, changeVolume, migrationFor, VmStateError, VolumeChangeError, type VirtualMachineInstance, type VirtualMachineInstanceMigration, type VmStateApi, type VolumeApi } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { forbiddenMessage, type AccessReviewer } from './access-review.js';
 import { apiGroupDocument, apiResourceListDocument } from './discovery.js';
@@ -16,9 +16,9 @@ import { guestAgentInfo, guestFilesystemList, guestUserList } from './guest-answ
 import { openGuestStream, relayGuestStream, type GuestStreamKind } from './guest-stream-bridge.js';
 import { HandlerCallError, type HandlerConnection, type HandlerNodes } from './handler-nodes.js';
 import { kubeStatus, writeJson, writeStatus, writeStatusOnSocket, type KubeStatus } from './kube-status.js';
-import { readOperationOptions, readVmOptions, type VmOptions } from './operation-body.js';
+import { readOperationOptions, readVmOptions, readVolumeRequest, type VmOptions } from './operation-body.js';
 import { authenticate, type CallingUser, type RequestHeaderConfig } from './request-header-auth.js';
-import { isSubresourcePath, rbacVerb, routeSubresource, VMI_SUBRESOURCES, type VmiOperation, type VmiQuery, type VmiSubresource, type VmSubresource } from './subresource-routes.js';
+import { isSubresourcePath, rbacVerb, routeSubresource, VMI_SUBRESOURCES, type VmiOperation, type VmiQuery, type VmiSubresource, type VmiVolumeChange, type VmSubresource } from './subresource-routes.js';
 import { handshakeProblem, WebSocketConnection } from './websocket.js';
 
 export interface VmiReader {
@@ -36,6 +36,8 @@ export interface SubresourceApiOptions {
   readonly vmis: VmiReader;
   /** The VM subresources' reads and writes (start, stop, restart: `@podvirt/api`'s changeVmState). */
   readonly vms: VmStateApi;
+  /** `virtualmachineinstances/{addvolume,removevolume}`'s reads and writes (`@podvirt/api`'s changeVolume). */
+  readonly volumes: VolumeApi;
   /** `virtualmachines/migrate` creates a VirtualMachineInstanceMigration here. */
   readonly migrations: MigrationWriter;
   /** undefined: podvirt-api has no client identity for the node API (every call is 503 saying so). */
@@ -74,6 +76,7 @@ export class SubresourceApi {
     if (route.kind === 'refused') return writeStatus(res, kubeStatus(route.status, route.message));
     if (route.kind === 'vm') return this.#serveVm(req, res, route.namespace, route.name, route.subresource);
     const kind = VMI_SUBRESOURCES[route.subresource].kind;
+    if (kind === 'volume') return this.#serveVolume(req, res, route.namespace, route.name, route.subresource as VmiVolumeChange);
     if (kind === 'stream') return writeStatus(res, kubeStatus(400, `${route.subresource}: a websocket (Upgrade: websocket, protocol plain.kubevirt.io)`));
     const ladder = await this.#climb(req, route.namespace, route.name, route.subresource);
     if (!ladder.ok) return this.#refuse(res, route.subresource, ladder.status);
@@ -158,6 +161,27 @@ export class SubresourceApi {
     const status = sub === 'migrate' ? await this.#migrate(namespace, name, decoded.options) : await this.#changeState(namespace, name, sub, decoded.options);
     if (status !== undefined) return this.#refuse(res, sub, status);
     this.#o.log.info({ user: auth.user.name, subresource: sub, namespace, name, dryRun: decoded.options.dryRun }, 'subresource served');
+    res.writeHead(202);
+    res.end();
+  }
+
+  /**
+   * `virtualmachineinstances/{addvolume,removevolume}`: the hotplug edit of the VMI's spec through
+   * the Kubernetes API (changeVolume, as podvirtctl), no handler; 202 as KubeVirt.
+   */
+  async #serveVolume(req: IncomingMessage, res: ServerResponse, namespace: string, name: string, sub: VmiVolumeChange): Promise<void> {
+    const auth = await this.#authorize(req, 'virtualmachineinstances', 'update', namespace, name, sub);
+    if (!auth.ok) return this.#refuse(res, sub, auth.status);
+    const decoded = await readVolumeRequest(req, sub);
+    if (!decoded.ok) return this.#refuse(res, sub, decoded.status);
+    try {
+      await changeVolume(this.#o.volumes, decoded.request, { namespace, name }, { dryRun: decoded.dryRun }, this.#stop.signal);
+    } catch (err) {
+      if (!(err instanceof VolumeChangeError)) throw err;
+      if (err.code === 'API_ERR_VMI_NOT_FOUND') return this.#refuse(res, sub, kubeStatus(404, `virtualmachineinstances.kubevirt.io "${name}" not found`));
+      return this.#refuse(res, sub, kubeStatus(err.code === 'API_ERR_VOLUME_REFUSED' ? 400 : 409, err.message));
+    }
+    this.#o.log.info({ user: auth.user.name, subresource: sub, namespace, name, volume: decoded.request.options.name, dryRun: decoded.dryRun }, 'subresource served');
     res.writeHead(202);
     res.end();
   }

@@ -11,6 +11,8 @@ const PREFIX = `/apis/${SUBRESOURCE_GROUP}/${SUBRESOURCE_VERSION}`;
 export type VmiOperation = 'pause' | 'unpause' | 'freeze' | 'unfreeze' | 'softreboot' | 'reset';
 export type VmiQuery = 'guestosinfo' | 'userlist' | 'filesystemlist';
 export type VmiStream = 'console' | 'vnc';
+/** Hotplug: writes the VMI's spec through the Kubernetes API, no handler. */
+export type VmiVolumeChange = 'addvolume' | 'removevolume';
 
 /** What each VMI subresource is and the HTTP method KubeVirt serves it on. */
 export const VMI_SUBRESOURCES = {
@@ -25,7 +27,9 @@ export const VMI_SUBRESOURCES = {
   filesystemlist: { kind: 'query', method: 'GET' },
   console: { kind: 'stream', method: 'GET' },
   vnc: { kind: 'stream', method: 'GET' },
-} as const satisfies Record<VmiOperation | VmiQuery | VmiStream, { kind: 'operation' | 'query' | 'stream'; method: 'PUT' | 'GET' }>;
+  addvolume: { kind: 'volume', method: 'PUT' },
+  removevolume: { kind: 'volume', method: 'PUT' },
+} as const satisfies Record<VmiOperation | VmiQuery | VmiStream | VmiVolumeChange, { kind: 'operation' | 'query' | 'stream' | 'volume'; method: 'PUT' | 'GET' }>;
 
 export type VmiSubresource = keyof typeof VMI_SUBRESOURCES;
 
