@@ -5,11 +5,14 @@
 // disk.img into the launcher pod's hotplug-disks directory (MountedToPod; the launcher's
 // container sees the file through HostToContainer propagation), the launcher attaches it to the
 // running domain (Ready) and the guest sees /dev/sd* with the serial and writes a marker; a
-// clashing name is refused by its flag and changes nothing; `removevolume` detaches it (gone from
+// clashing name is refused by its flag and changes nothing, a disk on the virtio bus by admission
+// naming the field, and so by KubeVirt's addvolume subresource (through kube-apiserver and
+// podvirt-api); a claim that does not exist, added through that subresource, waits Pending, its
+// reason in the status and an Event; `removevolume` detaches it (gone from
 // the guest), unmounts it and takes the pod and the status entry away; removed while the handler
 // is down, the restarted handler detaches it before unmounting it; deleting the VMI while a
 // volume attaches leaves no attachment pod and no mount; a new VMI booting with the claim reads
-// the marker.
+// the marker. A VMI that is not Running (missing, or Pending) gets no volume.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, realpath } from 'node:fs/promises';
@@ -101,6 +104,38 @@ describe('volume hotplug', () => {
     const bus = await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=Bad_Name');
     assert.equal(bus.code, 2);
     assert.match(bus.stderr, /invalid --volume-name/);
+    // A disk on another bus is refused by podvirt-api's admission naming the field; nothing changes.
+    const before = (await suite.vmi(name))?.spec;
+    const at = before?.domain.devices.disks?.length ?? 0;
+    const virtio = await suite.kubectl(['patch', 'vmi', name, '-n', NS, '--type=json', '-p', JSON.stringify([
+      { op: 'add', path: '/spec/domain/devices/disks/-', value: { name: 'hp-virtio', disk: { bus: 'virtio' } } },
+      { op: 'add', path: '/spec/volumes/-', value: { name: 'hp-virtio', persistentVolumeClaim: { claimName: 'hp-claim', hotpluggable: true } } },
+    ])]);
+    assert.notEqual(virtio.code, 0);
+    assert.match(virtio.stderr, new RegExp(`spec\\.domain\\.devices\\.disks\\[${at}\\]\\.disk\\.bus: Unsupported value: "virtio"`));
+    assert.deepEqual((await suite.vmi(name))?.spec, before);
+    // KubeVirt's addvolume subresource through kube-apiserver's aggregation (a PUT of
+    // AddVolumeOptions to podvirt-api): the same rules; this time a claim that does not exist.
+    const subresource = (volume: Record<string, unknown>): ReturnType<VmiSuite['kubectl']> => suite.kubectl(['replace', '--raw', `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances/${name}/addvolume`, '-f', '-'], JSON.stringify(volume));
+    const missingClaim = { name: 'hp-missing', disk: { disk: { bus: 'scsi' } }, volumeSource: { persistentVolumeClaim: { claimName: 'no-such-claim' } } };
+    const viaSubresource = await subresource({ ...missingClaim, disk: { disk: { bus: 'virtio' } } });
+    assert.notEqual(viaSubresource.code, 0);
+    assert.match(viaSubresource.stderr, /disk\.disk\.bus: Unsupported value: "virtio"/);
+    assert.deepEqual((await suite.vmi(name))?.spec, before);
+    // The volume waits, Pending with the reason named, and an Event says so; no attachment pod is
+    // made for it; removed again, its entry goes.
+    const accepted = await subresource(missingClaim);
+    assert.equal(accepted.code, 0, accepted.stderr);
+    const waiting = await suite.eventually('hp-missing Pending', async () => {
+      const s = await volumeStatus(name, 'hp-missing');
+      return s?.reason === 'FailedPvcNotFound' ? s : undefined;
+    }, BOOT_TIMEOUT_MS);
+    assert.equal(waiting.phase, 'Pending');
+    assert.match(waiting.message ?? '', /no-such-claim does not exist/);
+    await suite.eventually('its Event', async () => ((await suite.events(name)).some((e) => e.reason === 'FailedPvcNotFound' && e.message?.includes('volume hp-missing') === true) ? true : undefined));
+    assert.equal((await attachmentPods()).length, 1, 'no attachment pod for it');
+    assert.equal((await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-missing')).code, 0);
+    await suite.eventually('hp-missing entry gone', async () => ((await volumeStatus(name, 'hp-missing')) === undefined ? true : undefined));
     assert.equal((await suite.vmi(name))?.status?.phase, 'Running', 'the VMI runs on');
 
     const removedAt = performance.now();
@@ -155,5 +190,19 @@ describe('volume hotplug', () => {
     const out = await ctl('addvolume', 'vmi', 'no-such-vmi', '-n', NS, '--volume-name=hp-data');
     assert.equal(out.code, 1);
     assert.match(out.stderr, /not found/);
+    // One that cannot be scheduled (no node matches its selector) never runs: refused naming its
+    // phase, its spec unchanged.
+    const vmi = guestVmi(suite.guest, 'vm-hotplug-pending');
+    await suite.apply({ ...vmi, spec: { ...(vmi['spec'] as object), nodeSelector: { 'podvirt.io/no-such-node': 'x' } } });
+    const pending = await suite.eventually('vm-hotplug-pending waits to be scheduled', async () => {
+      const v = await suite.vmi('vm-hotplug-pending');
+      return v?.status?.phase === 'Pending' || v?.status?.phase === 'Scheduling' ? v : undefined;
+    });
+    const refused = await ctl('addvolume', 'vmi', 'vm-hotplug-pending', '-n', NS, '--volume-name=hp-data', '--claim=hp-claim');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /is (Pending|Scheduling), not Running/);
+    assert.deepEqual((await suite.vmi('vm-hotplug-pending'))?.spec, pending.spec);
+    await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name: 'vm-hotplug-pending' });
+    await suite.waitForGone('vm-hotplug-pending');
   });
 });
