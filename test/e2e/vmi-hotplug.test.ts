@@ -204,5 +204,6 @@ describe('volume hotplug', () => {
     assert.deepEqual((await suite.vmi('vm-hotplug-pending'))?.spec, pending.spec);
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name: 'vm-hotplug-pending' });
     await suite.waitForGone('vm-hotplug-pending');
+    await suite.waitForPodsGone(pending);
   });
 });
