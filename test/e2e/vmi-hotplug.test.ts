@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { VolumeStatus } from '@podvirt/api';
+import { KubeApiError, KubeClient, readKubeconfigFile } from '@podvirt/kube-runtime';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
 import { BOOT_TIMEOUT_MS, guestVmi, launcherPid, NS, VmiSuite } from './vmi-stack.js';
@@ -116,16 +117,16 @@ describe('volume hotplug', () => {
     assert.deepEqual((await suite.vmi(name))?.spec, before);
     // KubeVirt's addvolume subresource through kube-apiserver's aggregation (a PUT of
     // AddVolumeOptions to podvirt-api): the same rules; this time a claim that does not exist.
-    const subresource = (volume: Record<string, unknown>): ReturnType<VmiSuite['kubectl']> => suite.kubectl(['replace', '--raw', `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances/${name}/addvolume`, '-f', '-'], JSON.stringify(volume));
+    const kube = await KubeClient.create(await readKubeconfigFile(suite.stack.kubeconfigPath));
+    t.after(() => kube.close());
+    const subresource = (body: Record<string, unknown>): Promise<string> => kube.request({ method: 'PUT', path: `/apis/subresources.kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances/${name}/addvolume`, body })
+      .then(() => 'accepted', (err: unknown) => (err instanceof KubeApiError ? `${err.status} ${err.message}` : Promise.reject(err)));
     const missingClaim = { name: 'hp-missing', disk: { disk: { bus: 'scsi' } }, volumeSource: { persistentVolumeClaim: { claimName: 'no-such-claim' } } };
-    const viaSubresource = await subresource({ ...missingClaim, disk: { disk: { bus: 'virtio' } } });
-    assert.notEqual(viaSubresource.code, 0);
-    assert.match(viaSubresource.stderr, /disk\.disk\.bus: Unsupported value: "virtio"/);
+    assert.match(await subresource({ ...missingClaim, disk: { disk: { bus: 'virtio' } } }), /^400 .*disk\.disk\.bus: Unsupported value: "virtio"/);
     assert.deepEqual((await suite.vmi(name))?.spec, before);
     // The volume waits, Pending with the reason named, and an Event says so; no attachment pod is
     // made for it; removed again, its entry goes.
-    const accepted = await subresource(missingClaim);
-    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.equal(await subresource(missingClaim), 'accepted');
     const waiting = await suite.eventually('hp-missing Pending', async () => {
       const s = await volumeStatus(name, 'hp-missing');
       return s?.reason === 'FailedPvcNotFound' ? s : undefined;
