@@ -261,7 +261,11 @@ describe('VirtualMachines on the testbed', () => {
     assert.equal(suite.phasesSeen(name).filter((p) => p === 'Running').length, 1, 'Running once: the guest was not started twice');
     const vmNow = await printable(name, 'Running');
     assert.deepEqual(vmNow.metadata.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
-    assert.equal((await vmEvents(name)).filter((e) => e === 'Normal SuccessfulCreate').length, 1, 'one VMI created');
+    // The VMI's creation Event is posted after the create answered; the SIGKILL right after it may
+    // take it with it (an Event is best effort, as KubeVirt's recorder). The one VMI is the uid
+    // above; no second creation is the bound.
+    const created = (await vmEvents(name)).filter((e) => e === 'Normal SuccessfulCreate').length;
+    assert.ok(created <= 1, `at most one SuccessfulCreate Event: ${created}`);
     assert.equal((await suite.kubectl(['delete', 'vm', name, '--timeout=120s'])).code, 0);
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running);
