@@ -73,6 +73,20 @@ describe('hotplugged disks of the running domain', () => {
     conn.assertClean();
   });
 
+  test('due: the first sync looks at the live domain; after it, only a VMI with hotpluggable volumes or a domain with hotplugged disks', async () => {
+    const { conn, hotplug } = await setUp();
+    assert.equal(hotplug.due(vmi([], {})), true, 'never looked at');
+    await hotplug.sync(vmi([], {}));
+    assert.equal(hotplug.due(vmi([], {})), false, 'no hotplug volume and only boot disks (the scsi boot disk is not one)');
+    assert.equal(hotplug.due(vmi(['hp1'], {})), true, 'a hotpluggable volume');
+    await hotplug.sync(vmi(['hp1'], { hp1: 'MountedToPod' }));
+    assert.equal(hotplug.due(vmi([], { hp1: 'Detaching' })), true, 'hp1 is attached and left the spec');
+    await hotplug.sync(vmi([], { hp1: 'Detaching' }));
+    assert.equal(hotplug.due(vmi([], {})), false, 'detached');
+    await conn.close();
+    conn.assertClean();
+  });
+
   test('a guest that keeps the disk: LAUNCHER_ERR_HOTPLUG naming it; the descriptor stays open', async () => {
     const { conn, released, hotplug } = await setUp();
     await hotplug.sync(vmi(['hp1'], { hp1: 'MountedToPod' }));

@@ -29,7 +29,7 @@ export interface DomainManagerOptions {
   readonly afterStart?: () => Promise<void>;
   readonly now?: () => number;
   /** Hotplugged disks of the running domain, attached and detached on each Sync. */
-  readonly hotplug?: Pick<HotplugDisks, 'sync'>;
+  readonly hotplug?: Pick<HotplugDisks, 'due' | 'sync'>;
   /** The wait between attempts at the guest's clock after an unpause (tests make it instant). */
   readonly clockWait?: GuestClockOptions['wait'];
 }
@@ -141,7 +141,7 @@ export class DomainManager {
       } else if (status.state === 'PAUSED' && status.reason !== 'USER' && !this.tracker.meta.pausedByUser) {
         await this.#o.conn.control(this.#name, 'resume', o);
       }
-      if (this.#o.hotplug !== undefined && !this.grace.state.started) {
+      if (this.#o.hotplug?.due(vmi) === true && !this.grace.state.started) {
         const now = await this.#status(o);
         if (now.state === 'RUNNING' || now.state === 'PAUSED') await this.#o.hotplug.sync(vmi, o);
       }

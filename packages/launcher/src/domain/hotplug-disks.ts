@@ -51,9 +51,24 @@ function liveDisks(xml: string): Map<string, LiveDisk> {
 
 export class HotplugDisks {
   readonly #o: HotplugDisksOptions;
+  /**
+   * The hotplugged (scsi, `ua-`) disks the live domain had after the last sync; undefined until
+   * the first, which reads the live XML whatever the VMI asks (a domain this process did not
+   * attach to may already carry some).
+   */
+  #hotplugged: Set<string> | undefined;
 
   constructor(o: HotplugDisksOptions) {
     this.#o = o;
+  }
+
+  /**
+   * Whether a sync has anything to look at: the VMI has hotpluggable volumes, or the domain had
+   * hotplugged disks (one may have left the spec), or the domain was never looked at. Every other
+   * Sync (most of them: every VMI without hotplug) costs no libvirt call here.
+   */
+  due(vmi: DefaultedVmi): boolean {
+    return this.#hotplugged === undefined || this.#hotplugged.size > 0 || hotplugVolumeNames(vmi.spec).size > 0;
   }
 
   /** Attaches what is mounted and wanted, detaches what left the spec. */
@@ -61,13 +76,19 @@ export class HotplugDisks {
     const { conn, domain } = this.#o;
     const live = liveDisks(await conn.getXml(domain, o));
     const inSpec = new Set((vmi.spec.volumes ?? []).map((v) => v.name));
+    const wanted = hotplugVolumeNames(vmi.spec);
+    // A boot disk on the scsi bus is not a hotplugged one: its volume is in the spec, not hotpluggable.
+    this.#hotplugged = new Set([...live].filter(([name, d]) => d.bus === 'scsi' && (!inSpec.has(name) || wanted.has(name))).map(([name]) => name));
     // A hotplugged disk is a scsi one; every disk the domain booted with has its volume in the spec.
     for (const [name, disk] of live) {
-      if (!inSpec.has(name) && disk.bus === 'scsi') await this.#detach(name, disk, o);
+      if (!inSpec.has(name) && disk.bus === 'scsi') {
+        await this.#detach(name, disk, o);
+        this.#hotplugged.delete(name);
+      }
     }
     const mounted = new Set((vmi.status?.volumeStatus ?? []).filter((s) => s.phase === VolumePhase.MountedToPod || s.phase === VolumePhase.Ready).map((s) => s.name));
     const targets = new Set([...live.values()].map((d) => d.target));
-    for (const name of hotplugVolumeNames(vmi.spec)) {
+    for (const name of wanted) {
       if (live.has(name) || !mounted.has(name)) continue;
       const opened = await this.#o.disks.openHotplug(vmi, name, this.#o.dir);
       let n = 0;
@@ -77,6 +98,7 @@ export class HotplugDisks {
         throw new LauncherError('LAUNCHER_ERR_HOTPLUG', `attaching volume ${name} as ${dev}: ${(err as Error).message}`, { cause: err });
       });
       targets.add(dev);
+      this.#hotplugged.add(name);
       this.#o.log.info({ volume: name, target: dev }, 'hotplugged disk attached');
     }
   }
