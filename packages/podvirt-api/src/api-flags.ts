@@ -41,6 +41,9 @@ export interface HandlerApiFlags {
   readonly addresses: ReadonlyMap<string, string>;
 }
 
+/** The flags naming the Secrets of the node API's certificates podvirt-api makes (the shipped Deployment's). */
+export const NODE_API_SECRET_FLAGS = ['--node-api-ca-secret', '--handler-tls-secret'] as const;
+
 /** virt-api serves on 8443. */
 export const DEFAULT_SECURE_PORT = 8443;
 export const DEFAULT_METRICS_PORT = 8080;
