@@ -18,7 +18,11 @@ export const PODVIRT_API_NODE_CLIENT = 'podvirt-api';
 export type CertificateAuthority = Pick<ClusterPki, 'dir' | 'caCert' | 'caKey'>;
 
 export interface NodeApiAccess {
-  /** Per node: the handler's TLS flags. */
+  /**
+   * Per node: the handler's TLS flags. Appended after the DaemonSet's own (its Secret volume's
+   * files, which a process here does not have), they replace them: a repeated flag takes its
+   * last value.
+   */
   readonly handlerArgs: ReadonlyMap<string, readonly string[]>;
   readonly access: HandlerApiAccess;
 }
