@@ -8,9 +8,10 @@
 // masquerade VMI runs from podvirt/launcher with the containerDisk init containers of
 // podvirt/test-guest and the guest-console-log sidecar; the guest's marker is in `kubectl logs -c
 // guest-console-log`, `kubectl exec` reaches the compute container, the guest answers on the pod
-// IP, `podvirtctl console` on the node reads its boot_id; the handler's process killed -9 is
-// restarted by the kubelet while the same qemu runs on; podvirtctl in the handler's pod then
-// pauses and unpauses it; delete → Succeeded → no running sandbox or container, qemu, mount,
+// IP, `podvirtctl console` through kube-apiserver (podvirt-api's subresource, then the handler's
+// node API over the mutual TLS podvirt-api made) reads its boot_id; the handler's process killed
+// -9 is restarted by the kubelet while the same qemu runs on; podvirtctl through kube-apiserver
+// then pauses and unpauses it; delete → Succeeded → no running sandbox or container, qemu, mount,
 // cgroup or network namespace of its pod. Then the faults of real-node-faults.ts on the same
 // stack. At the end, crictl lists no sandbox or container of a pod that went (the kubelet's
 // garbage collection, once a minute: checked once for every pod), and closing the node leaves no
@@ -152,9 +153,14 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     const podIP = (await admin(['get', 'pod', launcher.metadata.name, '-o', 'jsonpath={.status.podIP}'])).trim();
     await eventually(async () => (await s().vmi(VMI))?.status?.interfaces?.[0]?.ipAddress === podIP, { what: `the VMI's interface at the pod IP ${podIP}`, deadlineMs: 60_000, stepMs: 1_000 });
     assert.equal((await eventually(() => readTcp(podIP, 8080).catch(() => undefined), { what: `boot_id on ${podIP}:8080`, deadlineMs: 60_000, stepMs: 1_000 })).trim(), bootId);
-    // podvirtctl console on the node, through the handler's node API socket (its hostPath).
-    const shell = new DemoShell({ out: { step: () => undefined, detail: () => undefined }, env: process.env, node: process.execPath, repoRoot: root, kubeconfig: s().cp.adminKubeconfig, nodeApiSocket: NODE_API_SOCKET, vmiOpsVia: 'node' });
+    // podvirtctl console through the API server: kube-apiserver's aggregation → podvirt-api's
+    // console subresource → the handler's node API over mutual TLS on its pod IP, with the
+    // certificates podvirt-api made (Secrets podvirt-node-api-ca, podvirt-handler-certs) and the
+    // kubelet mounted into the handler.
+    const shell = new DemoShell({ out: { step: () => undefined, detail: () => undefined }, env: process.env, node: process.execPath, repoRoot: root, kubeconfig: s().cp.adminKubeconfig, nodeApiSocket: NODE_API_SOCKET });
     assert.equal(CONSOLE_BOOT_ID.exec(await shell.console(VMI, 'cat /proc/sys/kernel/random/boot_id', CONSOLE_BOOT_ID))?.[1], bootId);
+    const handlerSecret = JSON.parse(await admin(['-n', 'podvirt', 'get', 'secret', 'podvirt-handler-certs', '-o', 'json'])) as { data: Record<string, string> };
+    assert.deepEqual(Object.keys(handlerSecret.data).sort(), ['ca.crt', 'tls.crt', 'tls.key'], 'no CA key in what the handlers mount');
 
     // kill -9 the handler's process: the kubelet restarts its container, qemu runs on (same pid),
     // the VMI stays Running; the restarted handler then pauses and unpauses it.
@@ -174,11 +180,12 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     assert.deepEqual(await qemuInPods(), qemuBefore, 'the same qemu runs');
     assert.equal((await admin(['get', 'vmi', VMI, '-o', 'jsonpath={.status.phase}'])).trim(), 'Running');
 
-    // pause/unpause with podvirtctl in the handler's pod (its node API socket is there).
+    // pause/unpause through the API server (the pause and unpause subresources), reaching the
+    // restarted handler's TLS port.
     const paused = async (): Promise<string> => (await admin(['get', 'vmi', VMI, '-o', 'jsonpath={.status.conditions[?(@.type=="Paused")].reason}'])).trim();
-    assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'pause', 'vmi', VMI, '-n', 'default']), /paused/);
+    assert.match(await shell.podvirtctl(['pause', 'vmi', VMI, '-n', 'default']), /paused/);
     await eventually(async () => (await paused()) === 'PausedByUser', { what: 'the Paused condition', deadlineMs: 30_000, stepMs: 500 });
-    assert.match(await admin(['-n', 'podvirt', 'exec', handler, '--', 'podvirtctl', 'unpause', 'vmi', VMI, '-n', 'default']), /unpaused/);
+    assert.match(await shell.podvirtctl(['unpause', 'vmi', VMI, '-n', 'default']), /unpaused/);
     await eventually(async () => (await paused()) === '', { what: 'the Paused condition gone', deadlineMs: 30_000, stepMs: 500 });
 
     const phases = s().watch(VMI, '{.status.phase}');

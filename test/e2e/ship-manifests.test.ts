@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkVmi, validateVm } from '@podvirt/api';
-import { ADMISSION_PATHS, POD_EVICTION_PATH } from '@podvirt/podvirt-api';
+import { ADMISSION_PATHS, DEFAULT_HANDLER_PORT, POD_EVICTION_PATH } from '@podvirt/podvirt-api';
 import { stringify } from 'yaml';
 import { guestImage } from '../testbed/index.js';
 import { allManifests, at, container, docs, find, ROOT, type ManifestDoc } from './ship-manifests-helpers.js';
@@ -106,6 +106,16 @@ describe('install manifests', () => {
     const tlsVolume = docs(at(pod, 'volumes')).find((v) => v['name'] === tlsMount?.['name']);
     assert.equal(at(tlsVolume, 'secret', 'secretName'), 'podvirt-migration-tls');
     assert.equal(at(tlsVolume, 'secret', 'optional'), true);
+    // The node API over mutual TLS for podvirt-api: the Secret podvirt-api writes (the pod waits
+    // for it), on the pod IP, podvirt-api's identity alone allowed.
+    const apiDir = /--tls-cert=(\S+)\/tls\.crt/.exec(args)?.[1];
+    const apiMount = docs(at(c, 'volumeMounts')).find((m) => m['mountPath'] === apiDir);
+    const apiVolume = docs(at(pod, 'volumes')).find((v) => v['name'] === apiMount?.['name']);
+    assert.equal(at(apiVolume, 'secret', 'secretName'), 'podvirt-handler-certs');
+    assert.notEqual(at(apiVolume, 'secret', 'optional'), true);
+    assert.match(args, new RegExp(`--tls-key=${apiDir ?? ''}/tls\\.key --tls-client-ca=${apiDir ?? ''}/ca\\.crt`));
+    assert.match(args, /--node-api-tls-address=\$\(POD_IP\)/);
+    assert.deepEqual(args.match(/--tls-allowed-client=\S+/g), ['--tls-allowed-client=CN=podvirt-api']);
     assert.equal(at(c, 'livenessProbe', 'httpGet', 'path'), '/healthz');
     assert.equal(at(c, 'readinessProbe', 'httpGet', 'path'), '/readyz');
     const port = docs(at(c, 'ports')).find((p) => p['name'] === at(c, 'livenessProbe', 'httpGet', 'port'));
@@ -146,6 +156,13 @@ describe('install manifests', () => {
     const args = (at(container(find(manifests, 'Deployment', 'podvirt-api')), 'args') as string[]).join(' ');
     assert.match(args, /--namespace=\$\(POD_NAMESPACE\)/);
     assert.equal(at(service, 'spec', 'ports', 0, 'targetPort'), 'webhooks');
+    // It makes the handlers' Secret and dials them on the port the DaemonSet serves.
+    assert.match(args, /--handler-tls-secret=podvirt-handler-certs\b/);
+    assert.match(args, /--node-api-ca-secret=podvirt-node-api-ca\b/);
+    const handlerArgs = (at(container(find(manifests, 'DaemonSet', 'podvirt-handler')), 'args') as string[]).join(' ');
+    assert.equal(/--node-api-tls-port=(\d+)/.exec(handlerArgs)?.[1], String(DEFAULT_HANDLER_PORT));
+    const secretRules = docs(at(find(manifests, 'Role', 'podvirt-api-certificates'), 'rules')).filter((r) => (r['resources'] as string[]).includes('secrets') && r['resourceNames'] !== undefined);
+    assert.deepEqual(secretRules.flatMap((r) => r['resourceNames'] as string[]).sort(), ['podvirt-api-certs', 'podvirt-handler-certs', 'podvirt-node-api-ca']);
   });
 
   test('the handler may write only its own Node: RBAC grants patch alone, admission policies check the node claim', () => {

@@ -165,6 +165,7 @@ export class HandlerRuntime {
     this.#nodeApi = await NodeApiServer.listen({
       socketPath: args.nodeApiSocket, service, tls,
       onRefused: (reason) => apiLog.warn({ reason }, 'node API TLS caller refused'),
+      onTlsReload: (e) => (e.reloaded ? apiLog.info('node API TLS certificate reloaded') : apiLog.warn({ reason: e.reason }, 'node API TLS files changed but cannot be used; the ones in force are kept')),
     });
     log.info({ socket: this.#nodeApi.socketPath, tlsPort: this.#nodeApi.tlsPort }, 'node API listening');
     if (!(await this.controller.start(signal))) return false;

@@ -77,7 +77,10 @@ export async function nodeApiHarness(
     socketPath: join(dir, 'node-api', 'node.sock'), service,
     tls: tls === undefined
       ? undefined
-      : { host: '127.0.0.1', port: 0, certFile: join(dir, tls.certFile), keyFile: join(dir, tls.keyFile), clientCaFile: join(dir, tls.clientCaFile), allowedClients: tls.allowedClients },
+      : {
+        host: '127.0.0.1', port: 0, certFile: join(dir, tls.certFile), keyFile: join(dir, tls.keyFile), clientCaFile: join(dir, tls.clientCaFile), allowedClients: tls.allowedClients,
+        ...(tls.reloadMs === undefined ? {} : { reloadMs: tls.reloadMs }),
+      },
   });
   t.after(() => server.close());
   const ac = new AbortController();

@@ -2,15 +2,16 @@
 // enough. The caller needs the clientAuth extended key usage and an allowed identity (subject
 // CN or subjectAltName); the server's own certificate, a client certificate for someone else,
 // one without clientAuth, one from a foreign CA and none at all are all refused, and the unix
-// socket is unaffected.
+// socket is unaffected. Renewed files are taken while the port serves, without a restart.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { node } from '@podvirt/proto';
+import { eventually } from '@podvirt/test-support';
 import { nodeApiHarness, nodeCalls } from './node-api-harness.js';
 
 const run = promisify(execFile);
@@ -42,6 +43,26 @@ test('TLS port: only certificates with clientAuth and an allowed identity get th
   await assert.rejects(list('foreign'), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE);
   assert.deepEqual((await h.node.list({ namespace: '' })).vmis.map((v) => v.name), ['vm1'], 'the unix socket needs no certificate');
   assert.equal(h.launcher.calls.filter((c) => c === 'Pause').length, 0);
+});
+
+test('TLS port: a renewed CA and certificate written over the files are taken without a restart', async (t) => {
+  const h = await nodeApiHarness(t, { phase: 'Running' }, { certFile: 'server.crt', keyFile: 'server.key', clientCaFile: 'ca.crt', allowedClients: ALLOWED, reloadMs: 50 }, makePki);
+  const next = join(h.dir, 'next');
+  await mkdir(next);
+  await makePki(next);
+  const list = async (dir: string, name: string): Promise<node.ListResponse> => {
+    const pem = (file: string): Promise<Buffer> => readFile(join(dir, file));
+    const client = new node.NodeClient(`localhost:${h.server.tlsPort}`, grpc.credentials.createSsl(await pem('ca.crt'), await pem(`${name}.key`), await pem(`${name}.crt`)));
+    t.after(() => client.close());
+    return nodeCalls(client).list({ namespace: '' });
+  };
+  assert.deepEqual((await list(h.dir, 'client')).vmis.map((v) => v.name), ['vm1']);
+  await assert.rejects(list(next, 'client'), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE, 'the next CA is not trusted yet');
+  // As the kubelet updates a Secret volume: every file of the set replaced.
+  for (const file of ['ca.crt', 'server.crt', 'server.key']) await copyFile(join(next, file), join(h.dir, file));
+  await eventually(() => list(next, 'client').then((r) => r.vmis.length === 1, () => false), { what: 'a client of the renewed CA admitted', deadlineMs: 10_000 });
+  await assert.rejects(list(h.dir, 'client'), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE, 'the previous CA is no longer trusted');
+  assert.equal(h.server.tlsPort > 0, true);
 });
 
 // A CA and the certificates above, made with the commands the handler README documents.

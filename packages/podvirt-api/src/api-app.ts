@@ -1,5 +1,5 @@
 // podvirt-api wired: the certificates ensured first (the Secret, the webhook configurations'
-// CA bundle), then the HTTPS port kube-apiserver calls, then the renewal loop. close() stops the
+// CA bundle; the node API's CA and the handlers' Secret when podvirt-api makes them), then the HTTPS port kube-apiserver calls, then the renewal loop. close() stops the
 // loop and the port, bounded.
 
 import { DEFAULT_EVICTION_STRATEGY, type EvictionStrategy } from '@podvirt/api';
@@ -14,6 +14,7 @@ import type { SubresourceApi } from './subresources/subresource-api.js';
 import { SecureServer } from './server/secure-server.js';
 import { validityOf } from './tls/certificate-authority.js';
 import type { RotationPolicy } from './tls/rotation-plan.js';
+import type { NodeApiCertificates } from './tls/node-api-certificates.js';
 import { ServingCertificates } from './tls/serving-certificates.js';
 
 export interface ApiAppOptions {
@@ -36,6 +37,8 @@ export interface ApiAppOptions {
   readonly instance?: string;
   /** The aggregated subresource API on the same port; undefined serves admission only. */
   readonly subresources?: SubresourceApi;
+  /** The node API's certificates, made and renewed here (`--node-api-ca-secret`); undefined: none, or files. */
+  readonly nodeApi?: NodeApiCertificates;
 }
 
 export class ApiApp {
@@ -80,6 +83,7 @@ export class ApiApp {
       },
     });
     const first = await certs.ensure();
+    await o.nodeApi?.ensure();
     const webhookLog = o.log.child({ subcomponent: 'admission' });
     const eviction = kubeEvictionDeps(o.client, webhookLog, o.evictionStrategy ?? DEFAULT_EVICTION_STRATEGY, o.instance ?? 'podvirt-api');
     const admitters: AdmissionPaths = { ...ADMISSION_PATHS, [POD_EVICTION_PATH]: podEvictionAdmitter(eviction.deps) };
@@ -99,7 +103,8 @@ export class ApiApp {
     });
     serving.server = server;
     const stop = new AbortController();
-    return new ApiApp(server, stop, certs.run(stop.signal), eviction, o.subresources);
+    const loop = Promise.all([certs.run(stop.signal), o.nodeApi?.run(stop.signal)]).then(() => undefined);
+    return new ApiApp(server, stop, loop, eviction, o.subresources);
   }
 
   close(): Promise<void> {

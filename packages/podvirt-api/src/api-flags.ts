@@ -26,20 +26,23 @@ export interface ApiFlags {
   readonly rotation: RotationPolicy;
   /** The cluster's eviction strategy, for a VMI that names none (the same as podvirt-controller's). */
   readonly evictionStrategy: EvictionStrategy;
-  /** The handlers' node API, for the subresource API; undefined when no client certificate is given. */
+  /** The handlers' node API, for the subresource API; undefined when neither files nor Secrets are given. */
   readonly handlerApi: HandlerApiFlags | undefined;
 }
 
 export interface HandlerApiFlags {
   /** Files: the CA the handlers' certificates are checked against, podvirt-api's client pair. */
-  readonly caFile: string;
-  readonly certFile: string;
-  readonly keyFile: string;
+  readonly files?: { readonly caFile: string; readonly certFile: string; readonly keyFile: string } | undefined;
+  /** Or made by podvirt-api: its node API CA's Secret, and the Secret the handlers mount. */
+  readonly secrets?: { readonly caSecret: string; readonly handlerSecret: string } | undefined;
   /** The handlers' TLS port, on their pods' IPs. */
   readonly port: number;
   /** Node name → host:port, instead of the handler pod's IP. */
   readonly addresses: ReadonlyMap<string, string>;
 }
+
+/** The flags naming the Secrets of the node API's certificates podvirt-api makes (the shipped Deployment's). */
+export const NODE_API_SECRET_FLAGS = ['--node-api-ca-secret', '--handler-tls-secret'] as const;
 
 /** virt-api serves on 8443. */
 export const DEFAULT_SECURE_PORT = 8443;
@@ -69,6 +72,8 @@ export const API_OPTIONS = {
   'handler-ca': { type: 'string' },
   'handler-client-cert': { type: 'string' },
   'handler-client-key': { type: 'string' },
+  'node-api-ca-secret': { type: 'string' },
+  'handler-tls-secret': { type: 'string' },
   'handler-port': { type: 'string', default: String(DEFAULT_HANDLER_PORT) },
   'handler-address': { type: 'string', multiple: true, default: [] as string[] },
 } as const;
@@ -123,15 +128,20 @@ export function parseApiFlags(argv: readonly string[]): ApiFlags {
   }
 }
 
-function handlerApiFlags(v: { 'handler-ca'?: string | undefined; 'handler-client-cert'?: string | undefined; 'handler-client-key'?: string | undefined; 'handler-port': string; 'handler-address': string[] }): HandlerApiFlags | undefined {
-  const files = { 'handler-ca': v['handler-ca'], 'handler-client-cert': v['handler-client-cert'], 'handler-client-key': v['handler-client-key'] };
-  const given = Object.entries(files).filter(([, f]) => f !== undefined);
-  if (given.length === 0) {
-    if (v['handler-address'].length > 0) throw bad('--handler-address: needs --handler-ca, --handler-client-cert and --handler-client-key');
+type HandlerValues = Partial<Record<'handler-ca' | 'handler-client-cert' | 'handler-client-key' | 'node-api-ca-secret' | 'handler-tls-secret', string>> & { 'handler-port': string; 'handler-address': string[] };
+
+function handlerApiFlags(v: HandlerValues): HandlerApiFlags | undefined {
+  const files = together(v, ['handler-ca', 'handler-client-cert', 'handler-client-key']);
+  const secrets = together(v, ['node-api-ca-secret', 'handler-tls-secret']);
+  if (files !== undefined && secrets !== undefined) throw bad('--handler-ca, --handler-client-cert, --handler-client-key: not with --node-api-ca-secret and --handler-tls-secret (files, or certificates podvirt-api makes)');
+  if (files === undefined && secrets === undefined) {
+    if (v['handler-address'].length > 0) throw bad('--handler-address: needs --node-api-ca-secret and --handler-tls-secret, or --handler-ca, --handler-client-cert and --handler-client-key');
     return undefined;
   }
-  const missing = Object.entries(files).filter(([, f]) => f === undefined).map(([k]) => `--${k}`);
-  if (missing.length > 0) throw bad(`${missing.join(', ')}: needed with --${given[0]?.[0] ?? ''} (the three go together)`);
+  for (const [flag, name] of Object.entries(secrets ?? {})) {
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) throw bad(`--${flag}: ${JSON.stringify(name)} is not a Secret name`);
+  }
+  if (secrets !== undefined && secrets['node-api-ca-secret'] === secrets['handler-tls-secret']) throw bad('--handler-tls-secret: must differ from --node-api-ca-secret (the handlers must not get the CA key)');
   const addresses = new Map<string, string>();
   for (const entry of v['handler-address']) {
     const m = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)=(\[[0-9a-fA-F:]+\]|[^:=\s]+):(\d{1,5})$/.exec(entry);
@@ -139,12 +149,20 @@ function handlerApiFlags(v: { 'handler-ca'?: string | undefined; 'handler-client
     addresses.set(m[1] ?? '', `${m[3] ?? ''}:${m[4] ?? ''}`);
   }
   return {
-    caFile: files['handler-ca'] ?? '',
-    certFile: files['handler-client-cert'] ?? '',
-    keyFile: files['handler-client-key'] ?? '',
+    ...(files === undefined ? {} : { files: { caFile: files['handler-ca'] ?? '', certFile: files['handler-client-cert'] ?? '', keyFile: files['handler-client-key'] ?? '' } }),
+    ...(secrets === undefined ? {} : { secrets: { caSecret: secrets['node-api-ca-secret'] ?? '', handlerSecret: secrets['handler-tls-secret'] ?? '' } }),
     port: parseIntegerFlag('handler-port', v['handler-port'], { min: 1, max: 65_535 }),
     addresses,
   };
+}
+
+/** Flags that go together: all given (their values), none (undefined), or a BAD_FLAG naming the missing. */
+function together<K extends keyof HandlerValues>(v: HandlerValues, flags: readonly K[]): Partial<Record<K, string>> | undefined {
+  const given = flags.filter((f) => v[f] !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = flags.filter((f) => v[f] === undefined).map((f) => `--${f}`);
+  if (missing.length > 0) throw bad(`${missing.join(', ')}: needed with --${given[0] ?? ''} (${flags.map((f) => `--${f}`).join(', ')} go together)`);
+  return Object.fromEntries(flags.map((f) => [f, v[f]])) as unknown as Partial<Record<K, string>>;
 }
 
 /** The names the serving certificate covers: the Service's DNS names, then `--tls-san`. */

@@ -10,10 +10,11 @@ import { PodvirtApiError } from './api-error.js';
 import { parseApiFlags, servingNames, type ApiFlags } from './api-flags.js';
 import { ApiMetrics } from './metrics/api-metrics.js';
 import { kubeAccessReviewer } from './subresources/access-review.js';
-import { KubeHandlerNodes, type HandlerNodes } from './subresources/handler-nodes.js';
+import { KubeHandlerNodes } from './subresources/handler-nodes.js';
 import { RequestHeaderSource } from './subresources/request-header-auth.js';
 import { SubresourceApi } from './subresources/subresource-api.js';
 import { SUBRESOURCE_API_SERVICE } from './subresources/subresource-routes.js';
+import { NODE_API_SERVER_NAME, NodeApiCertificates } from './tls/node-api-certificates.js';
 
 // Bounds a stop that hangs; the pod's grace period is longer.
 const CLOSE_TIMEOUT_MS = 20_000;
@@ -44,7 +45,7 @@ async function main(): Promise<number> {
     routes: { '/metrics': metricsRoute(metrics.registry), ...probeRoutes(() => (ready ? [] : ['serving-certificate'])) },
   });
   root.info({ address: flags.httpAddress, port: endpoints.port, paths: ['/metrics', '/healthz', '/readyz'] }, 'HTTP endpoints listening');
-  let handlers: HandlerNodes | undefined;
+  let handlers: KubeHandlerNodes | undefined;
   try {
     handlers = await handlerNodes(flags, client);
   } catch (err) {
@@ -53,7 +54,17 @@ async function main(): Promise<number> {
     await endpoints.close();
     return 1;
   }
-  if (handlers === undefined) root.warn('no --handler-client-cert: the subresource API answers 503 (admission only)');
+  if (handlers === undefined) root.warn('no --node-api-ca-secret nor --handler-client-cert: the subresource API answers 503 (admission only)');
+  const nodeApiSecrets = flags.handlerApi?.secrets;
+  const nodeApi = nodeApiSecrets === undefined || handlers === undefined ? undefined : new NodeApiCertificates({
+    client,
+    namespace: flags.namespace,
+    caSecretName: nodeApiSecrets.caSecret,
+    handlerSecretName: nodeApiSecrets.handlerSecret,
+    policy: flags.rotation,
+    log: root.child({ subcomponent: 'node-api-certificates' }),
+    onClientTls: (tls) => handlers.setTls(tls),
+  });
   const subresources = new SubresourceApi({
     log: root.child({ subcomponent: 'subresources' }),
     identities: new RequestHeaderSource(client),
@@ -82,6 +93,7 @@ async function main(): Promise<number> {
       evictionStrategy: flags.evictionStrategy,
       ...(process.env['POD_NAME'] === undefined ? {} : { instance: process.env['POD_NAME'] }),
       subresources,
+      ...(nodeApi === undefined ? {} : { nodeApi }),
     });
   } catch (err) {
     root.fatal({ err }, 'cannot start');
@@ -110,11 +122,13 @@ async function main(): Promise<number> {
   return 0;
 }
 
-async function handlerNodes(flags: ApiFlags, client: KubeClient): Promise<HandlerNodes | undefined> {
+/** The handlers' node API: with the client identity of the files given, or none yet (NodeApiCertificates gives it). */
+async function handlerNodes(flags: ApiFlags, client: KubeClient): Promise<KubeHandlerNodes | undefined> {
   const h = flags.handlerApi;
   if (h === undefined) return undefined;
-  const [ca, cert, key] = await Promise.all([readFile(h.caFile), readFile(h.certFile), readFile(h.keyFile)]);
-  return new KubeHandlerNodes({ client, tls: { ca, cert, key }, namespace: flags.namespace, port: h.port, addresses: h.addresses });
+  const f = h.files;
+  const tls = f === undefined ? undefined : await Promise.all([readFile(f.caFile), readFile(f.certFile), readFile(f.keyFile)]).then(([ca, cert, key]) => ({ ca, cert, key }));
+  return new KubeHandlerNodes({ client, tls, serverName: NODE_API_SERVER_NAME, namespace: flags.namespace, port: h.port, addresses: h.addresses });
 }
 
 main().then(

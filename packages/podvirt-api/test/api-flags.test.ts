@@ -29,4 +29,20 @@ describe('parseApiFlags', () => {
     assert.throws(() => parseApiFlags(['--nope']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /nope/ });
     assert.throws(() => parseApiFlags(['--eviction-strategy=none']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /^--eviction-strategy: "none" is not one of/ });
   });
+
+  test('the node API: Secrets podvirt-api makes, or files, not both; each set whole', () => {
+    assert.equal(parseApiFlags([]).handlerApi, undefined);
+    const made = parseApiFlags(['--node-api-ca-secret=podvirt-node-api-ca', '--handler-tls-secret=podvirt-handler-certs']).handlerApi;
+    assert.deepEqual(made?.secrets, { caSecret: 'podvirt-node-api-ca', handlerSecret: 'podvirt-handler-certs' });
+    assert.equal(made?.files, undefined);
+    assert.equal(made?.port, 8186);
+    const files = parseApiFlags(['--handler-ca=ca', '--handler-client-cert=c', '--handler-client-key=k', '--handler-address=n1=127.0.0.1:9']).handlerApi;
+    assert.deepEqual(files?.files, { caFile: 'ca', certFile: 'c', keyFile: 'k' });
+    assert.equal(files?.addresses.get('n1'), '127.0.0.1:9');
+    assert.throws(() => parseApiFlags(['--node-api-ca-secret=a']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /^--handler-tls-secret: needed with --node-api-ca-secret/ });
+    assert.throws(() => parseApiFlags(['--node-api-ca-secret=a', '--handler-tls-secret=a']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /must differ .*CA key/ });
+    assert.throws(() => parseApiFlags(['--node-api-ca-secret=a', '--handler-tls-secret=B_']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /^--handler-tls-secret: "B_" is not a Secret name/ });
+    assert.throws(() => parseApiFlags(['--node-api-ca-secret=a', '--handler-tls-secret=b', '--handler-ca=ca', '--handler-client-cert=c', '--handler-client-key=k']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /not with --node-api-ca-secret/ });
+    assert.throws(() => parseApiFlags(['--handler-address=n1=127.0.0.1:9']), { code: 'PODVIRT_API_ERR_BAD_FLAG', message: /^--handler-address: needs/ });
+  });
 });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { KubeApiError, type KubeClient, type KubeRequest } from '@podvirt/kube-runtime';
 import { pino } from 'pino';
 import { splitPemBundle } from '../src/tls/certificate-authority.js';
+import { FakeApi, type Obj } from './fake-kube-api.js';
 import { DEFAULT_ROTATION, type CertificateSet } from '../src/tls/rotation-plan.js';
 import { ServingCertificates } from '../src/tls/serving-certificates.js';
 
@@ -12,42 +12,6 @@ const SECRET = '/api/v1/namespaces/podvirt/secrets/podvirt-api-certs';
 const VALIDATING = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/podvirt-api-validator';
 const MUTATING = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/podvirt-api-mutator';
 const API_SERVICE = '/apis/apiregistration.k8s.io/v1/apiservices/v1.subresources.kubevirt.io';
-
-type Obj = { metadata: { name?: string; resourceVersion?: string }; [k: string]: unknown };
-
-/** An API server in a map: GET, POST (AlreadyExists), PUT (Conflict on a stale resourceVersion); counts writes. */
-class FakeApi {
-  readonly objects = new Map<string, Obj>();
-  readonly writes: string[] = [];
-  /** GETs of these paths answer 404 once, as a read that raced another writer. */
-  readonly staleOnce = new Set<string>();
-  #rv = 1;
-
-  client(): KubeClient {
-    return { request: async (r: KubeRequest) => this.#request(r) } as unknown as KubeClient;
-  }
-
-  put(path: string, obj: Obj): void {
-    this.objects.set(path, { ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.#rv++) } });
-  }
-
-  async #request(r: KubeRequest): Promise<unknown> {
-    const method = r.method ?? 'GET';
-    if (method === 'GET') {
-      const obj = this.objects.get(r.path);
-      if (obj === undefined || this.staleOnce.delete(r.path)) throw new KubeApiError(404, 'NotFound', `${r.path} not found`);
-      return structuredClone(obj);
-    }
-    const body = structuredClone(r.body) as Obj;
-    const path = method === 'POST' ? `${r.path}/${body.metadata.name ?? ''}` : r.path;
-    this.writes.push(`${method} ${path}`);
-    const existing = this.objects.get(path);
-    if (method === 'POST' && existing !== undefined) throw new KubeApiError(409, 'AlreadyExists', 'exists');
-    if (method === 'PUT' && existing?.metadata.resourceVersion !== body.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'stale');
-    this.put(path, body);
-    return this.objects.get(path);
-  }
-}
 
 function webhookConfig(name: string): Obj {
   return { metadata: { name }, webhooks: [{ name: 'a.podvirt.io', clientConfig: { url: 'https://127.0.0.1:1/a' } }, { name: 'b.podvirt.io', clientConfig: { url: 'https://127.0.0.1:1/b' } }] };

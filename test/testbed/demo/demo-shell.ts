@@ -16,13 +16,6 @@ export interface DemoShellOptions {
   readonly nodeApiSocket: string;
   /** The kubectl binary: the one on PATH unless given (the real control plane's own v1.34, within its version skew). */
   readonly kubectl?: string;
-  /**
-   * How podvirtctl's VMI operations (pause, console, …) reach the VMI: through the API server
-   * (podvirt-api's subresources; the default) or the node API socket (`--node`). The real node
-   * takes the node: its shipped manifests do not give podvirt-api the handlers' node-API TLS yet,
-   * so its subresources answer 503 there.
-   */
-  readonly vmiOpsVia?: 'api-server' | 'node';
 }
 
 export interface ShowOptions {
@@ -61,17 +54,10 @@ export class DemoShell {
     return this.#run(`kubectl ${args.join(' ')}`, this.#o.kubectl ?? 'kubectl', args, { KUBECONFIG: this.#o.kubeconfig }, show);
   }
 
-  /** The flags that send podvirtctl's VMI operations the way `vmiOpsVia` says. */
-  get vmiOpsFlags(): readonly string[] {
-    return this.#o.vmiOpsVia === 'node' ? ['--node'] : [];
-  }
-
   /** Where podvirtctl's VMI operations go, as the demo says it. */
-  get vmiOpsRoute(): string {
-    return this.#o.vmiOpsVia === 'node' ? "the handler's node API" : "the API server (podvirt-api's subresources)";
-  }
+  readonly vmiOpsRoute = "the API server (podvirt-api's subresources)";
 
-  /** `podvirtctl ARGS` with KUBECONFIG (pause, console and the like go through the API server unless `vmiOpsFlags` are given) and PODVIRT_NODE_SOCKET pointing at the stack's handler (list). */
+  /** `podvirtctl ARGS` with KUBECONFIG (pause, console and the like go through the API server) and PODVIRT_NODE_SOCKET pointing at the stack's handler (list). */
   podvirtctl(args: readonly string[], show: ShowOptions = {}): Promise<string> {
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
     const env = { PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig };
@@ -89,7 +75,7 @@ export class DemoShell {
    */
   async console(vmi: string, command: string, answer: RegExp): Promise<string> {
     const out = this.#o.out;
-    const args = ['console', 'vmi', vmi, ...this.vmiOpsFlags];
+    const args = ['console', 'vmi', vmi];
     out.detail(`$ podvirtctl ${args.join(' ')}      # then: ${command} ⏎  and Ctrl+] to detach`);
     const bin = join(this.#o.repoRoot, 'packages/ctl/bin/podvirtctl.js');
     const child = spawn(this.#o.node, [bin, ...args], { env: { ...this.#o.env, PODVIRT_NODE_SOCKET: this.#o.nodeApiSocket, KUBECONFIG: this.#o.kubeconfig } });

@@ -98,7 +98,7 @@ async function realNodeVmiDemo(o: VmiDemoOptions): Promise<void> {
     tearingDown: 'tearing down: the node (its pods stopped and removed), the control plane, the network',
   }, async ({ stack: c, startMs, watch }) => {
     out.step(`real node ${c.node.nodeName} up, podvirt rolled out, in ${startMs} ms`);
-    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: c.kubeconfig, kubectl: c.cp.binaries.kubectl, nodeApiSocket: c.nodeApiSocket, vmiOpsVia: 'node' });
+    const shell = new DemoShell({ out, env: o.env, node: o.node, repoRoot: root, kubeconfig: c.kubeconfig, kubectl: c.cp.binaries.kubectl, nodeApiSocket: c.nodeApiSocket });
     const crictl = (args: readonly string[], show: ShowOptions = {}): Promise<string> => shell.command('crictl', c.node.binaries.crictl, ['--runtime-endpoint', `unix://${CONTAINERD_SOCKET}`, ...args], show);
     await shell.kubectl(['get', 'nodes', '-o', 'wide']);
     await shell.kubectl(['-n', 'podvirt', 'get', 'pods', '-o', 'wide']);
@@ -182,9 +182,9 @@ async function vmiStory(d: VmiStory): Promise<void> {
   await shell.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${vmi}`, '--sort-by=.lastTimestamp']);
 
   out.step(`pausing and unpausing through ${shell.vmiOpsRoute}`);
-  await shell.podvirtctl(['pause', 'vmi', vmi, ...shell.vmiOpsFlags]);
+  await shell.podvirtctl(['pause', 'vmi', vmi]);
   await shell.kubectl(['get', 'vmi', vmi, '-o', 'wide']);
-  await shell.podvirtctl(['unpause', 'vmi', vmi, ...shell.vmiOpsFlags]);
+  await shell.podvirtctl(['unpause', 'vmi', vmi]);
 
   out.step('deleting the VMI: ACPI shutdown of the guest, then the launcher pod ends');
   const deleting = Date.now();

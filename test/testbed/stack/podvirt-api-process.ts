@@ -7,10 +7,12 @@
 // without selector whose Endpoints is that address (Endpoints refuse loopback), which
 // kube-apiserver (--enable-aggregator-routing) and the in-repo aggregator dial; podvirt-api then reaches each node's
 // handler on its TLS node API port (127.0.0.1) with a client certificate of the cluster CA,
-// CN=podvirt-api, which the handlers allow. All of it is applied before podvirt-api starts, which
+// CN=podvirt-api, which the handlers allow, given as files (the Deployment's
+// --node-api-ca-secret and --handler-tls-secret are dropped: no handler here mounts a Secret). All of it is applied before podvirt-api starts, which
 // then writes the caBundles as in a cluster.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { NODE_API_SECRET_FLAGS } from '@podvirt/podvirt-api';
 import { freePort } from '../control-plane/real-control-plane.js';
 import { findWorkload, ManifestError, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess } from './stack-process.js';
@@ -98,6 +100,9 @@ export async function startPodvirtApi(o: {
     flagValues: { ...mapping.flagValues, '--secure-port': String(securePort) },
     extraArgs: [...mapping.extraArgs, `--bind-address=${o.host}`, `--tls-san=${o.host}`, ...handlerArgs],
   });
-  const spawn = (): StackProcess => new StackProcess({ name: 'podvirt-api', argv: command.argv, env: o.env(command), ...(o.onLine === undefined ? {} : { onLine: o.onLine }) });
-  return { process: spawn(), respawn: spawn, command, securePort };
+  // The handlers here are processes without the Secret volume the DaemonSet mounts: podvirt-api
+  // gets its node API identity as files, in place of the Secrets it makes on a cluster.
+  const argv = handlers === undefined ? command.argv : command.argv.filter((a) => !NODE_API_SECRET_FLAGS.some((f) => a.startsWith(`${f}=`)));
+  const spawn = (): StackProcess => new StackProcess({ name: 'podvirt-api', argv, env: o.env(command), ...(o.onLine === undefined ? {} : { onLine: o.onLine }) });
+  return { process: spawn(), respawn: spawn, command: { ...command, argv }, securePort };
 }

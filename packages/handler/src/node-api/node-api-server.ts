@@ -1,15 +1,17 @@
 // The node API's listeners: a unix socket on the host that only root reaches (directory 0700,
 // socket 0600 — the permission is the authentication), and optionally a TLS port that demands
 // a client certificate signed by the given CA, with the clientAuth usage and an allowed
-// identity (client-identity.ts), checked on every call. close() is graceful within a bound,
-// then forced.
+// identity (client-identity.ts), checked on every call. The TLS files are re-read while it runs
+// (reloading-tls.ts), so a renewed certificate or CA needs no restart. close() is graceful within
+// a bound, then forced.
 
-import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { lenientService, node, shutdownGrpcServer } from '@podvirt/proto';
 import { HandlerError } from '../handler-error.js';
 import { clientRefusal, type AllowedClients } from './client-identity.js';
+import { DEFAULT_TLS_RELOAD_MS, ReloadingTlsFiles } from './reloading-tls.js';
 
 export interface NodeApiTls {
   readonly host: string;
@@ -19,6 +21,8 @@ export interface NodeApiTls {
   readonly clientCaFile: string;
   /** Identities allowed to call over TLS (`CN=…`, `DNS:…`, `URI:…` …); see client-identity.ts. */
   readonly allowedClients: AllowedClients;
+  /** How often the files are re-read (DEFAULT_TLS_RELOAD_MS). */
+  readonly reloadMs?: number;
 }
 
 export interface NodeApiServerOptions {
@@ -28,6 +32,8 @@ export interface NodeApiServerOptions {
   readonly closeTimeoutMs?: number;
   /** Told of each refused TLS caller. */
   readonly onRefused?: (reason: string) => void;
+  /** Told of each change of the TLS files: taken, or kept out (why). */
+  readonly onTlsReload?: (event: { readonly reloaded: boolean; readonly reason?: string }) => void;
 }
 
 export class NodeApiServer {
@@ -61,7 +67,7 @@ export class NodeApiServer {
     try {
       await bind(server, `unix:${socketPath}`, grpc.ServerCredentials.createInsecure());
       await chmod(socketPath, 0o600);
-      if (options.tls !== undefined) tlsPort = await bind(server, `${hostPort(options.tls.host, options.tls.port)}`, await tlsCredentials(options.tls));
+      if (options.tls !== undefined) tlsPort = await bind(server, `${hostPort(options.tls.host, options.tls.port)}`, await tlsCredentials(options.tls, options.onTlsReload));
     } catch (err) {
       await shutdownGrpcServer(server, 0);
       await rm(socketPath, { force: true });
@@ -100,17 +106,12 @@ function authorize(allowed: AllowedClients, onRefused?: (reason: string) => void
     });
 }
 
-async function tlsCredentials(tls: NodeApiTls): Promise<grpc.ServerCredentials> {
-  const read = async (flag: string, path: string): Promise<Buffer> => {
-    try {
-      return await readFile(path);
-    } catch (err) {
-      throw new HandlerError('HANDLER_ERR_LISTEN', `cannot read ${flag} ${path}: ${(err as Error).message}`, { cause: err });
-    }
-  };
-  const [ca, cert, key] = await Promise.all([read('--tls-client-ca', tls.clientCaFile), read('--tls-cert', tls.certFile), read('--tls-key', tls.keyFile)]);
-  // true: a client without a certificate signed by `ca` is refused during the handshake.
-  return grpc.ServerCredentials.createSsl(ca, [{ private_key: key, cert_chain: cert }], true);
+async function tlsCredentials(tls: NodeApiTls, onReload?: (event: { readonly reloaded: boolean; readonly reason?: string }) => void): Promise<grpc.ServerCredentials> {
+  const files = new ReloadingTlsFiles(tls, tls.reloadMs ?? DEFAULT_TLS_RELOAD_MS, (event) => onReload?.(event));
+  await files.load();
+  // true: a client without a certificate signed by the CA in force is refused during the handshake.
+  // One provider gives both the CA and the identity (grpc-js reads them from the same object).
+  return grpc.experimental.createCertificateProviderServerCredentials(files, files, true);
 }
 
 function hostPort(host: string, port: number): string {

@@ -1,9 +1,13 @@
 // The handler of a VMI's node, reached over its mutual-TLS node API with podvirt-api's own client
 // identity (the handler allows it with --tls-allowed-client). Where the handler listens: an
 // address given per node (--handler-address NODE=HOST:PORT, the testbed's processes), else the
-// IP of the podvirt-handler pod on that node and --handler-port. One gRPC channel per address,
-// kept until close().
+// IP of the podvirt-handler pod on that node and --handler-port. The handler's certificate must
+// name NODE_API_SERVER_NAME and be signed by the CA given (every node shares that name; the pod IP
+// dialled is in no certificate). One gRPC channel per address, kept until close(); a new client
+// identity (setTls: a renewal) opens new channels, and those of the identity before are closed at
+// the next renewal or close(), so a console attached before a renewal is not cut by it.
 
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { PODS, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import { CALL_DEADLINES, node, promiseClient, type PromiseMethods } from '@podvirt/proto';
@@ -38,9 +42,9 @@ export interface HandlerNodes {
 }
 
 export interface HandlerTls {
-  readonly ca: Buffer;
-  readonly key: Buffer;
-  readonly cert: Buffer;
+  readonly ca: Buffer | string;
+  readonly key: Buffer | string;
+  readonly cert: Buffer | string;
 }
 
 interface PodSummary {
@@ -50,7 +54,10 @@ interface PodSummary {
 
 export interface KubeHandlerNodesOptions {
   readonly client: KubeClient;
-  readonly tls: HandlerTls;
+  /** podvirt-api's client identity; undefined until the first is made (setTls). */
+  readonly tls?: HandlerTls | undefined;
+  /** The name a handler's certificate must carry. */
+  readonly serverName: string;
   /** Where the handler pods are. */
   readonly namespace: string;
   readonly port: number;
@@ -71,12 +78,23 @@ export const HANDLER_POD_SELECTOR = 'app.kubernetes.io/name=podvirt-handler';
 export class KubeHandlerNodes implements HandlerNodes {
   readonly #o: KubeHandlerNodesOptions;
   readonly #pods: ResourceClient<PodSummary>;
-  readonly #channels = new Map<string, node.NodeClient>();
+  #channels = new Map<string, node.NodeClient>();
+  #retired: node.NodeClient[] = [];
+  #tls: HandlerTls | undefined;
   #closed = false;
 
   constructor(o: KubeHandlerNodesOptions) {
     this.#o = o;
+    this.#tls = o.tls;
     this.#pods = new ResourceClient<PodSummary>(o.client, PODS);
+  }
+
+  /** A new client identity or CA bundle: new calls open new channels with it. */
+  setTls(tls: HandlerTls): void {
+    this.#tls = tls;
+    for (const c of this.#retired) c.close();
+    this.#retired = [...this.#channels.values()];
+    this.#channels = new Map();
   }
 
   async connect(nodeName: string, signal?: AbortSignal): Promise<HandlerConnection> {
@@ -84,10 +102,14 @@ export class KubeHandlerNodes implements HandlerNodes {
     let client = this.#channels.get(address);
     if (client === undefined) {
       if (this.#closed) throw new HandlerCallError(grpc.status.UNAVAILABLE, nodeName, 'podvirt-api is stopping');
-      // The handler's certificate names its node or pod, not the address we dial; the CA is what
-      // we check it against.
-      const creds = grpc.credentials.createSsl(this.#o.tls.ca, this.#o.tls.key, this.#o.tls.cert, { checkServerIdentity: () => undefined });
-      client = new node.NodeClient(address, creds);
+      const tls = this.#tls;
+      if (tls === undefined) throw new HandlerCallError(grpc.status.UNAVAILABLE, nodeName, 'podvirt-api has no node API client certificate yet');
+      const serverName = this.#o.serverName;
+      const creds = grpc.credentials.createSsl(Buffer.from(tls.ca), Buffer.from(tls.key), Buffer.from(tls.cert), {
+        checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(serverName, cert),
+      });
+      // The TLS server name (SNI and the check above) is the fixed name, not the address dialled.
+      client = new node.NodeClient(address, creds, { 'grpc.ssl_target_name_override': serverName, 'grpc.default_authority': serverName });
       this.#channels.set(address, client);
     }
     return handlerConnection(client, nodeName);
@@ -102,7 +124,8 @@ export class KubeHandlerNodes implements HandlerNodes {
 
   close(): void {
     this.#closed = true;
-    for (const c of this.#channels.values()) c.close();
+    for (const c of [...this.#channels.values(), ...this.#retired]) c.close();
     this.#channels.clear();
+    this.#retired = [];
   }
 }

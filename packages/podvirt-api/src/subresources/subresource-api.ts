@@ -218,7 +218,7 @@ export class SubresourceApi {
     if (phase !== 'Running') return { ok: false, status: kubeStatus(409, `VirtualMachineInstance ${namespace}/${name} is not running: phase ${phase}`) };
     const nodeName = vmi.status?.nodeName;
     if (nodeName === undefined || nodeName === '') return { ok: false, status: kubeStatus(409, `VirtualMachineInstance ${namespace}/${name} is on no node yet`) };
-    if (this.#o.handlers === undefined) return { ok: false, status: kubeStatus(503, `podvirt-api has no client certificate for the node API of node ${nodeName} (--handler-client-cert)`) };
+    if (this.#o.handlers === undefined) return { ok: false, status: kubeStatus(503, `podvirt-api has no client certificate for the node API of node ${nodeName} (--node-api-ca-secret, or --handler-client-cert)`) };
     try {
       return { ok: true, admitted: { user: auth.user, vmi, handler: await this.#o.handlers.connect(nodeName, this.#stop.signal) } };
     } catch (err) {

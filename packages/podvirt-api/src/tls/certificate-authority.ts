@@ -28,7 +28,7 @@ export interface Validity {
 }
 
 /** Back-dated a little: a client whose clock runs behind must not see a certificate from the future. */
-const BACKDATE_MS = 5 * 60_000;
+export const BACKDATE_MS = 5 * 60_000;
 
 function serial(): string {
   // A positive 16-byte serial (RFC 5280 allows up to 20 octets).

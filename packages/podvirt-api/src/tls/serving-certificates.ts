@@ -1,8 +1,10 @@
 // Keeps podvirt-api's certificates: in the Secret (shared by every replica, so all serve the same
 // certificate), renewed before they end (rotation-plan.ts), and the CA bundle written into each
-// webhook configuration and APIService that point at podvirt-api. A replica that loses a write race (409) takes
-// the winner's Secret. run() re-checks at the next renewal time, at least every `maxRecheckMs`
-// (another replica may have renewed, or someone re-applied a configuration without its bundle).
+// webhook configuration and APIService that point at podvirt-api. A replica that loses a write
+// race (409) takes the winner's Secret. run() re-checks at the next renewal time, at least every
+// `maxRecheckMs` (another replica may have renewed, or someone re-applied a configuration without
+// its bundle). The node API's CA (node-api-certificates.ts) is kept by the same code, with what
+// it publishes in place of bundles.
 
 import { abortableSleep, isKubeApiError, ResourceClient, type KubeClient } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
@@ -24,6 +26,13 @@ export interface ServingCertificatesOptions {
   /** APIServices served by podvirt-api (the subresource API): kube-apiserver checks its certificate against their caBundle. */
   readonly apiServices?: readonly string[];
   readonly log: Logger;
+  /** The CA's common name; `podvirt-api CA` when unset. */
+  readonly caName?: string;
+  /**
+   * Called at every round with the set in force, after the bundle is injected: what else is kept
+   * from it (the node API's handler Secret and client certificate). False: look again soon.
+   */
+  readonly publish?: (set: CertificateSet, signal?: AbortSignal) => Promise<boolean>;
   readonly now?: () => Date;
   /** Upper bound between two checks. */
   readonly maxRecheckMs?: number;
@@ -104,7 +113,9 @@ export class ServingCertificates {
     }
     // A configuration not there yet (applied after the Deployment) is looked for again soon:
     // until it has the bundle, kube-apiserver cannot call its webhooks.
-    if (!(await this.#inject(set.caBundle, signal))) this.#recheckAt = Math.min(this.#recheckAt, now.getTime() + RETRY_MS);
+    const injected = await this.#inject(set.caBundle, signal);
+    const published = (await this.#o.publish?.(set, signal)) ?? true;
+    if (!injected || !published) this.#recheckAt = Math.min(this.#recheckAt, now.getTime() + RETRY_MS);
     return set;
   }
 
@@ -132,7 +143,7 @@ export class ServingCertificates {
     let ca: PemPair;
     let caBundle: string;
     if (step.kind === 'new-ca' || set === undefined) {
-      ca = await makeCa('podvirt-api CA', now, p.caDurationMs);
+      ca = await makeCa(this.#o.caName ?? 'podvirt-api CA', now, p.caDurationMs);
       caBundle = [ca.cert, ...(step.kind === 'new-ca' ? step.keepInBundle : [])].join('');
     } else {
       ca = set.ca;
