@@ -19,15 +19,16 @@ async function pidOf(run: LauncherRun, comm: string): Promise<number | undefined
 test('libvirt daemon SIGKILLed: restarted, the VM keeps running, events flow; a bad VMI is refused by field', { timeout: 120_000 }, async (t) => {
   const run = await startLauncher(t);
   await waitForReady(run);
-  const daemon = await eventually(() => pidOf(run, 'libvirtd'), { what: 'libvirtd', deadlineMs: 20_000, stepMs: 100 });
+  const comm = run.daemon.kind;
+  const daemon = await eventually(() => pidOf(run, comm), { what: comm, deadlineMs: 20_000, stepMs: 100 });
   const qemu = await eventually(() => pidOf(run, 'qemu-system-x86'), { what: 'qemu', deadlineMs: 20_000, stepMs: 100 });
   process.kill(daemon, 'SIGKILL');
   const killedAt = Date.now();
   const restarted = await eventually(async () => {
-    const pid = await pidOf(run, 'libvirtd');
+    const pid = await pidOf(run, comm);
     return pid !== undefined && pid !== daemon ? pid : undefined;
-  }, { what: 'a new libvirtd', deadlineMs: 20_000, stepMs: 100 });
-  t.diagnostic(`libvirtd ${daemon} → ${restarted} after ${Date.now() - killedAt} ms`);
+  }, { what: `a new ${comm}`, deadlineMs: 20_000, stepMs: 100 });
+  t.diagnostic(`${comm} ${daemon} → ${restarted} after ${Date.now() - killedAt} ms`);
   assert.equal(await pidOf(run, 'qemu-system-x86'), qemu, 'qemu was not disturbed');
   const watch = collectWatch(run);
   await eventually(async () =>

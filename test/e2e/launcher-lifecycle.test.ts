@@ -1,4 +1,4 @@
-// The real launcher (libvirtd + qemu under TCG, in its own mount namespace) booting the test
+// The real launcher (virtqemud + qemu under TCG, in its own mount namespace) booting the test
 // guest from STANDALONE_VMI, then driven over gRPC: pause, unpause, freeze, unfreeze,
 // freeze with auto-thaw, soft reboot, reset, guest info, filesystems.
 import assert from 'node:assert/strict';
@@ -30,7 +30,7 @@ test('boots to the ready marker, Running on WatchDomain, then every lifecycle ca
     stream.on('error', (err: { code?: number }) => { if (err.code !== 1) reject(err); });
   });
   assert.equal(`${first.name}/${first.reason}`, 'e2e_guest/Booted');
-  // The daemon runs the QEMU driver alone, as virtqemud would (see daemon-config.ts).
+  // The daemon (virtqemud, or the libvirtd fallback pointed at one module) runs the QEMU driver alone.
   assert.deepEqual(await daemonDriverModules(run), ['qemu']);
   const ready = await waitForReady(run);
   assert.match(ready.line, /PODVIRT-GUEST-READY .* agent/);

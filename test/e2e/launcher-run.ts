@@ -8,7 +8,7 @@ import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd, promiseClient, type PromiseMethods } from '@podvirt/proto';
 import { eventually } from '@podvirt/test-support';
-import { guestImage, processesInMountNamespace, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage } from '../testbed/index.js';
+import { guestImage, launcherDaemon, launcherDaemonEnv, processesInMountNamespace, repoRoot, startContainer, waitForConsoleText, type Container, type GuestImage, type LauncherDaemon } from '../testbed/index.js';
 
 export interface LauncherRunOptions {
   /** Added to the guest's kernel command line (e.g. the ACPI-ignore switch). */
@@ -35,6 +35,8 @@ export interface LauncherRun {
   readonly serialLog: string;
   readonly vmi: Record<string, unknown>;
   readonly guest: GuestImage;
+  /** The libvirt daemon it runs (virtqemud unless PODVIRT_TESTBED_DAEMON=libvirtd); its process is named after `kind`. */
+  readonly daemon: LauncherDaemon;
   /** Everything the launcher printed on stdout, parsed (it logs JSON lines). */
   readonly logs: () => Record<string, unknown>[];
 }
@@ -98,15 +100,16 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
     '--qemu-timeout', opts.qemuTimeout ?? '60s', '--name', 'guest', '--namespace', 'e2e', '--uid', UID,
     '--kubevirt-share-dir', opts.podShareDir === true ? POD_SHARE_DIR : share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
     '--private-dir', join(dir, 'private'), '--grace-period-seconds', String(opts.gracePeriodSeconds ?? 20),
-    '--hook-sidecars', '0', '--allow-emulation', '--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps'),
+    '--hook-sidecars', '0', '--allow-emulation',
   ];
+  const daemon = launcherDaemon(root);
   await mkdir(join(dir, 'private'), { recursive: true });
   await opts.setUpPrivateDir?.(join(dir, 'private'));
   const container = await startContainer({
     command: [process.execPath, join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'), ...args],
     stateDir: join(dir, 'container'),
     ...(opts.podShareDir === true ? { binds: [{ source: share, target: POD_SHARE_DIR }] } : {}),
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...(opts.standalone === false ? {} : { STANDALONE_VMI: JSON.stringify(vmi) }) },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...launcherDaemonEnv(daemon), ...(opts.standalone === false ? {} : { STANDALONE_VMI: JSON.stringify(vmi) }) },
   });
   t.after(() => container.stop({ graceMs: 5_000 }).then(() => undefined));
   let out = '';
@@ -119,7 +122,7 @@ export async function startLauncher(t: TestContext, opts: LauncherRunOptions = {
   const calls = cmdCalls(client);
   const logs = (): Record<string, unknown>[] =>
     out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { container, client, cmd: calls, dir, socketPath, serialLog: join(dir, 'private', UID, 'virt-serial0-log'), vmi, guest, logs };
+  return { container, client, cmd: calls, dir, socketPath, serialLog: join(dir, 'private', UID, 'virt-serial0-log'), vmi, guest, daemon, logs };
 }
 
 /** Waits for the guest's ready marker (from byte `from`), with the serial log in the error. */

@@ -9,7 +9,7 @@ import type { TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { cmd } from '@podvirt/proto';
 import { eventually } from '@podvirt/test-support';
-import { acceptsConnections, containerStatePaths, guestImage, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
+import { acceptsConnections, containerStatePaths, guestImage, launcherDaemon, launcherDaemonEnv, repoRoot, startContainer, type Container, type GuestImage } from '../testbed/index.js';
 import { cmdCalls, containerLeftovers, guestContainerDisks, guestVmi, UID, type CmdCalls } from './launcher-run.js';
 import { childrenOf, type ProcStat } from './monitor-procfs.js';
 
@@ -73,12 +73,15 @@ export async function startMonitorRun(t: TestContext, opts: MonitorRunOptions = 
     '--qemu-stop-timeout', '10s', '--reap-sweep-interval', REAP_SWEEP_INTERVAL,
     ...(opts.keepAfterFailure === true ? ['--keep-after-failure'] : []),
   ];
+  // The launcher's daemon (virtqemud unless PODVIRT_TESTBED_DAEMON=libvirtd); its capabilities cache only by the flag, so 'empty' has none.
+  const daemon = launcherDaemon(root);
+  const { PODVIRT_LIBVIRT_CAPS_CACHE: _caps, ...daemonEnv } = launcherDaemonEnv(daemon);
   const launcherArgs = [
     '--qemu-timeout', '60s', '--name', 'guest', '--namespace', 'e2e', '--uid', UID,
     '--kubevirt-share-dir', share, '--ephemeral-disk-dir', join(dir, 'ephemeral'), '--container-disk-dir', cdisks,
     '--private-dir', join(dir, 'private'), '--grace-period-seconds', String(opts.gracePeriodSeconds ?? 20),
     '--hook-sidecars', '0', '--allow-emulation',
-    ...(opts.capsCache === 'empty' ? [] : ['--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps')]),
+    ...(opts.capsCache === 'empty' ? [] : ['--libvirt-caps-cache', daemon.capsCache]),
   ];
   const stateDir = join(dir, 'container');
   const container = await startContainer({
@@ -86,7 +89,7 @@ export async function startMonitorRun(t: TestContext, opts: MonitorRunOptions = 
     stateDir,
     pidNamespace: true,
     // The launcher's bin starts with `#!/usr/bin/env node`: this node must be first on PATH.
-    env: { PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, STANDALONE_VMI: JSON.stringify(vmi) },
+    env: { PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? '/usr/bin:/bin'}`, ...daemonEnv, STANDALONE_VMI: JSON.stringify(vmi) },
   });
   t.after(() => container.stop({ graceMs: 5_000 }).then(() => undefined));
   opts.onStart?.(container.pid);

@@ -67,7 +67,7 @@ describe('scripts/demo, scripts/testbed-up and scripts/testbed-down', { concurre
       /podman ps \| k8s_\S+-compute-0\s+localhost\/podvirt\/launcher:\S+\s+compute/,
       /podman ps \| k8s_\S+-guest-console-log-0\s+localhost\/podvirt\/launcher:\S+\s+guest-console-log/,
       /podman top \| 1\s+\d+\s+root\s+node \/usr\/bin\/podvirt-launcher-monitor/,
-      /podman top \| \d+\s+\d+\s+\S+\s+\/usr\/sbin\/libvirtd/,
+      /podman top \| \d+\s+\d+\s+\S+\s+\S*\/sbin\/virtqemud/,
       /qemu \(host pid \d+\) cgroup: \d+:memory:\/podvirt-testbed\/k8s_\S+-compute-0\/libpod-[0-9a-f]{64}/,
       /qemu root filesystem: overlay/,
       /PODVIRT-GUEST-READY/,

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { controllerVersion, defaultLauncherImage, LAUNCHER_IMAGE_REPOSITORY, LAUNCHER_MONITOR_COMMAND, renderLauncherPod } from '@podvirt/controller';
 import type { VirtualMachineInstance } from '@podvirt/api';
-import { containerArgv, defaultImageTable, guestImage, imageMapFrom } from '../testbed/index.js';
+import { containerArgv, defaultImageTable, guestImage, imageMapFrom, launcherDaemon } from '../testbed/index.js';
 import { readDockerfile, type Dockerfile } from './ship-dockerfile.js';
 import { allManifests, at, container, find, ROOT } from './ship-manifests-helpers.js';
 
@@ -81,6 +81,16 @@ describe('container images', () => {
       const file = await readDockerfile(join(IMAGES, name, 'Dockerfile'));
       assert.ok(file.copies.length > 0);
       for (const c of file.copies) {
+        if (name === 'launcher' && c.from === 'virtqemud') {
+          // tools/build-virtqemud's build, at the directory it was built for (scripts/images passes both).
+          const built = launcherDaemon(ROOT, {});
+          assert.ok(built.kind === 'virtqemud');
+          for (const source of c.sources) {
+            assert.ok(await exists(join(dirname(dirname(built.binary)), source)), `launcher: COPY --from=virtqemud ${source} exists in the build`);
+            assert.equal(c.dest, `\${VIRTQEMUD_DIR}/${source.endsWith('/') ? source : ''}`, `launcher: ${source} at the build's own directory`);
+          }
+          continue;
+        }
         assert.equal(c.from, undefined, `${name}: copies only from the repository`);
         for (const source of c.sources) {
           assert.ok(await exists(join(ROOT, source)), `${name}: COPY ${source} exists (run scripts/setup)`);
@@ -148,6 +158,12 @@ describe('container images', () => {
       assert.match(file.runText, new RegExp(`\\s${p}(\\s|$)`), `apt package ${p}`);
     }
     assert.match(file.runText, /useradd .*libvirt-qemu/);
+    // The launcher runs the image's virtqemud, with the capabilities cache probed in the image; libvirtd is not asked for.
+    assert.deepEqual(['sbin/', 'lib/', 'libexec/', 'share/', 'VERSION'].filter((s) => !file.copies.some((c) => c.from === 'virtqemud' && c.sources.includes(s))), []);
+    assert.equal(file.env.get('PODVIRT_VIRTQEMUD'), '${VIRTQEMUD_DIR}/sbin/virtqemud');
+    assert.equal(file.env.get('PODVIRT_LIBVIRT_CAPS_CACHE'), '${VIRTQEMUD_DIR}/caps');
+    assert.match(file.runText, /tools\/virtqemud-caps "\$\{VIRTQEMUD_DIR\}\/sbin\/virtqemud" "\$\{VIRTQEMUD_DIR\}\/caps"/);
+    assert.equal(file.env.get('PODVIRT_LIBVIRT_DAEMON'), undefined);
 
     const vmi = (await allManifests()).find((m) => at(m.doc, 'metadata', 'name') === 'testvm')?.doc as unknown as VirtualMachineInstance;
     const pod = renderLauncherPod({ ...vmi, metadata: { ...vmi.metadata, uid: '00000000-0000-4000-8000-000000000001' } }, {

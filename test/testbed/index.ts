@@ -18,6 +18,7 @@ export type { LibvirtDaemonOptions, TestLibvirtDaemon } from './libvirt-daemon/s
 export { LibvirtDaemonError } from './libvirt-daemon/libvirt-daemon-error.js';
 export type { LibvirtDaemonErrorCode } from './libvirt-daemon/libvirt-daemon-error.js';
 export type { DaemonSettings, LibvirtDaemonKind } from './libvirt-daemon/libvirt-daemon-config.js';
+export { launcherDaemon, launcherDaemonEnv, VirtqemudBuildError, type LauncherDaemon } from './libvirt-daemon/virtqemud-build.js';
 export { ApiError, kubeconfigFor, startApiServer, writeKubeconfig, writeTlsKubeconfig } from './apiserver/index.js';
 export type { ApiServer, ApiServerOptions, JsonObject, JsonValue } from './apiserver/index.js';
 export { Scheduler } from './scheduler/index.js';

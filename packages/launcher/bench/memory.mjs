@@ -12,7 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const { guestImage, startContainer, waitForConsoleText, processesInMountNamespace } = await import(join(root, 'test', 'dist', 'testbed', 'index.js'));
+const { guestImage, launcherDaemon, launcherDaemonEnv, startContainer, waitForConsoleText, processesInMountNamespace } = await import(join(root, 'test', 'dist', 'testbed', 'index.js'));
+// virtqemud unless PODVIRT_TESTBED_DAEMON=libvirtd, with its own capabilities cache.
+const daemonEnv = launcherDaemonEnv(launcherDaemon(root));
 const settleIdx = process.argv.indexOf('--settle-seconds');
 const settleSeconds = settleIdx > 0 ? Number(process.argv[settleIdx + 1]) : 10;
 
@@ -54,9 +56,9 @@ const vmi = {
 const container = await startContainer({
   command: [process.execPath, join(root, 'packages', 'launcher', 'bin', 'podvirt-launcher.js'), '--name', 'bench', '--namespace', 'bench', '--uid', uid,
     '--kubevirt-share-dir', join(dir, 'share'), '--ephemeral-disk-dir', join(dir, 'eph'), '--container-disk-dir', cdisks,
-    '--private-dir', join(dir, 'private'), '--allow-emulation', '--libvirt-caps-cache', join(root, '.cache', 'libvirt-caps')],
+    '--private-dir', join(dir, 'private'), '--allow-emulation'],
   stateDir: join(dir, 'container'),
-  env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STANDALONE_VMI: JSON.stringify(vmi) },
+  env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...daemonEnv, STANDALONE_VMI: JSON.stringify(vmi) },
 });
 container.stdout.resume();
 container.stderr.resume();

@@ -1,4 +1,5 @@
 import { parseGoBool, parseGoFlags } from '@podvirt/api/go-flags';
+import { parseDaemonChoice, type DaemonChoice } from './daemon/daemon-config.js';
 
 /** The launcher's settings, from the flags KubeVirt's launcher pod passes plus podvirt's own. */
 export interface LauncherFlags {
@@ -16,7 +17,9 @@ export interface LauncherFlags {
   readonly gracePeriodSeconds: number;
   readonly allowEmulation: boolean;
   readonly capsCacheDir: string | undefined;
-  /** A virtqemud outside /usr/sbin to run instead of libvirtd (env PODVIRT_VIRTQEMUD). */
+  /** virtqemud, or Debian's libvirtd as the fallback when asked (env PODVIRT_LIBVIRT_DAEMON). */
+  readonly daemon: DaemonChoice;
+  /** A virtqemud outside /usr/sbin (env PODVIRT_VIRTQEMUD). */
   readonly virtqemud: string | undefined;
   readonly simulateCrash: boolean;
   /** Flags accepted for compatibility that change nothing here; logged once at start. */
@@ -63,6 +66,7 @@ export function parseFlags(argv: readonly string[], env: Readonly<Record<string,
     gracePeriodSeconds: v['grace-period-seconds'] ?? DEFAULT_GRACE_PERIOD_SECONDS,
     allowEmulation: v['allow-emulation'] ?? (emulationEnv === undefined ? false : parseGoBool('allow-emulation', emulationEnv)),
     capsCacheDir: v['libvirt-caps-cache'] ?? env['PODVIRT_LIBVIRT_CAPS_CACHE'],
+    daemon: parseDaemonChoice(env['PODVIRT_LIBVIRT_DAEMON']),
     virtqemud: env['PODVIRT_VIRTQEMUD'],
     simulateCrash: v['simulate-crash'] ?? false,
     ignored: given.filter((flag) => Object.hasOwn(IGNORED, flag)),

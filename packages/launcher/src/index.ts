@@ -7,6 +7,7 @@ export { LAUNCHER_IGNORED_OPTIONS, LAUNCHER_OPTIONS, parseFlags, type LauncherFl
 export { runLauncher, type LauncherOptions, type LibvirtDirs } from './launcher.js';
 export { INIT_SOCKET, READY_SOCKET } from './server/cmd-server.js';
 export { toKubevirtState, type KubevirtState } from './domain/state-map.js';
-export { LIBVIRTD, VIRTQEMUD, daemonConf, qemuConf, type DaemonKind } from './daemon/daemon-config.js';
+export { LIBVIRTD, VIRTQEMUD, daemonConf, qemuConf, type DaemonChoice, type DaemonKind } from './daemon/daemon-config.js';
+export { DEFAULT_LIBVIRT_DIRS, startDaemon } from './daemon/start-daemon.js';
 export { PodNetworkSetup, type NetworkedVmi, type PodNetworkSetupOptions } from './network/pod-network-setup.js';
 export { TAIL_OPTIONS } from './console-log/tail-flags.js';

@@ -100,7 +100,7 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
     for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((err: unknown) => log.warn({ err }, 'cleanup step failed'));
   };
   try {
-    const daemon = await (o.daemon ?? startDaemon(dirs, flags.capsCacheDir, log, stop, flags.virtqemud));
+    const daemon = await (o.daemon ?? startDaemon(dirs, flags.capsCacheDir, log, stop, flags.daemon, flags.virtqemud));
     cleanups.push(() => daemon.supervisor.close());
     // Read now, while the launcher gets ready: the handler's first call (Info) asks for them, and
     // the first Sync waits behind it.

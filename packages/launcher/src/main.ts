@@ -31,7 +31,7 @@ async function main(): Promise<number> {
   const { namespace, name, uid } = flags;
   let daemon: Promise<StartedDaemon> | undefined;
   if (namespace && name && uid && !flags.simulateCrash) {
-    daemon = startDaemon(DEFAULT_LIBVIRT_DIRS, flags.capsCacheDir, log.child(vmiLogBindings({ namespace, name, uid })), stop.signal, flags.virtqemud);
+    daemon = startDaemon(DEFAULT_LIBVIRT_DIRS, flags.capsCacheDir, log.child(vmiLogBindings({ namespace, name, uid })), stop.signal, flags.daemon, flags.virtqemud);
     daemon.catch(() => undefined);
   }
   const { runLauncher } = await import('./launcher.js');

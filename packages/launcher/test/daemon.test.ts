@@ -10,8 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { eventually } from '@podvirt/test-support';
 import { pino } from 'pino';
 import { seedCapsCache } from '../src/daemon/caps-cache.js';
-import { LIBVIRTD, VIRTQEMUD, daemonConf, pickDaemon, qemuConf, qemuOnlyDriverModule } from '../src/daemon/daemon-config.js';
+import { LIBVIRTD, VIRTQEMUD, daemonConf, parseDaemonChoice, pickDaemon, qemuConf, qemuOnlyDriverModule } from '../src/daemon/daemon-config.js';
 import { DaemonSupervisor } from '../src/daemon/daemon-supervisor.js';
+import { LauncherError } from '../src/errors.js';
 import { parseLibvirtLogLine } from '../src/logs/libvirt-log-line.js';
 
 const FAKE = fileURLToPath(new URL('../../test/fixtures/fake-daemon.mjs', import.meta.url));
@@ -60,15 +61,24 @@ test('config: unix socket only, 0700, logs to stderr; qemu.conf without cgroups,
   assert.ok(!daemonConf(VIRTQEMUD, '/run/libvirt', 3).includes('listen_tcp'), 'virtqemud has no listen options');
   const q = qemuConf();
   for (const want of ['stdio_handler = "file"', 'security_driver = "none"', 'namespaces = [ ]', 'cgroup_controllers = [ ]']) assert.ok(q.includes(want), want);
-  assert.equal(pickDaemon((p) => p === LIBVIRTD.binary), LIBVIRTD);
+  // virtqemud by default; libvirtd only when PODVIRT_LIBVIRT_DAEMON=libvirtd asks, never in place of a missing virtqemud.
   assert.equal(pickDaemon(() => true), VIRTQEMUD);
-  assert.throws(() => pickDaemon(() => false), /no libvirt daemon/);
+  assert.throws(() => pickDaemon((p) => p === LIBVIRTD.binary), (err: unknown) => err instanceof LauncherError && err.code === 'LAUNCHER_ERR_DAEMON'
+    && /no virtqemud: \/usr\/sbin\/virtqemud does not exist and PODVIRT_VIRTQEMUD names none .*PODVIRT_LIBVIRT_DAEMON=libvirtd/.test(err.message));
+  assert.equal(pickDaemon(() => true, 'libvirtd'), LIBVIRTD);
+  assert.throws(() => pickDaemon((p) => p === VIRTQEMUD.binary, 'libvirtd'), /PODVIRT_LIBVIRT_DAEMON=libvirtd, but \/usr\/sbin\/libvirtd does not exist/);
   // A virtqemud built outside /usr/sbin (PODVIRT_VIRTQEMUD) runs as virtqemud; a wrong path is refused, not replaced.
   const built = '/var/cache/podvirt/virtqemud/9.0.0/sbin/virtqemud';
-  const kind = pickDaemon((p) => p === built || p === LIBVIRTD.binary, built);
+  const kind = pickDaemon((p) => p === built || p === LIBVIRTD.binary, 'virtqemud', built);
   assert.deepEqual([kind.binary, kind.configName, kind.socketName], [built, 'virtqemud.conf', 'virtqemud-sock']);
+  assert.equal(pickDaemon(() => true, 'virtqemud', built).binary, built, 'the one named wins over /usr/sbin/virtqemud');
   assert.ok(!daemonConf(kind, '/run/libvirt', 3).includes('listen_tcp'), 'a built virtqemud has no listen options either');
-  assert.throws(() => pickDaemon((p) => p === LIBVIRTD.binary, '/nowhere/virtqemud'), /PODVIRT_VIRTQEMUD names \/nowhere\/virtqemud, which does not exist/);
+  assert.throws(() => pickDaemon((p) => p === LIBVIRTD.binary || p === VIRTQEMUD.binary, 'virtqemud', '/nowhere/virtqemud'), /PODVIRT_VIRTQEMUD names \/nowhere\/virtqemud, which does not exist/);
+  assert.equal(pickDaemon(() => true, 'libvirtd', built), LIBVIRTD, 'the fallback, when asked, ignores PODVIRT_VIRTQEMUD');
+  // PODVIRT_LIBVIRT_DAEMON: the two names, unset or empty for virtqemud; a typo is refused, naming the variable.
+  assert.deepEqual([undefined, '', 'virtqemud', 'libvirtd'].map(parseDaemonChoice), ['virtqemud', 'virtqemud', 'virtqemud', 'libvirtd']);
+  assert.throws(() => parseDaemonChoice('libvirt'), (err: unknown) => err instanceof LauncherError && err.code === 'LAUNCHER_ERR_DAEMON'
+    && /PODVIRT_LIBVIRT_DAEMON="libvirt": expected virtqemud \(the default\) or libvirtd/.test(err.message));
   // libvirtd gets the QEMU driver module alone, found where the distribution installed it.
   assert.equal(qemuOnlyDriverModule((p) => p === '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so'), '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so');
   assert.equal(qemuOnlyDriverModule(() => false), undefined);

@@ -24,6 +24,11 @@ test('KubeVirt launcher flags parse; unsupported ones are collected, unknown one
   assert.equal(parseFlags(['--allow-emulation=false'], { PODVIRT_ALLOW_EMULATION: 'true' }).allowEmulation, false);
   assert.equal(parseFlags(['-qemu-timeout=1h30m', '-simulate-crash'], {}).qemuTimeoutMs, 5_400_000);
   assert.equal(parseFlags(['-simulate-crash'], {}).simulateCrash, true);
+  // The libvirt daemon: virtqemud unless PODVIRT_LIBVIRT_DAEMON asks for the libvirtd fallback.
+  assert.deepEqual([d.daemon, d.virtqemud], ['virtqemud', undefined]);
+  const fallback = parseFlags([], { PODVIRT_LIBVIRT_DAEMON: 'libvirtd', PODVIRT_VIRTQEMUD: '/v' });
+  assert.deepEqual([fallback.daemon, fallback.virtqemud], ['libvirtd', '/v']);
+  assert.throws(() => parseFlags([], { PODVIRT_LIBVIRT_DAEMON: 'qemu' }), /PODVIRT_LIBVIRT_DAEMON="qemu"/);
   const refusedNaming = (argv: string[], flag: string | undefined, env: Record<string, string> = {}): void => {
     assert.throws(() => parseFlags(argv, env), (err: unknown) => err instanceof GoFlagError && err.flag === flag);
   };

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { VirtqemudBuild } from '../libvirt-daemon/virtqemud-build.js';
+import { launcherDaemon, launcherDaemonEnv, type LauncherDaemon } from '../libvirt-daemon/virtqemud-build.js';
 
 /** What an image gives a container: its ENTRYPOINT, CMD and ENV, as local commands. */
 export interface ImageCommand {
@@ -29,8 +29,8 @@ export interface ImageTableSources {
   readonly repoRoot: string;
   /** The node binary that runs the monitor and launcher (the testbed's own). */
   readonly node: string;
-  /** The virtqemud the launcher runs (with its own capabilities cache); libvirtd without one. */
-  readonly virtqemud?: VirtqemudBuild | undefined;
+  /** The libvirt daemon the launcher runs; by default launcherDaemon's (virtqemud unless PODVIRT_TESTBED_DAEMON=libvirtd). */
+  readonly daemon?: LauncherDaemon | undefined;
 }
 
 // The test guest image's content, as a containerDisk / kernelBoot image would hold it:
@@ -71,8 +71,7 @@ export function defaultImageTable(sources: ImageTableSources): ImageMapEntry[] {
       cmd: [],
       env: {
         PODVIRT_LAUNCHER_BIN: join(root, 'packages/launcher/bin/podvirt-launcher.js'),
-        PODVIRT_LIBVIRT_CAPS_CACHE: sources.virtqemud?.capsCache ?? join(root, '.cache/libvirt-caps'),
-        ...(sources.virtqemud === undefined ? {} : { PODVIRT_VIRTQEMUD: sources.virtqemud.binary }),
+        ...launcherDaemonEnv(sources.daemon ?? launcherDaemon(root)),
         // The stage benchmark's call trace (proto/src/op-trace.ts) reaches the launchers too.
         ...(process.env['PODVIRT_TRACE_OPS'] === '1' ? { PODVIRT_TRACE_OPS: '1' } : {}),
       },

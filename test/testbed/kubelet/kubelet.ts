@@ -11,7 +11,6 @@ import { PodWorker } from './pod-worker.js';
 import { PodNetwork } from '../sandbox/pod-network.js';
 import { processRuntime, type ContainerRuntime } from './container-runtime.js';
 import { DevicePluginRegistry, withDeviceResources } from './device-plugin-registry.js';
-import { virtqemudBuild } from '../libvirt-daemon/virtqemud-build.js';
 import { unmountAllUnder } from './pod-mounts.js';
 
 export interface KubeletOptions {
@@ -69,7 +68,7 @@ export class Kubelet {
     this.#log = options.logger.child({ component: 'kubelet', node: options.nodeName });
     this.#hostIP = options.hostIP ?? '127.0.0.1';
     this.#imageMap = options.imageMap ?? imageMapFrom(defaultImageTable({
-      repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node', virtqemud: virtqemudBuild(repoRoot(import.meta.url)),
+      repoRoot: repoRoot(import.meta.url), node: options.nodeBinary ?? 'node',
     }));
     this.#network = options.network ?? new PodNetwork({ rootDir: options.rootDir, log: this.#log, ...(options.cniPath === undefined ? {} : { cniPath: options.cniPath }) });
     this.#runtime = options.runtime ?? processRuntime();

@@ -1,6 +1,6 @@
 import { LauncherError } from '../errors.js';
 
-/** Which libvirt daemon runs the domain: the modular virtqemud where installed, else the monolithic libvirtd. */
+/** Which libvirt daemon runs the domain: the modular virtqemud (as KubeVirt's launcher), or Debian's monolithic libvirtd when told. */
 export interface DaemonKind {
   readonly binary: string;
   readonly configName: 'virtqemud.conf' | 'libvirtd.conf';
@@ -11,20 +11,34 @@ export interface DaemonKind {
 export const VIRTQEMUD: DaemonKind = { binary: '/usr/sbin/virtqemud', configName: 'virtqemud.conf', socketName: 'virtqemud-sock', pidName: 'virtqemud.pid' };
 export const LIBVIRTD: DaemonKind = { binary: '/usr/sbin/libvirtd', configName: 'libvirtd.conf', socketName: 'libvirt-sock', pidName: 'libvirtd.pid' };
 
+/** What env PODVIRT_LIBVIRT_DAEMON asks for: virtqemud (the default) or the libvirtd fallback. */
+export type DaemonChoice = 'virtqemud' | 'libvirtd';
+
 /**
- * Debian ships only libvirtd; distributions with the split daemons get virtqemud, as KubeVirt
- * uses. `virtqemud` names one installed elsewhere (podvirt builds it from Debian's own libvirt
- * source, tools/build-virtqemud; env PODVIRT_VIRTQEMUD): it must exist, a wrong path is not
- * silently replaced by libvirtd.
+ * The launcher runs virtqemud: the one env PODVIRT_VIRTQEMUD names (podvirt builds it from
+ * Debian's own libvirt source, tools/build-virtqemud, since Debian 12 ships only libvirtd), else
+ * /usr/sbin/virtqemud. Debian's libvirtd runs only when PODVIRT_LIBVIRT_DAEMON=libvirtd asks for
+ * it: a missing virtqemud fails the start, it is never silently replaced.
  */
-export function pickDaemon(exists: (path: string) => boolean, virtqemud?: string): DaemonKind {
-  if (virtqemud !== undefined && virtqemud !== '' && !exists(VIRTQEMUD.binary)) {
+export function pickDaemon(exists: (path: string) => boolean, choice: DaemonChoice = 'virtqemud', virtqemud?: string): DaemonKind {
+  if (choice === 'libvirtd') {
+    if (exists(LIBVIRTD.binary)) return LIBVIRTD;
+    throw new LauncherError('LAUNCHER_ERR_DAEMON', `PODVIRT_LIBVIRT_DAEMON=libvirtd, but ${LIBVIRTD.binary} does not exist`);
+  }
+  if (virtqemud !== undefined && virtqemud !== '') {
     if (!exists(virtqemud)) throw new LauncherError('LAUNCHER_ERR_DAEMON', `PODVIRT_VIRTQEMUD names ${virtqemud}, which does not exist`);
     return { ...VIRTQEMUD, binary: virtqemud };
   }
   if (exists(VIRTQEMUD.binary)) return VIRTQEMUD;
-  if (exists(LIBVIRTD.binary)) return LIBVIRTD;
-  throw new LauncherError('LAUNCHER_ERR_DAEMON', `no libvirt daemon found (looked for ${VIRTQEMUD.binary} and ${LIBVIRTD.binary})`);
+  throw new LauncherError('LAUNCHER_ERR_DAEMON', `no virtqemud: ${VIRTQEMUD.binary} does not exist and PODVIRT_VIRTQEMUD names none `
+    + '(tools/build-virtqemud builds one; PODVIRT_LIBVIRT_DAEMON=libvirtd runs libvirtd instead)');
+}
+
+/** env PODVIRT_LIBVIRT_DAEMON: unset or empty is virtqemud; anything but the two names is refused. */
+export function parseDaemonChoice(value: string | undefined): DaemonChoice {
+  if (value === undefined || value === '' || value === 'virtqemud') return 'virtqemud';
+  if (value === 'libvirtd') return 'libvirtd';
+  throw new LauncherError('LAUNCHER_ERR_DAEMON', `PODVIRT_LIBVIRT_DAEMON=${JSON.stringify(value)}: expected virtqemud (the default) or libvirtd`);
 }
 
 /** Where distributions install libvirt's driver modules (Debian's multiarch path first). */
@@ -37,7 +51,7 @@ export const DRIVER_MODULE_DIRS: readonly string[] = [
 export const QEMU_DRIVER_MODULE = 'libvirt_driver_qemu.so';
 
 /**
- * The monolithic libvirtd loads every driver module it finds (network, storage, node devices,
+ * The monolithic libvirtd (the fallback) loads every driver module it finds (network, storage, node devices,
  * nwfilter, interface, secret), and each one starts up: node devices enumerate udev, network and
  * nwfilter probe the firewall. A launcher needs the QEMU driver alone — virtqemud, which KubeVirt
  * runs, has nothing else — so libvirtd is pointed (LIBVIRT_DRIVER_DIR) at a directory holding

@@ -3,7 +3,7 @@ import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { seedCapsCache } from './caps-cache.js';
-import { daemonConf, LIBVIRTD, pickDaemon, qemuConf, qemuOnlyDriverModule, QEMU_DRIVER_MODULE, type DaemonKind } from './daemon-config.js';
+import { daemonConf, LIBVIRTD, pickDaemon, qemuConf, qemuOnlyDriverModule, QEMU_DRIVER_MODULE, type DaemonChoice, type DaemonKind } from './daemon-config.js';
 import { DaemonSupervisor } from './daemon-supervisor.js';
 
 /** The fixed paths a privileged libvirt daemon uses; private to the launcher's container. */
@@ -30,8 +30,8 @@ export interface StartedDaemon {
  * Writes the daemon's configs into the container's private /etc/libvirt, seeds the QEMU
  * capabilities cache, and starts the supervised daemon. On failure the daemon is stopped.
  */
-export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | undefined, log: Logger, signal: AbortSignal, virtqemud?: string): Promise<StartedDaemon> {
-  const kind = pickDaemon(existsSync, virtqemud);
+export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | undefined, log: Logger, signal: AbortSignal, choice: DaemonChoice = 'virtqemud', virtqemud?: string): Promise<StartedDaemon> {
+  const kind = pickDaemon(existsSync, choice, virtqemud);
   await mkdir(dirs.etc, { recursive: true });
   await writeFile(join(dirs.etc, kind.configName), daemonConf(kind, dirs.run, 3));
   await writeFile(join(dirs.etc, 'qemu.conf'), qemuConf());
