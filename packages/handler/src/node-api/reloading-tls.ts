@@ -120,7 +120,11 @@ export class ReloadingTlsFiles implements CertificateProvider {
       }
     };
     const f = this.#files;
-    const [ca, cert, key] = await Promise.all([read('--tls-client-ca', f.clientCaFile), read('--tls-cert', f.certFile), read('--tls-key', f.keyFile)]);
+    // Settled in the flags' order, so a run with several unreadable files names the same one every time.
+    const reads = await Promise.allSettled([read('--tls-client-ca', f.clientCaFile), read('--tls-cert', f.certFile), read('--tls-key', f.keyFile)]);
+    const failed = reads.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const [ca, cert, key] = reads.map((r) => (r as PromiseFulfilledResult<Buffer>).value) as [Buffer, Buffer, Buffer];
     try {
       // Throws when a PEM does not parse or the key is not the certificate's.
       createSecureContext({ ca, cert, key });
