@@ -12,6 +12,7 @@ import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
 import { runVmState } from './commands/vm-state.js';
 import { runVolume } from './commands/volume.js';
+import { withApiDeadline } from './api-deadline.js';
 import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
 import type { VmStateApi, VolumeApi } from '@podvirt/api';
@@ -102,10 +103,10 @@ async function openKubeVmApi(context: CliContext, kubeconfig: string | undefined
 
 async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {
   let opened: OpenVmApi | undefined;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
   try {
-    opened = await (context.openVmApi ?? ((k) => openKubeVmApi(context, k)))(invocation.kubeconfig);
-    write(context, await runVmState(opened.api, invocation.command, invocation.target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal), invocation.output);
+    const api = (opened = await (context.openVmApi ?? ((k) => openKubeVmApi(context, k)))(invocation.kubeconfig)).api;
+    const result = await withApiDeadline(context.signal, invocation.timeoutMs, (signal) => runVmState(api, invocation.command, invocation.target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal));
+    write(context, result, invocation.output);
     return 0;
   } catch (err) {
     return fail(context, err, { command: invocation.command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
@@ -116,14 +117,13 @@ async function runVmCommand(context: CliContext, invocation: VmStateInvocation):
 
 async function runVolumeCommand(context: CliContext, invocation: VolumeInvocation): Promise<number> {
   let opened: OpenVolumeApi | undefined;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
   const open = context.openVolumeApi ?? (async (k: string | undefined): Promise<OpenVolumeApi> => {
     const client = await openKubeClient(context, k);
     return { api: new KubeVolumeApi(client), close: () => client.close() };
   });
   try {
-    opened = await open(invocation.kubeconfig);
-    write(context, await runVolume(opened.api, invocation.target, invocation.request, invocation.persist, signal), invocation.output);
+    const api = (opened = await open(invocation.kubeconfig)).api;
+    write(context, await withApiDeadline(context.signal, invocation.timeoutMs, (signal) => runVolume(api, invocation.target, invocation.request, invocation.persist, signal)), invocation.output);
     return 0;
   } catch (err) {
     return fail(context, err, { command: invocation.request.command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
@@ -146,10 +146,9 @@ async function openKubeMigrationApi(context: CliContext, kubeconfig: string | un
 async function runMigration(context: CliContext, invocation: MigrateInvocation): Promise<number> {
   const command = invocation.cancel ? 'migrate-cancel' : 'migrate';
   let opened: OpenMigrationApi | undefined;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
   try {
-    opened = await (context.openMigrationApi ?? ((k) => openKubeMigrationApi(context, k)))(invocation.kubeconfig);
-    write(context, await runMigrate(opened.api, invocation.target, invocation.cancel, signal), invocation.output);
+    const api = (opened = await (context.openMigrationApi ?? ((k) => openKubeMigrationApi(context, k)))(invocation.kubeconfig)).api;
+    write(context, await withApiDeadline(context.signal, invocation.timeoutMs, (signal) => runMigrate(api, invocation.target, invocation.cancel, signal)), invocation.output);
     return 0;
   } catch (err) {
     return fail(context, err, { command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
@@ -203,7 +202,8 @@ async function runApiCall(context: CliContext, invocation: Extract<CallInvocatio
   try {
     client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
     const api = new SubresourceClient(client);
-    write(context, invocation.kind === 'guest' ? await runGuest(api, invocation, context.signal) : await runOperation(api, invocation, context.signal), output);
+    const result = await withApiDeadline(context.signal, timeoutMs, (signal) => (invocation.kind === 'guest' ? runGuest(api, invocation, signal) : runOperation(api, invocation, signal)));
+    write(context, result, output);
     return 0;
   } catch (err) {
     return fail(context, err, { command: commandOf(invocation), connection: undefined, timeoutMs, interrupted: context.signal.aborted });
