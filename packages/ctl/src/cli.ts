@@ -10,8 +10,8 @@ import { runList } from './commands/list.js';
 import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
-import { runVmState } from './commands/vm-state.js';
-import { runVolume } from './commands/volume.js';
+import { runMigrateVmViaApi, runVmState, runVmStateViaApi } from './commands/vm-state.js';
+import { runVolume, runVolumeViaApi } from './commands/volume.js';
 import { withApiDeadline } from './api-deadline.js';
 import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
@@ -101,7 +101,29 @@ async function openKubeVmApi(context: CliContext, kubeconfig: string | undefined
   return { api: new KubeVmStateApi(client), close: () => client.close() };
 }
 
+/**
+ * A VM's start, stop, restart and migrate, and hotplug requests, through KubeVirt's subresources
+ * when the user has a kubeconfig (as virtctl): one PUT, authorised as the user by podvirt-api.
+ */
+async function runSubresourceChange(context: CliContext, kubeconfig: string | undefined, command: CommandName, timeoutMs: number, output: OutputFormat, run: (api: SubresourceClient, signal: AbortSignal) => Promise<CommandResult>): Promise<number> {
+  let client: KubeClient | undefined;
+  try {
+    client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
+    const api = new SubresourceClient(client);
+    write(context, await withApiDeadline(context.signal, timeoutMs, (signal) => run(api, signal)), output);
+    return 0;
+  } catch (err) {
+    return fail(context, err, { command, connection: undefined, timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    await client?.close();
+  }
+}
+
 async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {
+  const { command, target, kubeconfig, timeoutMs, output } = invocation;
+  if (viaApiServer(context, { kubeconfig })) {
+    return runSubresourceChange(context, kubeconfig, command, timeoutMs, output, (api, signal) => runVmStateViaApi(api, command, target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal));
+  }
   let opened: OpenVmApi | undefined;
   try {
     const api = (opened = await (context.openVmApi ?? ((k) => openKubeVmApi(context, k)))(invocation.kubeconfig)).api;
@@ -116,6 +138,10 @@ async function runVmCommand(context: CliContext, invocation: VmStateInvocation):
 }
 
 async function runVolumeCommand(context: CliContext, invocation: VolumeInvocation): Promise<number> {
+  const { request, target, persist, kubeconfig, timeoutMs, output } = invocation;
+  if (viaApiServer(context, { kubeconfig })) {
+    return runSubresourceChange(context, kubeconfig, request.command, timeoutMs, output, (api, signal) => runVolumeViaApi(api, target, request, persist, signal));
+  }
   let opened: OpenVolumeApi | undefined;
   const open = context.openVolumeApi ?? (async (k: string | undefined): Promise<OpenVolumeApi> => {
     const client = await openKubeClient(context, k);
@@ -132,7 +158,7 @@ async function runVolumeCommand(context: CliContext, invocation: VolumeInvocatio
   }
 }
 
-/** The cluster's client for the commands that talk to the Kubernetes API (migrate, start, stop, restart, addvolume, removevolume). */
+/** The cluster's client for the commands that talk to the Kubernetes API (the subresources; migrate, start, stop, restart, addvolume, removevolume without a kubeconfig: in-cluster). */
 async function openKubeClient(context: CliContext, kubeconfig: string | undefined): Promise<KubeClient> {
   const sources = context.kube ?? { env: {}, homeDir: '' };
   return KubeClient.create(await loadKubeConfig({ kubeconfig, env: sources.env, homeDir: sources.homeDir }), { userAgent: 'podvirtctl' });
@@ -145,6 +171,9 @@ async function openKubeMigrationApi(context: CliContext, kubeconfig: string | un
 
 async function runMigration(context: CliContext, invocation: MigrateInvocation): Promise<number> {
   const command = invocation.cancel ? 'migrate-cancel' : 'migrate';
+  if (invocation.vm && viaApiServer(context, { kubeconfig: invocation.kubeconfig })) {
+    return runSubresourceChange(context, invocation.kubeconfig, command, invocation.timeoutMs, invocation.output, (api, signal) => runMigrateVmViaApi(api, invocation.target, signal));
+  }
   let opened: OpenMigrationApi | undefined;
   try {
     const api = (opened = await (context.openMigrationApi ?? ((k) => openKubeMigrationApi(context, k)))(invocation.kubeconfig)).api;
