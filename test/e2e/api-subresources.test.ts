@@ -62,7 +62,8 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'vm-operator' },
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
       },
-      guestVmi(suite.guest, VM),
+      // A graphics device for the vnc test.
+      guestVmi(suite.guest, VM, { devices: { autoattachGraphicsDevice: true } }),
     );
     const running = await suite.waitForPhase(VM, 'Running');
     await suite.waitForGuestReady(running);
