@@ -150,7 +150,7 @@ async function concurrent(suite: VmiSuite, count: number): Promise<{ totals: num
  * floor (suspend+resume of a guest on a daemon of its own), timed in turns by pause-probe in a
  * process of its own: this one hosts the testbed's API server.
  */
-async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseProbeResult & { traced: LogLine[]; pss: Map<string, number> }> {
+async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseProbeResult & { traced: LogLine[]; pss: Map<string, Memory> }> {
   const name = 'stage-pause';
   const raw = await bootRawGuest();
   try {
@@ -241,24 +241,36 @@ async function pauses(suite: VmiSuite, iterations: number): Promise<void> {
   console.log(`  two gRPC round trips to the launcher without libvirt (GetDomain twice): P50 ${pct(grpc, 50).toFixed(2)} ms`);
   console.log(`  the floor is the launcher's own domain XML; the testbed's plain guest XML (raw disk, cache none) on the same daemon: P50 ${pct(rawPlain, 50).toFixed(2)} ms`);
   if (TRACING) printTraces(traced);
-  const mib = (role: string): string => `${((pss.get(role) ?? 0) / 1024).toFixed(1)} MiB`;
-  const overhead = ['monitor', 'launcher', 'daemon'].reduce((sum, role) => sum + (pss.get(role) ?? 0), 0) / 1024;
-  const others = [...pss.keys()].filter((r) => !['monitor', 'launcher', 'daemon', 'qemu'].includes(r));
-  console.log(`per-VM overhead of that running VMI (PSS): monitor ${mib('monitor')} + launcher ${mib('launcher')} + libvirt daemon ${mib('daemon')} = ${overhead.toFixed(1)} MiB (aim ≤ 30); qemu ${mib('qemu')}${others.map((r) => `; ${r} ${mib(r)}`).join('')}`);
+  const split = (of: keyof Memory): void => {
+    const mib = (role: string): string => `${((pss.get(role)?.[of] ?? 0) / 1024).toFixed(1)} MiB`;
+    const overhead = ['monitor', 'launcher', 'daemon'].reduce((sum, role) => sum + (pss.get(role)?.[of] ?? 0), 0) / 1024;
+    const others = [...pss.keys()].filter((r) => !['monitor', 'launcher', 'daemon', 'qemu'].includes(r));
+    const what = of === 'pss' ? 'PSS' : 'private (its own pages: what another VM adds however many share the rest)';
+    console.log(`per-VM overhead of that running VMI, ${what}: monitor ${mib('monitor')} + launcher ${mib('launcher')} + libvirt daemon ${mib('daemon')} = ${overhead.toFixed(1)} MiB${of === 'pss' ? ' (aim ≤ 30)' : ''}; qemu ${mib('qemu')}${others.map((r) => `; ${r} ${mib(r)}`).join('')}`);
+  };
+  split('pss');
+  split('private');
+}
+
+/** KiB from smaps_rollup: PSS, and the pages no other process maps (Private_Clean + Private_Dirty). */
+interface Memory {
+  readonly pss: number;
+  readonly private: number;
 }
 
 /**
- * The PSS (smaps_rollup, KiB) of a running VMI's pod processes by role: the monitor (qemu's
+ * The PSS and private memory (smaps_rollup, KiB) of a running VMI's pod processes by role: the monitor (qemu's
  * parent: it is the pod's subreaper), the launcher, the libvirt daemon, qemu, any other by name.
  */
-async function podPss(suite: VmiSuite, name: string): Promise<Map<string, number>> {
+async function podPss(suite: VmiSuite, name: string): Promise<Map<string, Memory>> {
   const [qemu] = await suite.qemuPids(name);
   const monitor = qemu === undefined ? undefined : await parentOf(qemu);
   if (monitor === undefined) throw new Error(`no qemu or no monitor found for ${name}`);
-  const roles = new Map<string, number>();
+  const roles = new Map<string, Memory>();
   const add = async (role: string, pid: number): Promise<void> => {
-    const pss = (await memoryRollup(pid).catch(() => ({} as Record<string, number>)))['Pss'] ?? 0;
-    roles.set(role, (roles.get(role) ?? 0) + pss);
+    const m = await memoryRollup(pid).catch(() => ({} as Record<string, number>));
+    const was = roles.get(role) ?? { pss: 0, private: 0 };
+    roles.set(role, { pss: was.pss + (m['Pss'] ?? 0), private: was.private + (m['Private_Clean'] ?? 0) + (m['Private_Dirty'] ?? 0) });
   };
   await add('monitor', monitor);
   const role = (p: ProcStat): string =>

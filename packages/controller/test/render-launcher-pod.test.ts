@@ -242,12 +242,27 @@ describe('renderLauncherPod', () => {
     for (const c of init) {
       assert.equal(c.command, undefined, 'the image entrypoint does the copy');
       assert.deepEqual(c.volumeMounts, [{ name: 'container-disks', mountPath: '/var/run/kubevirt/container-disks' }]);
-      assert.deepEqual(c.resources?.limits, c.resources?.requests);
+      // The compute container's CPU (no CFS quota of 10m on the copy); no CPU limit where it has none.
+      assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '40Mi' }, limits: { memory: '40Mi' } });
     }
     const compute = pod.spec?.containers[0];
     assert.ok(compute?.volumeMounts?.some((m) => m.name === 'container-disks' && m.mountPath === '/var/run/kubevirt/container-disks'));
     const bare = withSpec((v) => { v.spec.volumes = []; v.spec.domain.devices.disks = []; v.spec.domain.devices.logSerialConsole = false; });
     assert.equal(renderLauncherPod(bare, config).spec?.initContainers, undefined);
+  });
+
+  test('a Guaranteed compute container keeps the guest image copies Guaranteed, at its CPU: the pod asks for no more', () => {
+    const vmi = withSpec((v) => {
+      v.spec.domain.resources = { requests: { cpu: '2', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } };
+      v.spec.domain.devices.disks = [{ name: 'root', disk: { bus: 'virtio' } }];
+      v.spec.volumes = [{ name: 'root', containerDisk: { image: 'guest:root' } }];
+    });
+    const pod = renderLauncherPod(vmi, config);
+    const [copy] = (pod.spec?.initContainers ?? []).filter((c) => c.name === 'volumeroot');
+    assert.deepEqual(copy?.resources, { requests: { cpu: '2', memory: '40Mi' }, limits: { cpu: '2', memory: '40Mi' } });
+    const compute = pod.spec?.containers[0]?.resources;
+    assert.equal(compute?.limits?.['cpu'], compute?.requests?.['cpu']);
+    assert.equal(compute?.requests?.['cpu'], copy?.resources?.requests?.['cpu'], 'an init request above the containers\' would raise the pod\'s');
   });
 
   test('guest-console-log: a sidecar tailing the serial log, first of the init containers; off with logSerialConsole or without a serial console', () => {

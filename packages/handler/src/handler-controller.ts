@@ -66,6 +66,8 @@ export class HandlerController {
   /** Aborts reconciles still running when the close() bound runs out. */
   readonly #inFlight = new AbortController();
   readonly #workers: Array<Promise<void>> = [];
+  /** Reconciles that gave their worker back while a launcher starts its domain. */
+  readonly #parked = new Set<Promise<void>>();
   readonly #backoffs: BackoffHold;
   readonly #reconciling = new Set<string>();
   readonly #deferred = new Map<string, VirtualMachineInstance>();
@@ -213,12 +215,13 @@ export class HandlerController {
     const bound = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), graceMs);
     });
-    const finished = await Promise.race([Promise.all(this.#workers).then(() => 'done' as const), bound]);
+    const all = (): Promise<unknown> => Promise.all(this.#workers).then(() => Promise.all([...this.#parked]));
+    const finished = await Promise.race([all().then(() => 'done' as const), bound]);
     clearTimeout(timer);
     if (finished === 'timeout') {
       this.#o.log.warn({ graceMs }, 'reconciles still running at shutdown, aborting them');
       this.#inFlight.abort();
-      await Promise.all(this.#workers);
+      await all();
     }
     await this.registry.close();
     await this.migrations?.close();
@@ -230,28 +233,42 @@ export class HandlerController {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
-      const started = performance.now();
-      this.#reconciling.add(key);
-      try {
-        const result = await this.reconciler.reconcile(key, this.#inFlight.signal);
-        this.#o.observeReconcile?.((performance.now() - started) / 1000, true);
-        this.queue.forget(key);
-        this.#backoffs.release(key);
-        if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
-      } catch (err) {
-        this.#o.observeReconcile?.((performance.now() - started) / 1000, false);
-        if (!this.#inFlight.signal.aborted) {
-          const retryInMs = this.queue.addRateLimited(key);
-          this.#backoffs.hold(key, this.informer.get(key), retryInMs);
-          this.#o.log.warn({ err, key, retryInMs }, 'reconcile failed, requeueing');
-        }
-      } finally {
-        this.#reconciling.delete(key);
-        const updated = this.#deferred.get(key);
-        this.#deferred.delete(key);
-        if (updated !== undefined && !this.#backoffs.holds(key, updated)) this.queue.add(key);
-        this.queue.done(key);
+      // A reconcile that parks (waiting on a launcher's domain start) frees its worker and
+      // finishes on its own; its key stays in the queue's processing set until then.
+      let park: () => void = () => undefined;
+      const parked = new Promise<'parked'>((resolve) => {
+        park = () => resolve('parked');
+      });
+      const run = this.#process(key, park);
+      if ((await Promise.race([run.then(() => 'done' as const), parked])) === 'parked') {
+        this.#parked.add(run);
+        void run.finally(() => this.#parked.delete(run));
       }
+    }
+  }
+
+  async #process(key: string, park: () => void): Promise<void> {
+    const started = performance.now();
+    this.#reconciling.add(key);
+    try {
+      const result = await this.reconciler.reconcile(key, this.#inFlight.signal, park);
+      this.#o.observeReconcile?.((performance.now() - started) / 1000, true);
+      this.queue.forget(key);
+      this.#backoffs.release(key);
+      if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
+    } catch (err) {
+      this.#o.observeReconcile?.((performance.now() - started) / 1000, false);
+      if (!this.#inFlight.signal.aborted) {
+        const retryInMs = this.queue.addRateLimited(key);
+        this.#backoffs.hold(key, this.informer.get(key), retryInMs);
+        this.#o.log.warn({ err, key, retryInMs }, 'reconcile failed, requeueing');
+      }
+    } finally {
+      this.#reconciling.delete(key);
+      const updated = this.#deferred.get(key);
+      this.#deferred.delete(key);
+      if (updated !== undefined && !this.#backoffs.holds(key, updated)) this.queue.add(key);
+      this.queue.done(key);
     }
   }
 

@@ -40,6 +40,8 @@ export class FakeLauncher {
   readonly #timers = new Set<NodeJS.Timeout>();
   #domain: cmd.Domain | undefined;
   #hung = false;
+  readonly #heldSyncs: Array<() => void> = [];
+  #holdSyncs = false;
 
   private constructor(o: FakeLauncherOptions) {
     this.#o = o;
@@ -88,6 +90,21 @@ export class FakeLauncher {
     for (const release of this.#held.splice(0)) release();
   }
 
+  /** Holds every Sync unanswered (a domain whose start takes long) until releaseSyncs(). */
+  holdSyncs(): void {
+    this.#holdSyncs = true;
+  }
+
+  /** How many Syncs are held unanswered now. */
+  get heldSyncs(): number {
+    return this.#heldSyncs.length;
+  }
+
+  releaseSyncs(): void {
+    this.#holdSyncs = false;
+    for (const release of this.#heldSyncs.splice(0)) release();
+  }
+
   /** Ends every open WatchDomain stream with an error, as a launcher restart would. */
   breakStreams(): void {
     // grpc-js turns an 'error' on a server stream into the call's final status.
@@ -104,6 +121,8 @@ export class FakeLauncher {
     for (const t of this.#timers) clearTimeout(t);
     this.#hung = false;
     this.#held.splice(0);
+    this.#holdSyncs = false;
+    this.#heldSyncs.splice(0);
     for (const s of this.#streams) s.end();
     this.#streams.clear();
     await shutdownGrpcServer(this.#server, 500);
@@ -149,6 +168,7 @@ export class FakeLauncher {
         }
       };
       if (this.#hung) this.#held.push(run);
+      else if (name === 'Sync' && this.#holdSyncs) this.#heldSyncs.push(run);
       else run();
     };
   }

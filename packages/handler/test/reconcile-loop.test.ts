@@ -357,3 +357,39 @@ test('a VMI labelled for this node before the controller recorded status.nodeNam
   });
   await eventually(() => phase(h) === 'Running');
 });
+
+test('a Sync waiting on its domain\'s start gives its worker back: with one worker, a later VMI starts meanwhile', async (t) => {
+  const podsDir = await mkdtemp(join(tmpdir(), 'pvh-'));
+  t.after(() => rm(podsDir, { recursive: true, force: true }));
+  const slow = await FakeLauncher.start({ podsDir, podUid: 'p1' });
+  t.after(() => slow.close());
+  const quick = await FakeLauncher.start({ podsDir, podUid: 'p2' });
+  t.after(() => quick.close());
+  slow.holdSyncs();
+  const kube = new FakeKube();
+  const events = new FakeEvents();
+  kube.create(makeVmi({}));
+  const controller = new HandlerController({
+    nodeName: NODE, podsDir, vmiApi: kube, eventApi: events, log: quietLog(), workers: 1,
+    watchdogMs: 30_000, resyncPeriodMs: 60_000, launcherTimeouts: { shortMs: 500, longMs: 10_000 },
+    backoff: { baseDelayMs: 50, maxDelayMs: 400 }, reconnectBaseMs: 20,
+  });
+  t.after(async () => {
+    await controller.close(2_000);
+    assert.equal(slow.openStreams + quick.openStreams, 0, 'WatchDomain streams left open');
+    assert.equal(kube.openWatches, 0, 'VMI watches left open');
+  });
+  const ac = new AbortController();
+  t.after(() => ac.abort());
+  await controller.start(ac.signal);
+  await eventually(() => slow.heldSyncs === 1, { what: 'the first VMI\'s Sync held by its launcher' });
+
+  kube.create(makeVmi({ name: 'vm2', uid: 'uid-2', podUid: 'p2' }));
+  await eventually(() => kube.current('default/vm2')?.status?.phase === 'Running', { what: 'the second VMI Running' });
+  // One, not two: the parked reconcile keeps its key, so no second pass synced it meanwhile.
+  assert.equal(slow.heldSyncs, 1, 'the first Sync is still waiting, alone');
+  assert.notEqual(kube.current(KEY)?.status?.phase, 'Running');
+
+  slow.releaseSyncs();
+  await eventually(() => kube.current(KEY)?.status?.phase === 'Running', { what: 'the first VMI Running' });
+});

@@ -190,9 +190,9 @@ export function vmNameLabelValue(name: string): string {
   return first.length > 63 ? first.slice(0, 63).replace(/[-_.]+$/, '') : first;
 }
 
-function initContainers(vmi: VirtualMachineInstance, image: string, uid: string): { initContainers?: V1Container[] } {
+function initContainers(vmi: VirtualMachineInstance, image: string, uid: string, compute: V1Container): { initContainers?: V1Container[] } {
   const consoleLog = renderConsoleLogContainer(vmi, image, uid);
-  const containers = [...(consoleLog === undefined ? [] : [consoleLog]), ...renderImageInitContainers(vmi)];
+  const containers = [...(consoleLog === undefined ? [] : [consoleLog]), ...renderImageInitContainers(vmi, compute.resources ?? {})];
   return containers.length === 0 ? {} : { initContainers: containers };
 }
 
@@ -207,6 +207,7 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
   const vmi = decodeVmi(raw);
   const storage = renderVolumes(vmi, claims, config.hostDisk);
   const grace = vmi.spec.terminationGracePeriodSeconds ?? 0;
+  const compute = computeContainer(vmi, id, config, grace, storage);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -225,8 +226,8 @@ export function renderLauncherPod(raw: VirtualMachineInstance, config: LauncherP
       automountServiceAccountToken: false,
       securityContext: POD_SECURITY_CONTEXT,
       nodeSelector: { ...vmi.spec.nodeSelector, [NODE_SCHEDULABLE_LABEL]: 'true' },
-      ...initContainers(vmi, config.image, id.uid),
-      containers: [computeContainer(vmi, id, config, grace, storage)],
+      ...initContainers(vmi, config.image, id.uid, compute),
+      containers: [compute],
       volumes: [...LAUNCHER_VOLUMES.map((v) => ({ name: v.name, emptyDir: {} })), ...storage.volumes],
     },
   };

@@ -25,6 +25,8 @@ export interface ExecuteContext {
   readonly signal: AbortSignal;
   /** Absent where no launcher runs in a pod (unit tests with fake launchers). */
   readonly network?: PodNetworkPhase;
+  /** Gives the worker back while the rest of this reconcile waits on the launcher. */
+  readonly park?: () => void;
 }
 
 export interface Outcome {
@@ -63,6 +65,9 @@ async function sync(ctx: ExecuteContext): Promise<Outcome> {
     const decoded = decodeVmi(ctx.vmi);
     // The tap, bridge and NAT must be there before the launcher defines the domain on the tap.
     await ctx.network?.ensure(decoded, ctx.signal, ctx.observation.connection?.client.socketPath);
+    // Defining and starting a domain takes the launcher seconds under load (qemu's start): the
+    // reconcile goes on without its worker, so other VMIs' Syncs do not queue behind this one.
+    if (!domainExists(ctx.observation.domain)) ctx.park?.();
     const domain = await launcher(ctx).sync(vmiJson(ctx.vmi), ctx.signal);
     ctx.observation.connection?.observe(domain);
     if (!domainExists(ctx.observation.domain) && domainExists(domain)) {

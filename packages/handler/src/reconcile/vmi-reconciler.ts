@@ -101,18 +101,19 @@ export class VmiReconciler {
     if (vmi !== undefined) void this.#o.recorder.record(vmi, notice.type, notice.reason, notice.message);
   }
 
-  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult> {
+  /** `park`, when given, is called where the pass starts waiting on a launcher's domain start. */
+  async reconcile(key: string, signal: AbortSignal, park?: () => void): Promise<ReconcileResult> {
     const current = this.#current(key);
     const uid = current?.metadata.uid;
     const ours = current !== undefined && uid !== undefined && this.#handledHere(current);
     const delays: number[] = [];
     for (const held of this.#o.registry.uidsFor(key)) {
       if (ours && held === uid) continue;
-      const r = await this.#pass(key, held, await this.#stillHere(key, held, signal), signal);
+      const r = await this.#pass(key, held, await this.#stillHere(key, held, signal), signal, park);
       if (r.requeueAfterMs !== undefined) delays.push(r.requeueAfterMs);
     }
     if (ours) {
-      const r = await this.#pass(key, uid, current, signal);
+      const r = await this.#pass(key, uid, current, signal, park);
       if (r.requeueAfterMs !== undefined) delays.push(r.requeueAfterMs);
     }
     return delays.length === 0 ? {} : { requeueAfterMs: Math.min(...delays) };
@@ -168,7 +169,7 @@ export class VmiReconciler {
     return current?.metadata.uid === uid ? current : this.#tombstones.get(uid);
   }
 
-  async #pass(key: string, uid: string, vmi: VirtualMachineInstance | undefined, signal: AbortSignal): Promise<ReconcileResult> {
+  async #pass(key: string, uid: string, vmi: VirtualMachineInstance | undefined, signal: AbortSignal, park?: () => void): Promise<ReconcileResult> {
     const known = vmi ?? this.#tombstones.get(uid) ?? placeholder(key, uid);
     const log = this.#o.log.child(vmiLogBindings({ ...known.metadata, uid }));
     const record = (type: string, reason: string, message: string): Promise<void> => this.#o.recorder.record(known, type, reason, message);
@@ -223,7 +224,7 @@ export class VmiReconciler {
     if (socket !== undefined && (vmi === undefined || vmi.metadata.deletionTimestamp != null || isFinalPhase(vmi.status?.phase) || action.type === 'delete')) {
       await this.#o.hotplug?.unmountAll(socket).catch((err: unknown) => log.warn({ err }, 'unmounting hotplugged volumes failed'));
     }
-    const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal, ...(this.#o.network === undefined ? {} : { network: this.#o.network }) });
+    const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal, ...(park === undefined ? {} : { park }), ...(this.#o.network === undefined ? {} : { network: this.#o.network }) });
     if (action.type === 'delete' && action.cleanup) {
       this.#tombstones.delete(uid);
       this.ioErrorRetry.forget(uid);
