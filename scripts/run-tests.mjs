@@ -6,10 +6,12 @@
 // network namespaces (test/e2e, test/integration, test/testbed) run one at a time, as they
 // always have: their waits are timed against VMs sharing the machine's cores. The unit tests of
 // the packages, proto and test/checks (no VM, no testbed; only their own temp dirs and child
-// processes) run in a second runner beside them, one file at a time too, so that the two never
-// take more than the two cores of a CI machine; their report is held and printed once the first
-// runner's ends, so the two reports never interleave. Each report ends with its time by file
-// (test-file-times.mjs). PODVIRT_TEST_ONE_RUNNER=1 runs every file in one runner, one at a time.
+// processes) and the files under test/ that start none of that either (IN_PROCESS: an API server
+// in the test's own process at most, a controller or kubectl against it) run in a second
+// runner beside them, one file at a time too, so that the two never take more than the two cores
+// of a CI machine; their report is held and printed once the first runner's ends, so the two
+// reports never interleave. Each report ends with its time by file (test-file-times.mjs).
+// PODVIRT_TEST_ONE_RUNNER=1 runs every file in one runner, one at a time.
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -41,7 +43,13 @@ if (files.length === 0) {
 }
 
 const oneRunner = process.env['PODVIRT_TEST_ONE_RUNNER'] === '1';
-const onHost = (file) => /^test\/dist\/(e2e|integration|testbed)\//.test(file);
+// Files under test/ that start no testbed stack, VM, libvirt daemon, container or network
+// namespace (a file that starts one belongs in neither list: it runs with the stack files).
+const IN_PROCESS = [
+  /^test\/dist\/e2e\/(testbed-apiserver-[a-z-]+|testbed-kubectl|ship-manifests|controller-(lifecycle|migration|process|vm))\.test\.js$/,
+  /^test\/dist\/testbed\/(close-on-signal|control-plane\/service-account-tokens|guest\/wait-for-console-text|kubelet\/(container-log|testbed-pod-status)|real-node\/node-config|scheduler\/[a-z-]+)\.test\.js$/,
+];
+const onHost = (file) => /^test\/dist\/(e2e|integration|testbed)\//.test(file) && !IN_PROCESS.some((re) => re.test(file));
 const groups = (oneRunner ? [files] : [files.filter(onHost), files.filter((f) => !onHost(f))]).filter((g) => g.length > 0);
 
 const children = new Set();

@@ -162,14 +162,22 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
       await labelSchedulable(kubeConfig, n.nodeName);
     }
     const podsDir = podsDirs[0] ?? '';
-    // The migration certificates the DaemonSet gets from its Secret: a CA made for this stack
-    // and one certificate per node (openssl, as the handler README tells an operator).
-    const migrationTls = await makeMigrationCertificates(join(stateDir, 'migration-certificates'), testbed.nodes.map((n) => n.nodeName));
-
-    // The components run as the install manifests say (manifests/*.yaml), through the mapping
-    // in testbed-command.ts; their namespace comes from the manifests too.
-    const manifests = await loadManifests(root);
     const cp = testbed.controlPlane;
+    const nodeNames = testbed.nodes.map((n) => n.nodeName);
+    const apiServer = testbed.apiServer;
+    // Made side by side (each CA in a directory of its own): the migration certificates the
+    // DaemonSet gets from its Secret, a CA made for this stack and one certificate per node
+    // (openssl, as the handler README tells an operator); the manifests, as which the components
+    // run (manifests/*.yaml, through the mapping in testbed-command.ts; their namespace comes from
+    // them too); and the handlers' TLS node API, for podvirt-api's subresource API, which both
+    // API servers aggregate (the in-repo one once given its front-proxy certificates).
+    const [migrationTls, manifests, nodeApi] = await Promise.all([
+      makeMigrationCertificates(join(stateDir, 'migration-certificates'), nodeNames),
+      loadManifests(root),
+      cp !== undefined ? nodeApiAccess(cp.pki, nodeNames)
+        : apiServer !== undefined ? mkdirFor(join(stateDir, 'pki')).then((dir) => inRepoAggregation(dir, apiServer, nodeNames))
+        : undefined,
+    ]);
     let tokens: ServiceAccountTokens | undefined;
     if (cp === undefined) await createNamespaces(kubeConfig, manifests);
     else {
@@ -207,12 +215,6 @@ export async function startPodvirtStack(options: PodvirtStackOptions = {}): Prom
     const controllerWorkload = findWorkload(manifests, 'Deployment', 'podvirt-controller');
     const handlerWorkload = findWorkload(manifests, 'DaemonSet', 'podvirt-handler');
     const controllerCommand = testbedCommand(controllerWorkload, await mapping(controllerWorkload, ['--allow-emulation']));
-    // The handlers also serve their node API on TLS, for podvirt-api's subresource API, which
-    // both API servers aggregate (the in-repo one once given its front-proxy certificates).
-    const nodeNames = testbed.nodes.map((n) => n.nodeName);
-    const nodeApi = cp !== undefined ? await nodeApiAccess(cp.pki, nodeNames)
-      : testbed.apiServer !== undefined ? await inRepoAggregation(await mkdirFor(join(stateDir, 'pki')), testbed.apiServer, nodeNames)
-      : undefined;
     const handlerCommand = testbedCommand(handlerWorkload, await mapping(handlerWorkload, nodeApi?.handlerArgs.get(testbed.nodeName) ?? []));
     const env = (command: TestbedCommand): Record<string, string | undefined> => ({ ...process.env, ...command.env, ...options.env });
     const controller = new StackProcess({
