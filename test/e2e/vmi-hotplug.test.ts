@@ -10,16 +10,21 @@
 // podvirt-api); a claim that does not exist, added through that subresource, waits Pending, its
 // reason in the status and an Event; `removevolume` detaches it (gone from
 // the guest), unmounts it and takes the pod and the status entry away; removed while the handler
-// is down, the restarted handler detaches it before unmounting it; deleting the VMI while a
-// volume attaches leaves no attachment pod and no mount; a new VMI booting with the claim reads
-// the marker. A VMI that is not Running (missing, or Pending) gets no volume.
+// is down, the restarted handler detaches it before unmounting it; the handler killed between
+// mount and attach (the launcher stalled) is finished by the restarted handler with no stray
+// mount; a Block claim hot-plugged (the attachment pod's volumeDevice, a device node the handler
+// makes in the launcher pod, a block disk of the domain) takes a marker and is removed (the node
+// goes); a new VMI booting with both claims reads the markers, and while it runs the first claim
+// (ReadWriteOnce) hot-plugged again waits (PvcInUse, a Warning Event, no attachment pod) and
+// attaches once that VMI goes; deleting the VMI while a volume attaches leaves no attachment pod
+// and no mount. A VMI that is not Running (missing, or Pending) gets no volume.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, realpath } from 'node:fs/promises';
+import { lstat, readFile, realpath } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { VolumeStatus } from '@podvirt/api';
+import { HOTPLUG_VOLUME_LABEL, type VolumeStatus } from '@podvirt/api';
 import { KubeApiError, KubeClient, readKubeconfigFile } from '@podvirt/kube-runtime';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
@@ -57,7 +62,9 @@ describe('volume hotplug', () => {
     const name = 'vm-hotplug';
     await suite.apply(
       // No storageClassName: the default StorageClass provisions it, on both control planes.
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'hp-claim', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '32Mi' } } } },
+      ...['hp-claim', 'hp-claim2', 'hp-claim3'].map((claim) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '32Mi' } } } })),
+      // A block claim: the testbed's provisioner backs it with a loop device.
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'hp-bclaim', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], volumeMode: 'Block', resources: { requests: { storage: '32Mi' } } } },
       guestVmi(suite.guest, name),
     );
     const running = await suite.waitForPhase(name, 'Running');
@@ -167,24 +174,88 @@ describe('volume hotplug', () => {
     const left = /blocks=([a-z0-9,]+,)/.exec(await onConsole(name, 'echo blocks=$(ls /sys/block | tr "\\n" ,)', /blocks=[a-z0-9,]+,/))?.[1] ?? '';
     assert.ok(!left.split(',').some((b) => b.startsWith('sd')), `no scsi disk left in the guest (${left})`);
 
-    // Added again and the VMI deleted while it attaches (its attachment pod made, the disk not
-    // Ready yet or just): no attachment pod and no mount is left behind.
+    // The handler killed between mount and attach: the launcher is stalled (SIGSTOP; qemu runs
+    // on), so the handler mounts the volume (MountedToPod) but its Sync that would attach the
+    // disk cannot finish; the handler is SIGKILLed there, the launcher continued, and the
+    // restarted handler finds the mount and attaches the disk: Ready, one mount, in the guest.
+    process.kill(pid, 'SIGSTOP');
+    try {
+      assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-more', '--claim=hp-claim2', '--serial=HP2')).code, 0);
+      await suite.eventually('hp-more MountedToPod, the launcher stalled', async () => ((await volumeStatus(name, 'hp-more'))?.phase === 'MountedToPod' ? true : undefined), BOOT_TIMEOUT_MS);
+      suite.stack.handler.kill('SIGKILL');
+      await suite.stack.handler.exited;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    assert.equal((await hotplugMounts()).filter((m) => m.endsWith('/hotplug-disks/hp-more.img')).length, 1, 'mounted before the kill');
+    await suite.stack.restartHandler();
+    await suite.eventually('hp-more Ready after the restart', async () => ((await volumeStatus(name, 'hp-more'))?.phase === 'Ready' ? true : undefined), BOOT_TIMEOUT_MS);
+    assert.deepEqual((await hotplugMounts()).map((m) => m.slice(m.lastIndexOf('/') + 1)), ['hp-more.img'], 'one mount, nothing stray');
+    await onConsole(name, 'for d in /sys/block/sd*; do echo "hp-disk=${d##*/} serial=$(tr -dc A-Za-z0-9 < $d/device/vpd_pg80)"; done', /hp-disk=sd[a-z]+ serial=\S*HP2/);
+
+    // A Block claim: the attachment pod maps it (a volumeDevice), the handler makes a device node
+    // with the loop device's numbers in the launcher pod's hotplug-disks (the launcher's, 0660;
+    // the launcher shares the handler's device cgroup here, so no rule is written), the launcher
+    // attaches it as a block disk; the guest writes a marker; removed, the node goes.
+    const launcherPodUid = Object.keys(running.status?.activePods ?? {})[0] ?? '';
+    const blockNode = `${await realpath(suite.stack.podsDir)}/${launcherPodUid}/volumes/kubernetes.io~empty-dir/hotplug-disks/hp-blk`;
+    assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-blk', '--claim=hp-bclaim', '--serial=HPB')).code, 0);
+    const blockReady = await suite.eventually('hp-blk Ready', async () => {
+      const s = await volumeStatus(name, 'hp-blk');
+      return s?.phase === 'Ready' ? s : undefined;
+    }, BOOT_TIMEOUT_MS);
+    assert.equal(blockReady.persistentVolumeClaimInfo?.volumeMode, 'Block');
+    const [blockPod] = (await attachmentPods()).filter((p) => p.metadata?.name === blockReady.hotplugVolume?.attachPodName);
+    assert.deepEqual(blockPod?.spec?.containers[0]?.volumeDevices?.map((d) => d.devicePath), ['/dev/hotplug/hp-blk']);
+    const pvName = (await suite.core.readNamespacedPersistentVolumeClaim({ name: 'hp-bclaim', namespace: NS })).spec?.volumeName ?? '';
+    const loop = (await suite.core.readPersistentVolume({ name: pvName })).spec?.local?.path ?? '';
+    const numbers = (await run('stat', ['-c', '%t:%T', loop])).stdout.trim();
+    const inPod = await run('nsenter', ['--target', String(pid), '--mount', 'stat', '-c', '%F %t:%T %a %u', '/var/run/kubevirt/hotplug-disks/hp-blk']);
+    assert.equal(inPod.stdout.trim(), `block special file ${numbers} 660 ${(await lstat(blockNode)).uid}`);
+    assert.equal((await lstat(blockNode)).uid, (await lstat(`${await realpath(suite.stack.podsDir)}/${launcherPodUid}/volumes/kubernetes.io~empty-dir/sockets/launcher-sock`)).uid, 'the launcher\'s');
+    const blockDisk = /hp-disk=(sd[a-z]+) serial=\S*HPB/.exec(await onConsole(name,
+      'for d in /sys/block/sd*; do echo "hp-disk=${d##*/} serial=$(tr -dc A-Za-z0-9 < $d/device/vpd_pg80)"; done', /hp-disk=sd[a-z]+ serial=\S*HPB/))?.[1];
+    assert.ok(blockDisk !== undefined, 'the hotplugged block disk in the guest');
+    await onConsole(name, `echo ${MARKER}-block | dd of=/dev/${blockDisk} bs=512 conv=fsync 2>/dev/null && sync && echo marker=$((6 * 7))`, /marker=42/);
+    assert.equal((await ctl('removevolume', 'vmi', name, '-n', NS, '--volume-name=hp-blk')).code, 0);
+    await suite.eventually('hp-blk gone: status entry, attachment pod, device node', async () =>
+      (await volumeStatus(name, 'hp-blk')) === undefined && (await attachmentPods()).length === 1 && (await lstat(blockNode).catch(() => undefined)) === undefined ? true : undefined, BOOT_TIMEOUT_MS);
+
+    // The data is on the claims: a new VMI that boots with both (virtio disks) reads the markers.
+    const reader = guestVmi(suite.guest, 'vm-hotplug-reader') as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };
+    reader.spec.domain.devices.disks.push({ name: 'hp-read', disk: { bus: 'virtio' } }, { name: 'hp-read-blk', disk: { bus: 'virtio' } });
+    reader.spec.volumes.push({ name: 'hp-read', persistentVolumeClaim: { claimName: 'hp-claim' } }, { name: 'hp-read-blk', persistentVolumeClaim: { claimName: 'hp-bclaim' } });
+    await suite.apply(reader as unknown as Record<string, unknown>);
+    const second = await suite.waitForPhase('vm-hotplug-reader', 'Running');
+    await suite.waitForGuestReady(second);
+    assert.match(await onConsole('vm-hotplug-reader', 'echo read=$(dd if=/dev/vdb bs=512 count=1 2>/dev/null | head -n 1)', new RegExp(`read=${MARKER}`)), new RegExp(`read=${MARKER}`));
+    assert.match(await onConsole('vm-hotplug-reader', 'echo read=$(dd if=/dev/vdc bs=512 count=1 2>/dev/null | head -n 1)', new RegExp(`read=${MARKER}-block`)), new RegExp(`read=${MARKER}-block`));
+
+    // That ReadWriteOnce claim, now the reader's, hot-plugged again: the volume waits Pending,
+    // its reason named in the status and a Warning Event, and gets no attachment pod; once the
+    // reader is gone it attaches (the controller looks again while it waits).
     assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-data', '--claim=hp-claim')).code, 0);
-    await suite.eventually('an attachment pod again', async () => ((await attachmentPods()).length > 0 ? true : undefined), BOOT_TIMEOUT_MS);
+    const held = await suite.eventually('hp-data waits for the claim in use', async () => {
+      const s = await volumeStatus(name, 'hp-data');
+      return s?.reason === 'PvcInUse' ? s : undefined;
+    }, BOOT_TIMEOUT_MS);
+    assert.equal(held.phase, 'Pending');
+    assert.match(held.message ?? '', /hp-claim is ReadWriteOnce and in use by vm-hotplug-reader/);
+    await suite.eventually('its Warning Event', async () => ((await suite.events(name)).some((e) => e.type === 'Warning' && e.reason === 'PvcInUse' && e.message?.includes('volume hp-data') === true) ? true : undefined));
+    assert.deepEqual((await attachmentPods()).map((p) => p.metadata?.labels?.[HOTPLUG_VOLUME_LABEL]), ['hp-more'], 'no attachment pod for hp-data while the claim is held');
+    await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name: 'vm-hotplug-reader' });
+    await suite.eventually('hp-data Ready once the reader is gone', async () => ((await volumeStatus(name, 'hp-data'))?.phase === 'Ready' ? true : undefined), BOOT_TIMEOUT_MS);
+    await suite.waitForPodsGone(second);
+
+    // Another volume added and the VMI deleted while it attaches (its attachment pod made, the
+    // disk not Ready yet or just), two others attached: no attachment pod and no mount is left behind.
+    assert.equal((await ctl('addvolume', 'vmi', name, '-n', NS, '--volume-name=hp-late', '--claim=hp-claim3')).code, 0);
+    await suite.eventually('an attachment pod for hp-late', async () => ((await attachmentPods()).length === 3 ? true : undefined), BOOT_TIMEOUT_MS);
     await suite.custom.deleteNamespacedCustomObject({ ...VMI_API, name });
     await suite.waitForGone(name);
     await suite.waitForPodsGone(running);
     assert.deepEqual(await attachmentPods(), []);
     assert.deepEqual(await hotplugMounts(), [], 'nothing left mounted');
-
-    // The data is on the claim: a new VMI that boots with it (a virtio disk) reads the marker.
-    const reader = guestVmi(suite.guest, 'vm-hotplug-reader') as { spec: { domain: { devices: { disks: unknown[] } }; volumes: unknown[] } };
-    reader.spec.domain.devices.disks.push({ name: 'hp-read', disk: { bus: 'virtio' } });
-    reader.spec.volumes.push({ name: 'hp-read', persistentVolumeClaim: { claimName: 'hp-claim' } });
-    await suite.apply(reader as unknown as Record<string, unknown>);
-    const second = await suite.waitForPhase('vm-hotplug-reader', 'Running');
-    await suite.waitForGuestReady(second);
-    assert.match(await onConsole('vm-hotplug-reader', 'echo read=$(dd if=/dev/vdb bs=512 count=1 2>/dev/null | head -n 1)', new RegExp(`read=${MARKER}`)), new RegExp(`read=${MARKER}`));
   });
 
   test('a VMI that is not running gets no volume', async () => {

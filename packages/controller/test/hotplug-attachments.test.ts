@@ -122,6 +122,6 @@ describe('renderAttachmentPod', () => {
     assert.deepEqual(fs.spec?.containers[0]?.volumeMounts, [{ name: 'data', mountPath: '/hotplug/data' }]);
     assert.deepEqual(fs.spec?.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-claim' } }]);
     const block = renderAttachmentPod(vmi(), 'data', { ...claim('data-claim'), spec: { volumeMode: 'Block' } }, 'podvirt/launcher:1');
-    assert.deepEqual(block.spec?.containers[0]?.volumeDevices, [{ name: 'data', devicePath: '/hotplug/data' }]);
+    assert.deepEqual(block.spec?.containers[0]?.volumeDevices, [{ name: 'data', devicePath: '/dev/hotplug/data' }]);
   });
 });

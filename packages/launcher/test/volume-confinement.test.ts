@@ -8,6 +8,7 @@
 // volume has less), an image larger than its claim is refused; libvirt gets
 // /proc/<pid>/fd/<n>. Real files in a temp dir; nothing outside it is touched.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +131,28 @@ test('a claim in the other mode than the pod gives it is refused by name', async
   const { disks } = await pod(t);
   await assert.rejects(disks.resolve(vmi(claim(), claimStatus('1Mi', 'Block'))),
     volumeError('spec.volumes[0].persistentVolumeClaim', /claim c has volumeMode Block, but the pod mounts it as a filesystem/));
+});
+
+test('a hotplugged claim is opened where podvirt-handler brought it: a block claim\'s node at <dir>/<volume>, a filesystem claim\'s image at <dir>/<volume>.img', { skip: process.getuid?.() !== 0 ? 'needs root (mknod)' : false }, async (t) => {
+  const { dir, disks } = await pod(t);
+  const hotplugDir = join(dir, 'hotplug-disks');
+  await mkdir(hotplugDir);
+  // A node with a real block device's numbers (an unbound loop device opens; nothing is written).
+  const loop = await stat('/dev/loop0', { bigint: true });
+  execFileSync('mknod', ['-m', '660', join(hotplugDir, 'data'), 'b', String(loop.rdev >> 8n), String(loop.rdev & 0xffn)]);
+  await writeFile(join(hotplugDir, 'data.img'), '');
+  const hotplugged = (mode: string) => vmi(claim({ hotpluggable: true }), claimStatus('1Mi', mode));
+  const block = await disks.openHotplug(hotplugged('Block'), 'data', hotplugDir);
+  assert.equal(block.block, true);
+  assert.match(block.path, /^\/proc\/4242\/fd\/\d+$/);
+  await disks.releaseHotplug('data', hotplugDir);
+  const file = await disks.openHotplug(hotplugged('Filesystem'), 'data', hotplugDir);
+  assert.equal(file.block, false);
+  // A Block claim whose node is a regular file is refused, naming the volume.
+  await disks.releaseHotplug('data', hotplugDir);
+  await rm(join(hotplugDir, 'data'));
+  await writeFile(join(hotplugDir, 'data'), '');
+  await assert.rejects(disks.openHotplug(hotplugged('Block'), 'data', hotplugDir), (e: unknown) => e instanceof LauncherError && e.code === 'LAUNCHER_ERR_HOTPLUG' && /^volume data: /.test(e.message));
 });
 
 test('free space: up to 10 % short is tolerated (the image shrinks), more is an error naming the field', () => {

@@ -1,10 +1,11 @@
 // The kubelet's volume manager, for the kinds podvirt's launcher pods use: emptyDir (a pod
 // directory), hostPath (Directory / DirectoryOrCreate checked or made), secret (each key
 // written as a file, the Secret read from the API) and persistentVolumeClaim (the bound PV's
-// directory, bound under the pod's directory; see pod-mounts.ts). A volume that cannot be set up yet — a missing Secret, an unbound claim — is an
+// directory, bound under the pod's directory; see pod-mounts.ts; a block claim's device, linked
+// under the pod's volumeDevices). A volume that cannot be set up yet — a missing Secret, an unbound claim — is an
 // error the worker reports as FailedMount and retries, as the real kubelet does.
 
-import { lstat, mkdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { CoreV1Api, V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { PodPaths } from './pod-paths.js';
@@ -51,7 +52,15 @@ async function claim(core: CoreV1Api, namespace: string, volume: V1Volume, block
   if (!isBlock && block) throw new VolumeSetupError(`volume "${volume.name}" has volumeMode Filesystem, but is specified in volumeDevices`);
   const path = pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
   if (path === undefined) throw new VolumeSetupError(`persistentvolume "${pvc.spec.volumeName}" has no source the testbed kubelet can attach`);
-  if (isBlock) return path;
+  if (isBlock) {
+    // As the real kubelet maps a block volume for the pod: a link named after the PV under the
+    // pod's volumeDevices to the device (podvirt-handler reads a hotplugged claim's numbers there).
+    const mapped = join(paths.podDir, 'volumeDevices', 'kubernetes.io~local-volume');
+    await mkdir(mapped, { recursive: true, mode: 0o750 });
+    const link = join(mapped, pvc.spec.volumeName);
+    if ((await lstat(link).catch(() => undefined)) === undefined) await symlink(path, link);
+    return path;
+  }
   // A filesystem claim is shown under the pod's directory, as the real kubelet's volume plugins
   // show theirs (podvirt-handler finds a hotplugged claim there, through its attachment pod).
   const shown = join(paths.podDir, 'volumes', 'kubernetes.io~local-volume', pvc.spec.volumeName);

@@ -9,15 +9,22 @@
 // (/proc/self/fd/N), so nothing swapped in after a check can redirect it.
 // The mount table is the state: a restarted handler finds what it mounted and goes on, and a
 // volume no longer wanted (removed, VMI gone) is unmounted and its target file removed.
-// Filesystem claims only; a Block claim is refused by name.
+// A Block claim: the attachment pod's volumeDevice, which the kubelet shows as a link named after
+// the PV under `<pods>/<attach pod uid>/volumeDevices/<plugin>/`, gives the device's numbers; the
+// launcher container's device cgroup is allowed `b MAJOR:MINOR rwm` (device-cgroup.ts) and a
+// block device node with those numbers, the launcher's, mode 0660, is made (mknod at the
+// directory's descriptor under a temporary name, then renamed) as `<volume>` in the launcher pod's
+// hotplug-disks, where the launcher opens it. The node in that directory is the state; removal
+// denies the device again and removes the node.
 
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { lstat, open, readdir, readFile, realpath, rm, type FileHandle } from 'node:fs/promises';
+import { lchown, lstat, open, readdir, readFile, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { claimDiskSize, isHotplugVolume, VolumePhase, type VirtualMachineInstance, type VolumeStatus } from '@podvirt/api';
 import type { Logger } from 'pino';
 import { HandlerError } from '../handler-error.js';
+import { DeviceCgroups, type BlockDevice, type DeviceAccess } from './device-cgroup.js';
 
 export const HOTPLUG_DISKS_VOLUME = 'hotplug-disks';
 /** Where the launcher sees them (the launcher pod's mount of the emptyDir). */
@@ -27,6 +34,8 @@ const DISK_MODE = 0o660;
 // Volume plugins whose directories hold a claim's files: the testbed's (as the real kubelet's
 // local volumes) and CSI's (`<pv>/mount`).
 const CLAIM_PLUGINS: Readonly<Record<string, string>> = { 'kubernetes.io~local-volume': '', 'kubernetes.io~csi': 'mount' };
+// Where the kubelet maps a block claim for a pod: `<plugin>/<pv>`, a link to the device.
+const BLOCK_PLUGINS = ['kubernetes.io~local-volume', 'kubernetes.io~csi'] as const;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const TOOL_TIMEOUT_MS = 30_000;
 
@@ -50,6 +59,8 @@ export interface HotplugMountsOptions {
   readonly podsDir: string;
   readonly log: Logger;
   readonly tool?: MountTool;
+  /** The launcher's device cgroup, for block claims; the host's cgroup v1 by default. */
+  readonly devices?: DeviceAccess;
 }
 
 /** The handler's word on one hotplugged volume, merged into status.volumeStatus. */
@@ -84,6 +95,13 @@ export function readyStates(vmi: VirtualMachineInstance, mounted: ReadonlyMap<st
 
 function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException).code;
+}
+
+/** A device number (st_rdev) split as the kernel encodes it. */
+export function splitDeviceNumber(rdev: bigint): BlockDevice {
+  const major = Number(((rdev >> 8n) & 0xfffn) | ((rdev >> 32n) & 0xfffff000n));
+  const minor = Number((rdev & 0xffn) | ((rdev >> 12n) & 0xffffff00n));
+  return { major, minor };
 }
 
 /** mountinfo's escapes (`\040` …) undone. */
@@ -124,6 +142,7 @@ async function openDirNoLinks(root: string, components: readonly string[]): Prom
 export class HotplugMounts {
   readonly #o: HotplugMountsOptions;
   readonly #tool: MountTool;
+  readonly #devices: DeviceAccess;
   #pods: string | undefined;
   /**
    * Launcher pods seen with no hotplugged volume wanted and none mounted: only this handler
@@ -137,6 +156,7 @@ export class HotplugMounts {
   constructor(o: HotplugMountsOptions) {
     this.#o = o;
     this.#tool = o.tool ?? mountTool;
+    this.#devices = o.devices ?? new DeviceCgroups({ procRoot: '/proc', cgroupRoot: '/sys/fs/cgroup' });
   }
 
   /** The pods dir as the mount table spells it (it may be reached through a link). */
@@ -172,13 +192,13 @@ export class HotplugMounts {
     const statuses = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
     const dir = await this.#targetDir(launcherPodUid);
     if (!(await lstat(dir).then((st) => st.isDirectory(), () => false))) return out;
-    const mounted = await this.#mountedIn(dir);
-    const removed = [...mounted].filter((volume) => !wanted.has(volume));
+    const mounted = await this.#presentIn(dir);
+    const removed = [...mounted.keys()].filter((volume) => !wanted.has(volume));
     // The domain may still hold a removed volume's disk until a Sync has detached it: unmounted only then.
     if (removed.length > 0 && o.detached !== true) this.#detachDue.add(launcherPodUid);
     else {
       this.#detachDue.delete(launcherPodUid);
-      for (const volume of removed) await this.#unmount(launcherPodUid, volume);
+      for (const volume of removed) await this.#takeAway(vmi.metadata.uid ?? '', launcherPodUid, launcherSocket, volume, mounted.get(volume));
       if (wanted.size === 0) this.#idle.add(launcherPodUid);
     }
     for (const name of wanted.keys()) {
@@ -213,20 +233,32 @@ export class HotplugMounts {
   }
 
   /** Unmounts every hotplugged volume of the launcher pod (the VMI is gone or finished). */
-  async unmountAll(launcherSocket: string): Promise<void> {
+  async unmountAll(launcherSocket: string, vmiUid: string): Promise<void> {
     const launcherPodUid = this.#podUidOf(launcherSocket);
     if (launcherPodUid === undefined) return;
     this.#detachDue.delete(launcherPodUid);
     if (this.#idle.delete(launcherPodUid)) return;
     const dir = await this.#targetDir(launcherPodUid);
-    for (const volume of await this.#mountedIn(dir)) await this.#unmount(launcherPodUid, volume);
+    for (const [volume, kind] of await this.#presentIn(dir)) await this.#takeAway(vmiUid, launcherPodUid, launcherSocket, volume, kind, { launcherMayBeGone: true });
   }
 
-  /** Volume names whose `<volume>.img` in `dir` is a mount point. */
-  async #mountedIn(dir: string): Promise<Set<string>> {
+  /** Volumes brought into `dir`: `<volume>.img` a mount point (file), `<volume>` a block device node. */
+  async #presentIn(dir: string): Promise<Map<string, 'file' | 'block'>> {
     const points = await mountPoints();
     const prefix = `${dir}/`;
-    return new Set([...points].filter((p) => p.startsWith(prefix) && p.endsWith('.img') && !p.slice(prefix.length).includes('/')).map((p) => p.slice(prefix.length, -'.img'.length)));
+    const out = new Map<string, 'file' | 'block'>([...points]
+      .filter((p) => p.startsWith(prefix) && p.endsWith('.img') && !p.slice(prefix.length).includes('/'))
+      .map((p) => [p.slice(prefix.length, -'.img'.length), 'file']));
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      if (name.startsWith('.') || name.endsWith('.img')) continue;
+      if ((await lstat(join(dir, name)).catch(() => undefined))?.isBlockDevice() === true) out.set(name, 'block');
+    }
+    return out;
+  }
+
+  async #takeAway(vmiUid: string, launcherPodUid: string, launcherSocket: string, volume: string, kind: 'file' | 'block' | undefined, o: { readonly launcherMayBeGone?: boolean } = {}): Promise<void> {
+    if (kind === 'block') await this.#removeNode(vmiUid, launcherPodUid, launcherSocket, volume, o.launcherMayBeGone === true);
+    else await this.#unmount(launcherPodUid, volume);
   }
 
   async #mount(vmi: VirtualMachineInstance, launcherPodUid: string, launcherSocket: string, volume: string, attachUid: string, status: VolumeStatus): Promise<void> {
@@ -234,7 +266,10 @@ export class HotplugMounts {
     const at = (vmi.status?.volumeStatus ?? []).indexOf(status);
     // The launcher made its socket: its owner is the launcher's user and group.
     const owner = await lstat(launcherSocket);
-    if (status.persistentVolumeClaimInfo?.volumeMode === 'Block') throw new HandlerError('HANDLER_ERR_HOTPLUG', `claim ${status.persistentVolumeClaimInfo.claimName} has volumeMode Block; podvirt hotplugs Filesystem claims only`);
+    if (status.persistentVolumeClaimInfo?.volumeMode === 'Block') {
+      await this.#makeNode(vmi.metadata.uid ?? '', launcherPodUid, launcherSocket, volume, attachUid, owner);
+      return;
+    }
     const claimDir = await this.#claimDir(pods, attachUid);
     try {
       const disk = await this.#diskImage(claimDir, vmi, volume, `status.volumeStatus[${at}]`);
@@ -257,6 +292,92 @@ export class HotplugMounts {
       }
     } finally {
       await claimDir.close();
+    }
+  }
+
+  /**
+   * The device of the attachment pod's one block claim: the kubelet's link under the pod's
+   * volumeDevices is followed (it is the kubelet's, in a directory only it writes) for the
+   * numbers only; nothing is opened through it.
+   */
+  async #claimDevice(pods: string, attachUid: string): Promise<BlockDevice> {
+    const found: [string, string][] = [];
+    for (const plugin of BLOCK_PLUGINS) {
+      for (const e of await readdir(join(pods, attachUid, 'volumeDevices', plugin)).catch(() => [] as string[])) found.push([plugin, e]);
+    }
+    const [only, ...more] = found;
+    if (only === undefined || more.length > 0) {
+      throw new HandlerError('HANDLER_ERR_HOTPLUG', only === undefined ? `attachment pod ${attachUid} shows no block claim on this node yet` : `attachment pod ${attachUid} shows ${found.length} block claims; it must map exactly one`);
+    }
+    const dir = await openDirNoLinks(pods, [attachUid, 'volumeDevices', only[0]]);
+    try {
+      const st = await stat(`/proc/self/fd/${dir.fd}/${only[1]}`, { bigint: true });
+      if (!st.isBlockDevice()) throw new HandlerError('HANDLER_ERR_HOTPLUG', `${join(attachUid, 'volumeDevices', ...only)} is not a block device`);
+      return splitDeviceNumber(st.rdev);
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /**
+   * Allows the device in the launcher's device cgroup, then makes its node in the launcher pod's
+   * hotplug-disks: made and owned under a temporary name, renamed into place last, so a node
+   * named `<volume>` is always a finished one.
+   */
+  async #makeNode(vmiUid: string, launcherPodUid: string, launcherSocket: string, volume: string, attachUid: string, owner: { readonly uid: number; readonly gid: number }): Promise<void> {
+    const pods = await this.#podsDir();
+    const device = await this.#claimDevice(pods, attachUid);
+    await this.#devices.allow(vmiUid, launcherSocket, device);
+    const targetDir = await openDirNoLinks(pods, [launcherPodUid, 'volumes', 'kubernetes.io~empty-dir', HOTPLUG_DISKS_VOLUME]);
+    try {
+      const at = `/proc/self/fd/${targetDir.fd}`;
+      const temporary = `.${volume}.new`;
+      await rm(`${at}/${temporary}`, { force: true });
+      await this.#tool(['mknod', '-m', DISK_MODE.toString(8), `/proc/self/fd/3/${temporary}`, 'b', String(device.major), String(device.minor)], [targetDir.fd]);
+      await lchown(`${at}/${temporary}`, owner.uid, owner.gid);
+      await rename(`${at}/${temporary}`, `${at}/${volume}`);
+      // What is in place now must be that node (the directory is the launcher's too).
+      const st = await lstat(`${at}/${volume}`, { bigint: true });
+      const seen = st.isBlockDevice() ? splitDeviceNumber(st.rdev) : undefined;
+      if (seen?.major !== device.major || seen.minor !== device.minor || Number(st.uid) !== owner.uid) {
+        await rm(`${at}/${volume}`, { force: true });
+        throw new HandlerError('HANDLER_ERR_HOTPLUG', `${volume} in the launcher pod's ${HOTPLUG_DISKS_VOLUME} changed while it was made`);
+      }
+    } finally {
+      await targetDir.close();
+    }
+  }
+
+  /**
+   * Denies the node's device in the launcher's device cgroup (unless another hotplugged node of
+   * the pod is the same device), then removes the node. The launcher may be gone already when
+   * the VMI is: its cgroup went with it, and the node is removed all the same.
+   */
+  async #removeNode(vmiUid: string, launcherPodUid: string, launcherSocket: string, volume: string, launcherMayBeGone: boolean): Promise<void> {
+    const pods = await this.#podsDir();
+    const targetDir = await openDirNoLinks(pods, [launcherPodUid, 'volumes', 'kubernetes.io~empty-dir', HOTPLUG_DISKS_VOLUME]);
+    try {
+      const at = `/proc/self/fd/${targetDir.fd}`;
+      const st = await lstat(`${at}/${volume}`, { bigint: true }).catch(() => undefined);
+      if (st?.isBlockDevice() === true) {
+        const device = splitDeviceNumber(st.rdev);
+        let shared = false;
+        for (const name of await readdir(at)) {
+          if (name === volume || name.startsWith('.')) continue;
+          const other = await lstat(`${at}/${name}`, { bigint: true }).catch(() => undefined);
+          if (other?.isBlockDevice() === true && other.rdev === st.rdev) shared = true;
+        }
+        if (!shared) {
+          await this.#devices.deny(vmiUid, launcherSocket, device).catch((err: unknown) => {
+            if (!launcherMayBeGone) throw err;
+            this.#o.log.debug({ err, volume }, 'device not denied: the launcher is gone');
+          });
+        }
+      }
+      await rm(`${at}/${volume}`, { force: true });
+      this.#o.log.info({ volume }, 'hotplug block volume removed from the launcher pod');
+    } finally {
+      await targetDir.close();
     }
   }
 

@@ -222,7 +222,7 @@ export class VmiReconciler {
     log.debug({ action, launcher: observation.state, domain: observation.domain?.state }, 'decided');
     // A VMI that is gone, ending or finished keeps no hotplugged disk in its pod.
     if (socket !== undefined && (vmi === undefined || vmi.metadata.deletionTimestamp != null || isFinalPhase(vmi.status?.phase) || action.type === 'delete')) {
-      await this.#o.hotplug?.unmountAll(socket).catch((err: unknown) => log.warn({ err }, 'unmounting hotplugged volumes failed'));
+      await this.#o.hotplug?.unmountAll(socket, uid).catch((err: unknown) => log.warn({ err }, 'unmounting hotplugged volumes failed'));
     }
     const outcome = await executeAction(action, { uid, vmi: known, observation, registry: this.#o.registry, record, log, signal, ...(park === undefined ? {} : { park }), ...(this.#o.network === undefined ? {} : { network: this.#o.network }) });
     if (action.type === 'delete' && action.cleanup) {

@@ -4,6 +4,8 @@
 //                                                                    directory holding it there)
 //   PVC, filesystem claim  <vmi-disks>/<volume>/disk.img            (created sparse at the claim's size)
 //   PVC, block claim       <dev>/<volume>                           (the pod's volumeDevice)
+//   hotplugged, filesystem <hotplug-disks>/<volume>.img             (podvirt-handler's bind mount)
+//   hotplugged, block      <hotplug-disks>/<volume>                 (podvirt-handler's device node)
 // Each is opened once with openConfined; libvirt gets `/proc/<launcher pid>/fd/<n>`, so qemu opens
 // exactly the file that was checked. Every refusal is LAUNCHER_ERR_VOLUME naming the field: the
 // same step would fail on every retry.
@@ -39,6 +41,11 @@ interface DiskPlan {
   readonly createBytes?: bigint;
   /** An existing image larger than this does not fit. */
   readonly maxBytes?: bigint;
+}
+
+/** Where the handler brings a hotplugged claim: a block claim's node, a filesystem claim's image. */
+function hotplugPath(dir: string, volume: string, block: boolean): string {
+  return join(dir, block ? volume : `${volume}.img`);
 }
 
 function volumeError(field: string, message: string, cause?: unknown): LauncherError {
@@ -123,13 +130,15 @@ export class PersistentDisks {
   }
 
   /**
-   * A hotplugged claim's disk image, which podvirt-handler mounted at `<dir>/<volume>.img`:
-   * opened confined to `dir`, never created here. A failure is LAUNCHER_ERR_HOTPLUG (retried):
-   * the VMI runs on without the disk.
+   * A hotplugged claim's disk, which podvirt-handler brought into `dir`: a filesystem claim's
+   * image mounted at `<dir>/<volume>.img`, a block claim's device node at `<dir>/<volume>` (its
+   * status entry says which). Opened confined to `dir`, never created here. A failure is
+   * LAUNCHER_ERR_HOTPLUG (retried): the VMI runs on without the disk.
    */
   async openHotplug(vmi: DefaultedVmi, volume: string, dir: string): Promise<PersistentDisk> {
     const index = (vmi.spec.volumes ?? []).findIndex((v) => v.name === volume);
-    const plan: DiskPlan = { field: `spec.volumes[${index}].persistentVolumeClaim`, root: dir, path: join(dir, `${volume}.img`), block: false };
+    const block = vmi.status?.volumeStatus?.find((s) => s.name === volume)?.persistentVolumeClaimInfo?.volumeMode === 'Block';
+    const plan: DiskPlan = { field: `spec.volumes[${index}].persistentVolumeClaim`, root: dir, path: hotplugPath(dir, volume, block), block };
     try {
       return (await this.#openOnce(plan)).disk;
     } catch (err) {
@@ -139,11 +148,13 @@ export class PersistentDisks {
 
   /** Closes a hotplugged disk's descriptor once the domain let go of it. */
   async releaseHotplug(volume: string, dir: string): Promise<void> {
-    const key = `${dir}\0${join(dir, `${volume}.img`)}\0false`;
-    const p = this.#open.get(key);
-    this.#open.delete(key);
-    const opened = await p?.catch(() => undefined);
-    await opened?.file.close();
+    for (const block of [false, true]) {
+      const key = `${dir}\0${hotplugPath(dir, volume, block)}\0${block}`;
+      const p = this.#open.get(key);
+      this.#open.delete(key);
+      const opened = await p?.catch(() => undefined);
+      await opened?.file.close();
+    }
   }
 
   #openOnce(plan: DiskPlan): Promise<{ file: ConfinedFile; disk: PersistentDisk }> {
