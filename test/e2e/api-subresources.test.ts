@@ -4,7 +4,8 @@
 // namespace pauses, unpauses and opens the console of a VMI there (a websocket through the API
 // server, podvirt-api and the node's handler), and is refused elsewhere and for verbs the Role
 // does not grant, with a 403 naming the user and the verb; and starts a VirtualMachine through
-// virtualmachines/start (202, the VM's runStrategy written; a second start 409). Fault:
+// virtualmachines/start (202, the VM's runStrategy written; a second start 409, podvirtctl's too);
+// VNC through it (the RFB banner). Fault:
 // podvirt-api restarted mid-console closes the websocket with 1001 and leaves the guest as it was.
 // The user is alice: a client certificate (CN=alice, O=tenants) on kube-apiserver, the bearer
 // token `alice` on the in-repo API server (which takes a token as the user's name).
@@ -52,7 +53,7 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
         apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'vm-operator', namespace: NS },
         rules: [
           { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/pause', 'virtualmachineinstances/unpause'], verbs: ['update'] },
-          { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/console'], verbs: ['get'] },
+          { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/console', 'virtualmachineinstances/vnc'], verbs: ['get'] },
           { apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachines/start'], verbs: ['update'] },
         ],
       },
@@ -61,7 +62,8 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'vm-operator' },
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
       },
-      guestVmi(suite.guest, VM),
+      // A graphics device for the vnc test.
+      guestVmi(suite.guest, VM, { devices: { autoattachGraphicsDevice: true } }),
     );
     const running = await suite.waitForPhase(VM, 'Running');
     await suite.waitForGuestReady(running);
@@ -82,8 +84,8 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
     });
   }
 
-  const consoleAt = (namespace: string): WsConnectOptions => ({
-    host: url.hostname, port: Number(url.port), path: `${BASE}/${namespace}/virtualmachineinstances/${VM}/console`, protocol: 'plain.kubevirt.io',
+  const consoleAt = (namespace: string, stream: 'console' | 'vnc' = 'console'): WsConnectOptions => ({
+    host: url.hostname, port: Number(url.port), path: `${BASE}/${namespace}/virtualmachineinstances/${VM}/${stream}`, protocol: 'plain.kubevirt.io',
     ...('tls' in as ? as.tls : { headers: as.headers }),
   });
 
@@ -145,6 +147,19 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
     assert.match(elsewhere.body, /cannot get resource \\?"virtualmachineinstances\/console\\?"/);
   });
 
+  test('vnc: a websocket through the API server, the guest\'s RFB banner arrives', async () => {
+    const ws = await openTestWebSocket(consoleAt(NS, 'vnc'));
+    try {
+      assert.equal(ws.status, 101, ws.body);
+      const bytes = (): string => Buffer.concat(ws.frames.filter((f) => f.opcode === 0x2).map((f) => f.payload)).toString('latin1');
+      await eventually(() => /^RFB \d{3}\.\d{3}\n/.test(bytes()), { deadlineMs: 30_000, what: 'the RFB banner', detail: bytes });
+      ws.send(Buffer.from([0x03, 0xe8]), 0x8);
+      await ws.closed;
+    } finally {
+      ws.destroy();
+    }
+  });
+
   test('a VM started through virtualmachines/start: 202 and runStrategy Always; a second start 409; restart not granted 403', async () => {
     const name = 'tenant-halted';
     // Its VMI would wait for a node no one has: nothing boots for this test.
@@ -160,6 +175,10 @@ describe(`the subresource API as a tenant, through ${lane}`, () => {
       const again = await put(`${BASE}/${NS}/virtualmachines/${name}/start`);
       assert.equal(again.status, 409, again.body);
       assert.match(again.body, /already running|runStrategy Always: it starts by itself/);
+      // podvirtctl takes the same subresource with alice's kubeconfig, and prints the refusal.
+      const ctl = await suite.podvirtctlAs(aliceKubeconfig, 'start', 'vm', `${NS}/${name}`);
+      assert.equal(ctl.code, 1, ctl.stdout);
+      assert.match(ctl.stderr, /^error: .*(already running|runStrategy Always: it starts by itself)/);
       const restart = await put(`${BASE}/${NS}/virtualmachines/${name}/restart`);
       assert.equal(restart.status, 403);
       assert.match(restart.body, /cannot update resource \\?"virtualmachines\/restart\\?"/);

@@ -10,8 +10,9 @@ import { runList } from './commands/list.js';
 import { runMigrate } from './commands/migrate.js';
 import { runOperation } from './commands/operations.js';
 import { runVersion } from './commands/version.js';
-import { runVmState } from './commands/vm-state.js';
-import { runVolume } from './commands/volume.js';
+import { runMigrateVmViaApi, runVmState, runVmStateViaApi } from './commands/vm-state.js';
+import { runVolume, runVolumeViaApi } from './commands/volume.js';
+import { withApiDeadline } from './api-deadline.js';
 import { KubeMigrationApi, type MigrationApi } from './migration-api.js';
 import type { NodeApi, NodeApiClient } from './node-client.js';
 import type { VmStateApi, VolumeApi } from '@podvirt/api';
@@ -100,12 +101,34 @@ async function openKubeVmApi(context: CliContext, kubeconfig: string | undefined
   return { api: new KubeVmStateApi(client), close: () => client.close() };
 }
 
-async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {
-  let opened: OpenVmApi | undefined;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
+/**
+ * A VM's start, stop, restart and migrate, and hotplug requests, through KubeVirt's subresources
+ * when the user has a kubeconfig (as virtctl): one PUT, authorised as the user by podvirt-api.
+ */
+async function runSubresourceChange(context: CliContext, kubeconfig: string | undefined, command: CommandName, timeoutMs: number, output: OutputFormat, run: (api: SubresourceClient, signal: AbortSignal) => Promise<CommandResult>): Promise<number> {
+  let client: KubeClient | undefined;
   try {
-    opened = await (context.openVmApi ?? ((k) => openKubeVmApi(context, k)))(invocation.kubeconfig);
-    write(context, await runVmState(opened.api, invocation.command, invocation.target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal), invocation.output);
+    client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
+    const api = new SubresourceClient(client);
+    write(context, await withApiDeadline(context.signal, timeoutMs, (signal) => run(api, signal)), output);
+    return 0;
+  } catch (err) {
+    return fail(context, err, { command, connection: undefined, timeoutMs, interrupted: context.signal.aborted });
+  } finally {
+    await client?.close();
+  }
+}
+
+async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {
+  const { command, target, kubeconfig, timeoutMs, output } = invocation;
+  if (viaApiServer(context, { kubeconfig })) {
+    return runSubresourceChange(context, kubeconfig, command, timeoutMs, output, (api, signal) => runVmStateViaApi(api, command, target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal));
+  }
+  let opened: OpenVmApi | undefined;
+  try {
+    const api = (opened = await (context.openVmApi ?? ((k) => openKubeVmApi(context, k)))(invocation.kubeconfig)).api;
+    const result = await withApiDeadline(context.signal, invocation.timeoutMs, (signal) => runVmState(api, invocation.command, invocation.target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal));
+    write(context, result, invocation.output);
     return 0;
   } catch (err) {
     return fail(context, err, { command: invocation.command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
@@ -115,15 +138,18 @@ async function runVmCommand(context: CliContext, invocation: VmStateInvocation):
 }
 
 async function runVolumeCommand(context: CliContext, invocation: VolumeInvocation): Promise<number> {
+  const { request, target, persist, kubeconfig, timeoutMs, output } = invocation;
+  if (viaApiServer(context, { kubeconfig })) {
+    return runSubresourceChange(context, kubeconfig, request.command, timeoutMs, output, (api, signal) => runVolumeViaApi(api, target, request, persist, signal));
+  }
   let opened: OpenVolumeApi | undefined;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
   const open = context.openVolumeApi ?? (async (k: string | undefined): Promise<OpenVolumeApi> => {
     const client = await openKubeClient(context, k);
     return { api: new KubeVolumeApi(client), close: () => client.close() };
   });
   try {
-    opened = await open(invocation.kubeconfig);
-    write(context, await runVolume(opened.api, invocation.target, invocation.request, invocation.persist, signal), invocation.output);
+    const api = (opened = await open(invocation.kubeconfig)).api;
+    write(context, await withApiDeadline(context.signal, invocation.timeoutMs, (signal) => runVolume(api, invocation.target, invocation.request, invocation.persist, signal)), invocation.output);
     return 0;
   } catch (err) {
     return fail(context, err, { command: invocation.request.command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
@@ -132,7 +158,7 @@ async function runVolumeCommand(context: CliContext, invocation: VolumeInvocatio
   }
 }
 
-/** The cluster's client for the commands that talk to the Kubernetes API (migrate, start, stop, restart, addvolume, removevolume). */
+/** The cluster's client for the commands that talk to the Kubernetes API (the subresources; migrate, start, stop, restart, addvolume, removevolume without a kubeconfig: in-cluster). */
 async function openKubeClient(context: CliContext, kubeconfig: string | undefined): Promise<KubeClient> {
   const sources = context.kube ?? { env: {}, homeDir: '' };
   return KubeClient.create(await loadKubeConfig({ kubeconfig, env: sources.env, homeDir: sources.homeDir }), { userAgent: 'podvirtctl' });
@@ -145,11 +171,13 @@ async function openKubeMigrationApi(context: CliContext, kubeconfig: string | un
 
 async function runMigration(context: CliContext, invocation: MigrateInvocation): Promise<number> {
   const command = invocation.cancel ? 'migrate-cancel' : 'migrate';
+  if (invocation.vm && viaApiServer(context, { kubeconfig: invocation.kubeconfig })) {
+    return runSubresourceChange(context, invocation.kubeconfig, command, invocation.timeoutMs, invocation.output, (api, signal) => runMigrateVmViaApi(api, invocation.target, signal));
+  }
   let opened: OpenMigrationApi | undefined;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(invocation.timeoutMs)]);
   try {
-    opened = await (context.openMigrationApi ?? ((k) => openKubeMigrationApi(context, k)))(invocation.kubeconfig);
-    write(context, await runMigrate(opened.api, invocation.target, invocation.cancel, signal), invocation.output);
+    const api = (opened = await (context.openMigrationApi ?? ((k) => openKubeMigrationApi(context, k)))(invocation.kubeconfig)).api;
+    write(context, await withApiDeadline(context.signal, invocation.timeoutMs, (signal) => runMigrate(api, invocation.target, invocation.cancel, signal)), invocation.output);
     return 0;
   } catch (err) {
     return fail(context, err, { command, connection: undefined, timeoutMs: invocation.timeoutMs, interrupted: context.signal.aborted });
@@ -203,7 +231,8 @@ async function runApiCall(context: CliContext, invocation: Extract<CallInvocatio
   try {
     client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
     const api = new SubresourceClient(client);
-    write(context, invocation.kind === 'guest' ? await runGuest(api, invocation, context.signal) : await runOperation(api, invocation, context.signal), output);
+    const result = await withApiDeadline(context.signal, timeoutMs, (signal) => (invocation.kind === 'guest' ? runGuest(api, invocation, signal) : runOperation(api, invocation, signal)));
+    write(context, result, output);
     return 0;
   } catch (err) {
     return fail(context, err, { command: commandOf(invocation), connection: undefined, timeoutMs, interrupted: context.signal.aborted });

@@ -118,10 +118,10 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     examples: ['podvirtctl vnc vmi testvm --proxy-only', 'podvirtctl vnc vmi testvm --proxy-only --port 5901'],
   },
   'migrate': {
-    summary: 'Live-migrate a running VMI to another node: creates a VirtualMachineInstanceMigration and prints its name',
-    args: VMI_ARGS,
+    summary: 'Live-migrate a running VMI to another node: creates a VirtualMachineInstanceMigration and prints its name; "migrate vm NAME" asks the VM\'s migrate subresource',
+    args: '(NAMESPACE/NAME | [vmi|vm] NAME [-n NAMESPACE])',
     flags: ['namespace', 'kubeconfig', 'timeout', 'output', 'help'],
-    examples: ['podvirtctl migrate vmi testvm', 'kubectl get vmim -w'],
+    examples: ['podvirtctl migrate vmi testvm', 'podvirtctl migrate vm testvm', 'kubectl get vmim -w'],
   },
   'migrate-cancel': {
     summary: 'Cancel the VMI\'s migration in progress: deletes its VirtualMachineInstanceMigration',

@@ -47,7 +47,7 @@ export type Invocation =
   | { readonly kind: 'console'; readonly target: node.VmiRef; readonly takeover: boolean; readonly call: CallSettings }
   | { readonly kind: 'vnc'; readonly target: node.VmiRef; readonly takeover: boolean; readonly port: number; readonly call: CallSettings }
   // Through the Kubernetes API, not the node API: create or delete a migration of the VMI.
-  | { readonly kind: 'migrate'; readonly cancel: boolean; readonly target: node.VmiRef; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
+  | { readonly kind: 'migrate'; readonly cancel: boolean; /** `migrate vm NAME`. */ readonly vm: boolean; readonly target: node.VmiRef; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
   // Through the Kubernetes API: start, stop or restart a VirtualMachine.
   | { readonly kind: 'vm-state'; readonly command: VmStateCommandName; readonly target: node.VmiRef; readonly gracePeriodSeconds: number | undefined; readonly kubeconfig: string | undefined; readonly output: OutputFormat; readonly timeoutMs: number }
   // Through the Kubernetes API: hot-plug or unplug a volume of a VMI (and its VM with --persist).
@@ -93,11 +93,13 @@ export function parseArgs(argv: readonly string[], env: ParseEnv): Invocation {
     const target = vmiTarget(word, rest, flags, 'VM');
     return { kind: 'vm-state', command: word, target, gracePeriodSeconds: stopGracePeriod(word, flags), kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
   }
-  const target = vmiTarget(word, rest, flags);
+  // `migrate vm NAME` is KubeVirt's virtualmachines/NAME/migrate (the VM's VMI has its name).
+  const vm = word === 'migrate' && rest.length === 2 && VM_WORDS.has(rest[0] ?? '');
+  const target = vmiTarget(word, rest, flags, vm ? 'VM' : 'VMI');
   if (word === 'migrate' || word === 'migrate-cancel') {
     const kubeconfig = flags.get('kubeconfig');
     if (kubeconfig === '') throw new UsageError('--kubeconfig needs a path', word);
-    return { kind: 'migrate', cancel: word === 'migrate-cancel', target, kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
+    return { kind: 'migrate', cancel: word === 'migrate-cancel', vm, target, kubeconfig, output: outputFormat(flags, word), timeoutMs: callTimeout(word, flags) };
   }
   if (word === 'addvolume' || word === 'removevolume') {
     const kubeconfig = flags.get('kubeconfig');

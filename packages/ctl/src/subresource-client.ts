@@ -1,4 +1,5 @@
-// The VMI commands through the Kubernetes API server instead of the node: KubeVirt's subresource
+// The VMI commands (and a VM's start, stop, restart, migrate, and hotplug requests) through the
+// Kubernetes API server instead of the node or direct writes: KubeVirt's subresource
 // API (`subresources.kubevirt.io/v1`), which podvirt-api serves behind the aggregation layer and
 // authorises as the calling user (their RBAC on `virtualmachineinstances/pause` …), so a user
 // with a kubeconfig needs no access to the node. The same calls as the node API client, so the
@@ -72,6 +73,15 @@ export class SubresourceClient implements VmiApi {
     return { filesystems: list((await this.#get(vmi, 'filesystemlist', options))['items']).map(filesystem) };
   }
 
+  /**
+   * A request KubeVirt answers 202 with no body: `virtualmachines/NAME/{start,stop,restart,migrate,
+   * addvolume,removevolume}` and `virtualmachineinstances/NAME/{addvolume,removevolume}`. What was
+   * asked is all the caller can say; the objects' status shows what follows.
+   */
+  async change(resource: 'virtualmachines' | 'virtualmachineinstances', ref: node.VmiRef, subresource: string, body: object | undefined, signal: AbortSignal): Promise<void> {
+    await this.#client.request({ method: 'PUT', path: pathOf(ref, subresource, resource), ...(body === undefined ? {} : { body }), signal });
+  }
+
   async #put(vmi: node.VmiRef, subresource: string, body: Json | undefined, options: CallOptions): Promise<node.OperationResponse> {
     await this.#client.request({ method: 'PUT', path: pathOf(vmi, subresource), ...(body === undefined ? {} : { body }), ...call(options) });
     return { uid: '' };
@@ -82,8 +92,8 @@ export class SubresourceClient implements VmiApi {
   }
 }
 
-function pathOf(vmi: node.VmiRef, subresource: string): string {
-  return `${BASE}/${encodeURIComponent(vmi.namespace)}/virtualmachineinstances/${encodeURIComponent(vmi.name)}/${subresource}`;
+function pathOf(ref: node.VmiRef, subresource: string, resource = 'virtualmachineinstances'): string {
+  return `${BASE}/${encodeURIComponent(ref.namespace)}/${resource}/${encodeURIComponent(ref.name)}/${subresource}`;
 }
 
 function call(options: CallOptions): { timeoutMs: number; signal?: AbortSignal } {

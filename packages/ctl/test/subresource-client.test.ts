@@ -211,6 +211,52 @@ describe('podvirtctl through the API server', () => {
     assert.match(r.stderr, /User "alice" cannot update resource "virtualmachineinstances\/pause"/);
   });
 
+  test('start, stop --force, restart and migrate of a VM: a PUT of virtualmachines/NAME/<sub> (202, no body); what was asked and what to watch', async () => {
+    for (const [argv, sub, body] of [
+      [['start', 'vm', 'prod/vm1'], 'start', ''],
+      [['stop', 'vm', 'vm1', '-n', 'prod', '--force', '--grace-period', '5'], 'stop', '{"gracePeriod":5}'],
+      [['stop', 'vm', 'prod/vm1'], 'stop', ''],
+      [['restart', 'vm', 'prod/vm1'], 'restart', ''],
+      [['migrate', 'vm', 'prod/vm1'], 'migrate', ''],
+    ] as const) {
+      answers.set(`${BASE}/prod/virtualmachines/vm1/${sub}`, { status: 202, body: undefined });
+      const r = await ctl([...argv, '--kubeconfig', kubeconfig]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `VM vm1 was scheduled to ${sub}\n`);
+      assert.equal(r.stderr, sub === 'migrate' ? 'follow it with: kubectl get vmim -n prod -w\n' : 'follow it with: kubectl get vm vm1 -n prod -w\n');
+      const last = seen.at(-1);
+      assert.deepEqual([last?.method, last?.url, last?.body, last?.headers.authorization], ['PUT', `${BASE}/prod/virtualmachines/vm1/${sub}`, body, 'Bearer alice']);
+    }
+    const json = await ctl(['start', 'vm', 'prod/vm1', '-o', 'json', '--kubeconfig', kubeconfig]);
+    assert.deepEqual(JSON.parse(json.stdout), { name: 'vm1', namespace: 'prod', action: 'start' });
+    assert.equal(seen.length, 6);
+  });
+
+  test('a VM request refused (409, 404, 403): the API server\'s message, exit 1', async () => {
+    const message = 'Operation cannot be fulfilled on virtualmachines.kubevirt.io "vm1": VM is already running';
+    answers.set(`${BASE}/prod/virtualmachines/vm1/start`, { status: 409, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message } });
+    const r = await ctl(['start', 'vm', 'prod/vm1', '--kubeconfig', kubeconfig]);
+    assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', `error: ${message}\n`]);
+  });
+
+  test('addvolume and removevolume: virtualmachineinstances/NAME/<sub> with KubeVirt\'s options; --persist the VM\'s; a 400 names the flags', async () => {
+    const add = await ctl(['addvolume', 'vmi', 'prod/v1', '--volume-name', 'data', '--claim', 'claim-1', '--serial', 'D1', '--kubeconfig', kubeconfig]);
+    assert.equal(add.code, 0, add.stderr);
+    assert.equal(add.stdout, 'volume data added to VMI prod/v1\n');
+    assert.match(add.stderr, /^follow it with: kubectl get vmi v1 -n prod/);
+    assert.equal(seen.at(-1)?.url, `${BASE}/prod/virtualmachineinstances/v1/addvolume`);
+    assert.deepEqual(JSON.parse(seen.at(-1)?.body ?? ''), { name: 'data', disk: { name: 'data', disk: { bus: 'scsi' }, serial: 'D1' }, volumeSource: { persistentVolumeClaim: { claimName: 'claim-1' } } });
+    const persisted = await ctl(['removevolume', 'vmi', 'prod/v1', '--volume-name', 'data', '--persist', '--kubeconfig', kubeconfig]);
+    assert.equal(persisted.code, 0, persisted.stderr);
+    assert.equal(persisted.stdout, 'volume data removed from VMI prod/v1 and its VM\n');
+    assert.deepEqual([seen.at(-1)?.method, seen.at(-1)?.url, seen.at(-1)?.body], ['PUT', `${BASE}/prod/virtualmachines/v1/removevolume`, '{"name":"data"}']);
+    const message = 'VMI prod/v1 refuses the change: name: Duplicate value: "data" is already the name of a volume or disk of this VMI; volumeSource.persistentVolumeClaim.claimName: Duplicate value: claim "claim-1" is already volume "old" of this VMI';
+    answers.set(`${BASE}/prod/virtualmachineinstances/v1/addvolume`, { status: 400, body: { kind: 'Status', code: 400, reason: 'BadRequest', message } });
+    const clash = await ctl(['addvolume', 'vmi', 'prod/v1', '--volume-name', 'data', '--claim', 'claim-1', '--kubeconfig', kubeconfig]);
+    assert.equal(clash.code, 1);
+    assert.equal(clash.stderr, 'error: VMI prod/v1 refuses the change: --volume-name: Duplicate value: "data" is already the name of a volume or disk of this VMI; --claim: Duplicate value: claim "claim-1" is already volume "old" of this VMI\n');
+  });
+
   test('--node, --socket, or no kubeconfig anywhere: the node API; --kubeconfig with --node is a usage error', async () => {
     const node = await ctl(['pause', 'prod/v1', '--node'], { KUBECONFIG: kubeconfig });
     assert.equal(node.code, 3, node.stderr);

@@ -54,12 +54,12 @@ class FakeVmStates implements VmStateApi {
 /** The hotplug edits of the test's VMIs, written into the map; every write is recorded. */
 class FakeVolumes implements VolumeApi {
   readonly writes: string[] = [];
-  constructor(private readonly vmis: Map<string, VirtualMachineInstance>) {}
+  constructor(private readonly vmis: Map<string, VirtualMachineInstance>, private readonly vms: Map<string, VirtualMachine>) {}
   readVmi(ns: string, name: string): Promise<VirtualMachineInstance | undefined> {
     return Promise.resolve(this.vmis.get(`${ns}/${name}`));
   }
-  readVm(): Promise<VirtualMachine | undefined> {
-    return Promise.resolve(undefined);
+  readVm(ns: string, name: string): Promise<VirtualMachine | undefined> {
+    return Promise.resolve(this.vms.get(`${ns}/${name}`));
   }
   patchVmiVolumes(ns: string, name: string, spec: HotplugSpec): Promise<'written' | 'stale'> {
     this.writes.push(`vmi ${ns}/${name} ${(spec.volumes ?? []).map((v) => v.name).join(',')} ${JSON.stringify(spec.domain.devices?.disks?.at(-1))}`);
@@ -67,8 +67,11 @@ class FakeVolumes implements VolumeApi {
     if (v !== undefined) this.vmis.set(`${ns}/${name}`, { ...v, spec: { ...v.spec, ...spec } as VirtualMachineInstance['spec'] });
     return Promise.resolve('written');
   }
-  patchVmVolumes(): Promise<'written' | 'stale'> {
-    return Promise.reject(new Error('the VMI subresources never write a VM'));
+  patchVmVolumes(ns: string, name: string, spec: HotplugSpec): Promise<'written' | 'stale'> {
+    this.writes.push(`vm ${ns}/${name} ${(spec.volumes ?? []).map((v) => v.name).join(',')}`);
+    const v = this.vms.get(`${ns}/${name}`);
+    if (v !== undefined) this.vms.set(`${ns}/${name}`, { ...v, spec: { ...v.spec, template: { ...v.spec.template, spec: { ...v.spec.template.spec, ...spec } as VmSpec['template']['spec'] } } });
+    return Promise.resolve('written');
   }
 }
 
@@ -84,7 +87,7 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
   const questions: AccessQuestion[] = [];
   const vmis = new Map<string, VirtualMachineInstance>();
   const vmStates = new FakeVmStates(vmis);
-  const volumes = new FakeVolumes(vmis);
+  const volumes = new FakeVolumes(vmis, vmStates.vms);
   const migrations: VirtualMachineInstanceMigration[] = [];
   // user → "verb resource/subresource namespace" they may do.
   const grants = new Map<string, Set<string>>();
@@ -184,7 +187,8 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/console')?.verbs, ['get']);
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachines/migrate')?.verbs, ['update']);
     assert.deepEqual(resources.find((r) => r.name === 'virtualmachineinstances/addvolume')?.verbs, ['update']);
-    assert.equal(resources.length, 17);
+    assert.deepEqual(resources.find((r) => r.name === 'virtualmachines/addvolume')?.verbs, ['update']);
+    assert.equal(resources.length, 19);
   });
 
   test('pause and unpause as a user the SubjectAccessReview allows, forwarded to the node of the VMI', async () => {
@@ -331,6 +335,43 @@ describe('the subresource API over HTTPS, as the aggregator calls it', () => {
       assert.equal(other.status, 403);
       assert.match(String(other.json?.['message']), /cannot update resource "virtualmachineinstances\/addvolume"/);
       assert.deepEqual(volumes.writes, []);
+    });
+  });
+
+  describe('virtualmachines/{addvolume,removevolume}', () => {
+    const put = (ns: string, name: string, sub: string, body?: string) => call('PUT', `${BASE}/${ns}/virtualmachines/${name}/${sub}`, { headers: asUser('alice'), ...(body === undefined ? {} : { body }) });
+    const ADD = { name: 'keep', disk: { disk: { bus: 'scsi' } }, volumeSource: { persistentVolumeClaim: { claimName: 'claim-k' } } };
+
+    test('the running VMI and the VM\'s template both gain the volume (202), and both lose it; asked as virtualmachines/<sub>; refusals named', async () => {
+      vmis.set('a/vmv', vmi('a', 'vmv', 'Running'));
+      vmStates.vms.set('a/vmv', vm('a', 'vmv', 'Always'));
+      vmStates.vms.set('a/halted', vm('a', 'halted', 'Halted'));
+      volumes.writes.length = 0;
+      const refused = await put('a', 'vmv', 'addvolume', JSON.stringify(ADD));
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(String(refused.json?.['message']), /cannot update resource "virtualmachines\/addvolume"/);
+      grants.get('alice')?.add('update virtualmachines/addvolume a');
+      grants.get('alice')?.add('update virtualmachines/removevolume a');
+      const added = await put('a', 'vmv', 'addvolume', JSON.stringify(ADD));
+      assert.equal(added.status, 202, added.text);
+      assert.deepEqual(questions.at(-1), { user: { name: 'alice', groups: ['tenants', 'system:authenticated'], extra: { 'scopes/a': ['one'] } }, verb: 'update', namespace: 'a', resource: 'virtualmachines', subresource: 'addvolume', name: 'vmv' });
+      assert.deepEqual(vmStates.vms.get('a/vmv')?.spec.template.spec.volumes, [{ name: 'keep', persistentVolumeClaim: { claimName: 'claim-k', hotpluggable: true } }]);
+      assert.deepEqual(vmis.get('a/vmv')?.spec.volumes, [{ name: 'keep', persistentVolumeClaim: { claimName: 'claim-k', hotpluggable: true } }]);
+      const cases: [string, string, string, number, RegExp][] = [
+        ['vmv', 'addvolume', JSON.stringify(ADD), 400, /^VMI a\/vmv refuses the change: name: Duplicate value/],
+        ['gone', 'addvolume', JSON.stringify(ADD), 404, /^virtualmachines.kubevirt.io "gone" not found$/],
+        ['halted', 'addvolume', JSON.stringify(ADD), 409, /"halted": the VM has no running VMI to hot-plug into/],
+      ];
+      for (const [name, sub, body, status, message] of cases) {
+        const out = await put('a', name, sub, body);
+        assert.equal(out.status, status, `${name} ${sub}: ${out.text}`);
+        assert.match(String(out.json?.['message'] ?? ''), message, `${name} ${sub}`);
+      }
+      const removed = await put('a', 'vmv', 'removevolume', '{"name":"keep"}');
+      assert.equal(removed.status, 202, removed.text);
+      assert.deepEqual(vmStates.vms.get('a/vmv')?.spec.template.spec.volumes, []);
+      assert.deepEqual(volumes.writes, ['vmi a/vmv keep {"disk":{"bus":"scsi"},"name":"keep"}', 'vm a/vmv keep', 'vmi a/vmv  undefined', 'vm a/vmv ']);
+      assert.deepEqual(handler.calls.filter((c) => JSON.stringify(c).includes('vmv')), []);
     });
   });
 

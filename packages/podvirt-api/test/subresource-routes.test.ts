@@ -15,6 +15,8 @@ test('KubeVirt\'s paths and verbs, as a table', () => {
     ['GET', `${V1}/namespaces/a/virtualmachineinstances/vm1/vnc`, { kind: 'vmi', namespace: 'a', name: 'vm1', subresource: 'vnc' }],
     ['PUT', `${V1}/namespaces/a/virtualmachineinstances/vm1/console`, { kind: 'refused', status: 405, message: `PUT is not allowed on ${V1}/namespaces/a/virtualmachineinstances/vm1/console` }],
     ['PUT', `${V1}/namespaces/a/virtualmachineinstances/vm1/addvolume`, { kind: 'vmi', namespace: 'a', name: 'vm1', subresource: 'addvolume' }],
+    ['PUT', `${V1}/namespaces/a/virtualmachines/vm1/addvolume`, { kind: 'vm', namespace: 'a', name: 'vm1', subresource: 'addvolume' }],
+    ['PUT', `${V1}/namespaces/a/virtualmachines/vm1/removevolume`, { kind: 'vm', namespace: 'a', name: 'vm1', subresource: 'removevolume' }],
     ['GET', `${V1}/namespaces/a/virtualmachineinstances/vm1/removevolume`, { kind: 'refused', status: 405, message: `GET is not allowed on ${V1}/namespaces/a/virtualmachineinstances/vm1/removevolume` }],
     ['PUT', `${V1}/namespaces/a/virtualmachineinstances/vm1/portforward`, { kind: 'refused', status: 404, message: 'virtualmachineinstances/portforward is not a subresource podvirt serves' }],
     ['GET', `${V1}/namespaces/a/virtualmachineinstances/vm1`, { kind: 'refused', status: 404, message: `nothing at ${V1}/namespaces/a/virtualmachineinstances/vm1` }],

@@ -7,6 +7,8 @@
 // volume's phase.
 import { changeVolume, formatFieldErrors, VolumeChangeError, type VolumeApi, type VolumeRequest } from '@podvirt/api';
 import type { node } from '@podvirt/proto';
+import { isKubeApiError } from '@podvirt/kube-runtime';
+import type { SubresourceClient } from '../subresource-client.js';
 import type { CommandResult } from './command-result.js';
 
 export class VolumeError extends Error {
@@ -47,13 +49,44 @@ function inFlags(err: VolumeChangeError, persist: boolean): VolumeError {
 }
 
 export async function runVolume(api: VolumeApi, target: node.VmiRef, request: VolumeRequest, persist: boolean, signal: AbortSignal): Promise<CommandResult> {
-  const ref = `VMI ${target.namespace}/${target.name}`;
   try {
     await changeVolume(api, request, target, { persist }, signal);
   } catch (err) {
     if (err instanceof VolumeChangeError) throw inFlags(err, persist);
     throw err;
   }
+  return volumeResult(target, request, persist);
+}
+
+/**
+ * The same through KubeVirt's subresources (a kubeconfig: authorised as the user):
+ * `virtualmachineinstances/NAME/{addvolume,removevolume}`, or with --persist
+ * `virtualmachines/NAME/{addvolume,removevolume}` (the VMI and the VM's template). The 400's
+ * fields (the request's JSON) are named by their flags.
+ */
+export async function runVolumeViaApi(api: SubresourceClient, target: node.VmiRef, request: VolumeRequest, persist: boolean, signal: AbortSignal): Promise<CommandResult> {
+  try {
+    await api.change(persist ? 'virtualmachines' : 'virtualmachineinstances', target, request.command, request.options, signal);
+  } catch (err) {
+    if (isKubeApiError(err) && err.status === 400) throw new VolumeError('CTL_ERR_VOLUME_REFUSED', namedByFlags(err.message));
+    throw err;
+  }
+  return volumeResult(target, request, persist);
+}
+
+const LABELS = 'Required value|Invalid value|Duplicate value|Not found|Unsupported value|Forbidden|Too many|Too long';
+
+/** A message of formatted field errors (`field: Label: detail; …`) with each request field named by its flag. */
+function namedByFlags(message: string): string {
+  let out = message;
+  for (const [field, flag] of Object.entries(FLAG_OF)) {
+    out = out.replace(new RegExp(`(^|; |: )${field.replace(/\./g, '\\.')}: (${LABELS}):`, 'g'), `$1${flag}: $2:`);
+  }
+  return out;
+}
+
+function volumeResult(target: node.VmiRef, request: VolumeRequest, persist: boolean): CommandResult {
+  const ref = `VMI ${target.namespace}/${target.name}`;
   const name = request.options.name;
   const verb = request.command === 'addvolume' ? 'added to' : 'removed from';
   return {

@@ -1,5 +1,6 @@
 // Any failure → what to print on stderr and the exit code: 1 the node API refused or failed,
 // 2 usage error, 3 cannot connect, 130 interrupted (the shell's code for SIGINT).
+import { ApiTimeoutError } from '../api-deadline.js';
 import type { CommandName } from '../command-table.js';
 import { ConnectError, type ConnectFailure } from '../connect-error.js';
 import { NODE_API_SOCKET_ENV } from '../defaults.js';
@@ -36,6 +37,9 @@ export function renderFailure(err: unknown, context: FailureContext): Failure {
   }
   if (err instanceof ConnectError) {
     return { exitCode: EXIT_CONNECT, stderr: `error: ${err.message}\nhint: ${connectHint(err.failure, context.connection)}\n` };
+  }
+  if (err instanceof ApiTimeoutError) {
+    return { exitCode: EXIT_FAILED, stderr: `error: ${err.message}\nhint: the API server, or podvirt-api behind it for a subresource, is slow or stuck: check "kubectl get apiservice v1.subresources.kubevirt.io" and podvirt-api's logs, or allow longer with --timeout\n` };
   }
   if (err instanceof NodeApiError) {
     // Through the API server (no node connection) the message is the API server's and says enough.

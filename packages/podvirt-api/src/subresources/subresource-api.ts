@@ -74,9 +74,13 @@ export class SubresourceApi {
     if (route.kind === 'discovery-group') return writeJson(res, 200, apiGroupDocument());
     if (route.kind === 'discovery-version') return writeJson(res, 200, apiResourceListDocument());
     if (route.kind === 'refused') return writeStatus(res, kubeStatus(route.status, route.message));
-    if (route.kind === 'vm') return this.#serveVm(req, res, route.namespace, route.name, route.subresource);
+    if (route.kind === 'vm') {
+      const sub = route.subresource;
+      if (sub === 'addvolume' || sub === 'removevolume') return this.#serveVolume(req, res, 'virtualmachines', route.namespace, route.name, sub);
+      return this.#serveVm(req, res, route.namespace, route.name, sub);
+    }
     const kind = VMI_SUBRESOURCES[route.subresource].kind;
-    if (kind === 'volume') return this.#serveVolume(req, res, route.namespace, route.name, route.subresource as VmiVolumeChange);
+    if (kind === 'volume') return this.#serveVolume(req, res, 'virtualmachineinstances', route.namespace, route.name, route.subresource as VmiVolumeChange);
     if (kind === 'stream') return writeStatus(res, kubeStatus(400, `${route.subresource}: a websocket (Upgrade: websocket, protocol plain.kubevirt.io)`));
     const ladder = await this.#climb(req, route.namespace, route.name, route.subresource);
     if (!ladder.ok) return this.#refuse(res, route.subresource, ladder.status);
@@ -153,7 +157,7 @@ export class SubresourceApi {
   }
 
   /** `virtualmachines/{start,stop,restart,migrate}`: writes to the Kubernetes API, no handler; 202 as KubeVirt. */
-  async #serveVm(req: IncomingMessage, res: ServerResponse, namespace: string, name: string, sub: VmSubresource): Promise<void> {
+  async #serveVm(req: IncomingMessage, res: ServerResponse, namespace: string, name: string, sub: Exclude<VmSubresource, VmiVolumeChange>): Promise<void> {
     const auth = await this.#authorize(req, 'virtualmachines', 'update', namespace, name, sub);
     if (!auth.ok) return this.#refuse(res, sub, auth.status);
     const decoded = await readVmOptions(req, sub);
@@ -168,20 +172,25 @@ export class SubresourceApi {
   /**
    * `virtualmachineinstances/{addvolume,removevolume}`: the hotplug edit of the VMI's spec through
    * the Kubernetes API (changeVolume, as podvirtctl), no handler; 202 as KubeVirt.
+   * `virtualmachines/{addvolume,removevolume}`: the same edit of the running VMI and of the VM's
+   * template (changeVolume's persist, as `podvirtctl addvolume --persist`), so the volume stays
+   * across a restart.
    */
-  async #serveVolume(req: IncomingMessage, res: ServerResponse, namespace: string, name: string, sub: VmiVolumeChange): Promise<void> {
-    const auth = await this.#authorize(req, 'virtualmachineinstances', 'update', namespace, name, sub);
+  async #serveVolume(req: IncomingMessage, res: ServerResponse, resource: 'virtualmachineinstances' | 'virtualmachines', namespace: string, name: string, sub: VmiVolumeChange): Promise<void> {
+    const auth = await this.#authorize(req, resource, 'update', namespace, name, sub);
     if (!auth.ok) return this.#refuse(res, sub, auth.status);
     const decoded = await readVolumeRequest(req, sub);
     if (!decoded.ok) return this.#refuse(res, sub, decoded.status);
+    const persist = resource === 'virtualmachines';
     try {
-      await changeVolume(this.#o.volumes, decoded.request, { namespace, name }, { dryRun: decoded.dryRun }, this.#stop.signal);
+      await changeVolume(this.#o.volumes, decoded.request, { namespace, name }, { dryRun: decoded.dryRun, persist }, this.#stop.signal);
     } catch (err) {
       if (!(err instanceof VolumeChangeError)) throw err;
-      if (err.code === 'API_ERR_VMI_NOT_FOUND') return this.#refuse(res, sub, kubeStatus(404, `virtualmachineinstances.kubevirt.io "${name}" not found`));
-      return this.#refuse(res, sub, kubeStatus(err.code === 'API_ERR_VOLUME_REFUSED' ? 400 : 409, err.message));
+      // The VM's route names the VM first, as KubeVirt's does.
+      const vmGone = persist && err.code === 'API_ERR_VMI_NOT_FOUND' && (await this.#o.volumes.readVm(namespace, name, this.#stop.signal)) === undefined;
+      return this.#refuse(res, sub, vmGone ? kubeStatus(404, `virtualmachines.kubevirt.io "${name}" not found`) : volumeRefusal(err, persist, name));
     }
-    this.#o.log.info({ user: auth.user.name, subresource: sub, namespace, name, volume: decoded.request.options.name, dryRun: decoded.dryRun }, 'subresource served');
+    this.#o.log.info({ user: auth.user.name, subresource: `${resource}/${sub}`, namespace, name, volume: decoded.request.options.name, dryRun: decoded.dryRun }, 'subresource served');
     res.writeHead(202);
     res.end();
   }
@@ -249,6 +258,19 @@ export class SubresourceApi {
   #refuse(res: ServerResponse, subresource: string, status: KubeStatus): void {
     this.#o.log.info({ subresource, code: status.code, reason: status.message }, 'subresource refused');
     writeStatus(res, status);
+  }
+}
+
+/** A hotplug refusal as the API server would word it: a bad request 400 naming the field, a missing object 404, a state that forbids it 409. */
+function volumeRefusal(err: VolumeChangeError, persist: boolean, name: string): KubeStatus {
+  switch (err.code) {
+    case 'API_ERR_VOLUME_REFUSED': return kubeStatus(400, err.message);
+    case 'API_ERR_VM_NOT_FOUND': return kubeStatus(404, `virtualmachines.kubevirt.io "${name}" not found`);
+    case 'API_ERR_VMI_NOT_FOUND':
+      return persist
+        ? kubeStatus(409, `Operation cannot be fulfilled on virtualmachines.kubevirt.io "${name}": the VM has no running VMI to hot-plug into; edit its template while it is stopped`)
+        : kubeStatus(404, `virtualmachineinstances.kubevirt.io "${name}" not found`);
+    default: return kubeStatus(409, err.message);
   }
 }
 

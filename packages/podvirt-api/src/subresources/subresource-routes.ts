@@ -33,8 +33,11 @@ export const VMI_SUBRESOURCES = {
 
 export type VmiSubresource = keyof typeof VMI_SUBRESOURCES;
 
-/** KubeVirt's VM subresources: each a PUT (RBAC `update`) that writes to the Kubernetes API. */
-export const VM_SUBRESOURCES = ['start', 'stop', 'restart', 'migrate'] as const;
+/**
+ * KubeVirt's VM subresources: each a PUT (RBAC `update`) that writes to the Kubernetes API;
+ * addvolume and removevolume edit the VM's template and its running VMI.
+ */
+export const VM_SUBRESOURCES = ['start', 'stop', 'restart', 'migrate', 'addvolume', 'removevolume'] as const;
 export type VmSubresource = (typeof VM_SUBRESOURCES)[number];
 
 export type SubresourceRoute =
