@@ -32,6 +32,9 @@ const TYPE_LABELS: Readonly<Record<FieldErrorType, string>> = {
   TooLong: 'Too long',
 };
 
+/** The words a formatted field error puts after its field (`field: Label: detail`), each once. */
+export const FIELD_ERROR_LABELS: readonly string[] = [...new Set(Object.values(TYPE_LABELS))];
+
 export function formatFieldError(error: FieldError): string {
   const label = TYPE_LABELS[error.type];
   return error.field === '' ? `${label}: ${error.message}` : `${error.field}: ${label}: ${error.message}`;

@@ -25,7 +25,7 @@ export {
   EvictionStrategy,
   isEvictionStrategy,
 } from './eviction-strategy.js';
-export { formatFieldError, formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
+export { FIELD_ERROR_LABELS, formatFieldError, formatFieldErrors, type FieldError, type FieldErrorType } from './field-error.js';
 export { deriveFirmwareUuid, FIRMWARE_UUID_NAMESPACE, nameBasedUuid } from './firmware-uuid.js';
 export {
   VMI_ACCEPTED_API_VERSIONS,

@@ -102,10 +102,11 @@ async function openKubeVmApi(context: CliContext, kubeconfig: string | undefined
 }
 
 /**
- * A VM's start, stop, restart and migrate, and hotplug requests, through KubeVirt's subresources
- * when the user has a kubeconfig (as virtctl): one PUT, authorised as the user by podvirt-api.
+ * A command through KubeVirt's subresources when the user has a kubeconfig (as virtctl): the VMI
+ * operations and guest queries, a VM's start, stop, restart and migrate, hotplug requests —
+ * authorised as the user by podvirt-api, bounded as a whole by --timeout.
  */
-async function runSubresourceChange(context: CliContext, kubeconfig: string | undefined, command: CommandName, timeoutMs: number, output: OutputFormat, run: (api: SubresourceClient, signal: AbortSignal) => Promise<CommandResult>): Promise<number> {
+async function runViaSubresources(context: CliContext, kubeconfig: string | undefined, command: CommandName, timeoutMs: number, output: OutputFormat, run: (api: SubresourceClient, signal: AbortSignal) => Promise<CommandResult>): Promise<number> {
   let client: KubeClient | undefined;
   try {
     client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
@@ -122,7 +123,7 @@ async function runSubresourceChange(context: CliContext, kubeconfig: string | un
 async function runVmCommand(context: CliContext, invocation: VmStateInvocation): Promise<number> {
   const { command, target, kubeconfig, timeoutMs, output } = invocation;
   if (viaApiServer(context, { kubeconfig })) {
-    return runSubresourceChange(context, kubeconfig, command, timeoutMs, output, (api, signal) => runVmStateViaApi(api, command, target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal));
+    return runViaSubresources(context, kubeconfig, command, timeoutMs, output, (api, signal) => runVmStateViaApi(api, command, target, { gracePeriodSeconds: invocation.gracePeriodSeconds }, signal));
   }
   let opened: OpenVmApi | undefined;
   try {
@@ -140,7 +141,7 @@ async function runVmCommand(context: CliContext, invocation: VmStateInvocation):
 async function runVolumeCommand(context: CliContext, invocation: VolumeInvocation): Promise<number> {
   const { request, target, persist, kubeconfig, timeoutMs, output } = invocation;
   if (viaApiServer(context, { kubeconfig })) {
-    return runSubresourceChange(context, kubeconfig, request.command, timeoutMs, output, (api, signal) => runVolumeViaApi(api, target, request, persist, signal));
+    return runViaSubresources(context, kubeconfig, request.command, timeoutMs, output, (api, signal) => runVolumeViaApi(api, target, request, persist, signal));
   }
   let opened: OpenVolumeApi | undefined;
   const open = context.openVolumeApi ?? (async (k: string | undefined): Promise<OpenVolumeApi> => {
@@ -172,7 +173,7 @@ async function openKubeMigrationApi(context: CliContext, kubeconfig: string | un
 async function runMigration(context: CliContext, invocation: MigrateInvocation): Promise<number> {
   const command = invocation.cancel ? 'migrate-cancel' : 'migrate';
   if (invocation.vm && viaApiServer(context, { kubeconfig: invocation.kubeconfig })) {
-    return runSubresourceChange(context, invocation.kubeconfig, command, invocation.timeoutMs, invocation.output, (api, signal) => runMigrateVmViaApi(api, invocation.target, signal));
+    return runViaSubresources(context, invocation.kubeconfig, command, invocation.timeoutMs, invocation.output, (api, signal) => runMigrateVmViaApi(api, invocation.target, signal));
   }
   let opened: OpenMigrationApi | undefined;
   try {
@@ -225,20 +226,9 @@ function viaApiServer(context: CliContext, api: CallSettings['api']): api is { k
   return homeDir !== '' && existsSync(join(homeDir, '.kube', 'config'));
 }
 
-async function runApiCall(context: CliContext, invocation: Extract<CallInvocation, { kind: 'operation' | 'freeze' | 'guest' }>, kubeconfig: string | undefined): Promise<number> {
+function runApiCall(context: CliContext, invocation: Extract<CallInvocation, { kind: 'operation' | 'freeze' | 'guest' }>, kubeconfig: string | undefined): Promise<number> {
   const { timeoutMs, output } = invocation.call;
-  let client: KubeClient | undefined;
-  try {
-    client = await (context.openKubeClient ?? ((k) => openKubeClient(context, k)))(kubeconfig);
-    const api = new SubresourceClient(client);
-    const result = await withApiDeadline(context.signal, timeoutMs, (signal) => (invocation.kind === 'guest' ? runGuest(api, invocation, signal) : runOperation(api, invocation, signal)));
-    write(context, result, output);
-    return 0;
-  } catch (err) {
-    return fail(context, err, { command: commandOf(invocation), connection: undefined, timeoutMs, interrupted: context.signal.aborted });
-  } finally {
-    await client?.close();
-  }
+  return runViaSubresources(context, kubeconfig, commandOf(invocation), timeoutMs, output, (api, signal) => (invocation.kind === 'guest' ? runGuest(api, invocation, signal) : runOperation(api, invocation, signal)));
 }
 
 async function runCall(context: CliContext, invocation: CallInvocation): Promise<number> {

@@ -5,7 +5,7 @@
 // VirtualMachine's template, so the volume stays across a restart. The controller and the
 // handler do the rest; `kubectl get vmi NAME -o jsonpath='{.status.volumeStatus}'` follows the
 // volume's phase.
-import { changeVolume, formatFieldErrors, VolumeChangeError, type VolumeApi, type VolumeRequest } from '@podvirt/api';
+import { changeVolume, FIELD_ERROR_LABELS, formatFieldErrors, VolumeChangeError, type VolumeApi, type VolumeRequest } from '@podvirt/api';
 import type { node } from '@podvirt/proto';
 import { isKubeApiError } from '@podvirt/kube-runtime';
 import type { SubresourceClient } from '../subresource-client.js';
@@ -74,7 +74,7 @@ export async function runVolumeViaApi(api: SubresourceClient, target: node.VmiRe
   return volumeResult(target, request, persist);
 }
 
-const LABELS = 'Required value|Invalid value|Duplicate value|Not found|Unsupported value|Forbidden|Too many|Too long';
+const LABELS = FIELD_ERROR_LABELS.join('|');
 
 /** A message of formatted field errors (`field: Label: detail; …`) with each request field named by its flag. */
 function namedByFlags(message: string): string {

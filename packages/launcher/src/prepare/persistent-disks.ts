@@ -48,6 +48,11 @@ function hotplugPath(dir: string, volume: string, block: boolean): string {
   return join(dir, block ? volume : `${volume}.img`);
 }
 
+/** The one key of a file opened once: its confinement root, its path, how it is opened. */
+function openKey(plan: Pick<DiskPlan, 'root' | 'path' | 'block'>): string {
+  return `${plan.root}\0${plan.path}\0${plan.block}`;
+}
+
 function volumeError(field: string, message: string, cause?: unknown): LauncherError {
   return new LauncherError('LAUNCHER_ERR_VOLUME', `${field}: ${message}`, cause === undefined ? undefined : { cause });
 }
@@ -149,7 +154,7 @@ export class PersistentDisks {
   /** Closes a hotplugged disk's descriptor once the domain let go of it. */
   async releaseHotplug(volume: string, dir: string): Promise<void> {
     for (const block of [false, true]) {
-      const key = `${dir}\0${hotplugPath(dir, volume, block)}\0${block}`;
+      const key = openKey({ root: dir, path: hotplugPath(dir, volume, block), block });
       const p = this.#open.get(key);
       this.#open.delete(key);
       const opened = await p?.catch(() => undefined);
@@ -158,7 +163,7 @@ export class PersistentDisks {
   }
 
   #openOnce(plan: DiskPlan): Promise<{ file: ConfinedFile; disk: PersistentDisk }> {
-    const key = `${plan.root}\0${plan.path}\0${plan.block}`;
+    const key = openKey(plan);
     let p = this.#open.get(key);
     if (p === undefined) {
       p = this.#openDisk(plan).catch((err: unknown) => {
