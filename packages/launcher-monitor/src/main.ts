@@ -2,7 +2,7 @@
 // something else is PID 1). The only module that touches `process`.
 import { isLogLevel, JsonLogger } from './json-logger.js';
 import { MonitorError } from './monitor-error.js';
-import { parseMonitorArgs } from './monitor-args.js';
+import { launcherEnv, parseMonitorArgs } from './monitor-args.js';
 import { LauncherMonitor } from './monitor.js';
 import type { ForwardedSignal } from './monitor.js';
 import { loadNativeBinding } from './native-binding.js';
@@ -26,7 +26,7 @@ async function main(): Promise<number> {
       binding,
       tree: new ProcessTree(),
       kill: (pid, signal) => process.kill(pid, signal),
-      env: process.env,
+      env: launcherEnv(process.env),
     });
     // Before the launcher starts, so that even its first double-forked helper lands here.
     binding.setChildSubreaper();

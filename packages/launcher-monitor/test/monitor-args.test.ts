@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_QEMU_STOP_TIMEOUT_MS, DEFAULT_REAP_SWEEP_INTERVAL_MS, parseMonitorArgs } from '../src/monitor-args.js';
+import { DEFAULT_QEMU_STOP_TIMEOUT_MS, DEFAULT_REAP_SWEEP_INTERVAL_MS, launcherEnv, parseMonitorArgs } from '../src/monitor-args.js';
 import type { MonitorArgs } from '../src/monitor-args.js';
 import { MonitorError } from '../src/monitor-error.js';
 
@@ -47,3 +47,9 @@ for (const [name, argv, message] of ERRORS) {
     );
   });
 }
+
+test("the launcher's environment is the monitor's with one malloc arena over it", () => {
+  const monitorEnv = { PATH: '/usr/bin', PODVIRT_LAUNCHER_BIN: '/b', MALLOC_ARENA_MAX: '8' };
+  assert.deepEqual(launcherEnv(monitorEnv), { PATH: '/usr/bin', PODVIRT_LAUNCHER_BIN: '/b', MALLOC_ARENA_MAX: '1' });
+  assert.equal(monitorEnv.MALLOC_ARENA_MAX, '8', "the monitor's own is left alone");
+});

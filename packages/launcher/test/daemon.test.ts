@@ -1,7 +1,7 @@
 // The daemon supervisor with a stand-in daemon on a real unix socket (restart after a kill,
 // stderr re-emitted as JSON, clean stop), plus the generated configs and the caps cache seed.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { seedCapsCache } from '../src/daemon/caps-cache.js';
 import { LIBVIRTD, VIRTQEMUD, daemonConf, parseDaemonChoice, pickDaemon, qemuConf, qemuOnlyDriverModule } from '../src/daemon/daemon-config.js';
 import { DaemonSupervisor } from '../src/daemon/daemon-supervisor.js';
+import { startDaemon } from '../src/daemon/start-daemon.js';
 import { LauncherError } from '../src/errors.js';
 import { parseLibvirtLogLine } from '../src/logs/libvirt-log-line.js';
 
@@ -82,6 +83,27 @@ test('config: unix socket only, 0700, logs to stderr; qemu.conf without cgroups,
   // libvirtd gets the QEMU driver module alone, found where the distribution installed it.
   assert.equal(qemuOnlyDriverModule((p) => p === '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so'), '/usr/lib64/libvirt/connection-driver/libvirt_driver_qemu.so');
   assert.equal(qemuOnlyDriverModule(() => false), undefined);
+});
+
+// One malloc arena for the daemon: a stand-in virtqemud (PODVIRT_VIRTQEMUD's path) started the
+// launcher's way records the config and the environment it was given.
+test('startDaemon: virtqemud gets its config and MALLOC_ARENA_MAX=1', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'podvirt-start-daemon-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dirs = { etc: join(dir, 'etc'), run: join(dir, 'run'), cache: join(dir, 'cache'), log: join(dir, 'log'), lib: join(dir, 'lib') };
+  await mkdir(dirs.run, { recursive: true });
+  const fake = join(dir, 'virtqemud');
+  // -f <config> -p <pidfile>, as startDaemon passes them.
+  await writeFile(fake, `#!/bin/sh\nprintf '%s' "$MALLOC_ARENA_MAX" > ${join(dir, 'arenas')}\ncp "$2" ${join(dir, 'seen.conf')}\n`
+    + `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE)} ${JSON.stringify(join(dirs.run, VIRTQEMUD.socketName))}\n`);
+  await chmod(fake, 0o755);
+  const ac = new AbortController();
+  const started = await startDaemon(dirs, undefined, pino({ level: 'silent' }), ac.signal, 'virtqemud', fake);
+  t.after(() => started.supervisor.close());
+  assert.equal(started.kind.binary, fake);
+  assert.equal(await readFile(join(dir, 'arenas'), 'utf8'), '1');
+  const conf = await readFile(join(dir, 'seen.conf'), 'utf8');
+  assert.equal(conf, daemonConf(VIRTQEMUD, dirs.run, 3));
 });
 
 test('caps cache: copies only *.xml, tolerates a missing source', async (t) => {

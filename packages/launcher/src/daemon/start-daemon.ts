@@ -3,7 +3,7 @@ import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { seedCapsCache } from './caps-cache.js';
-import { daemonConf, LIBVIRTD, pickDaemon, qemuConf, qemuOnlyDriverModule, QEMU_DRIVER_MODULE, type DaemonChoice, type DaemonKind } from './daemon-config.js';
+import { DAEMON_ENV, daemonConf, LIBVIRTD, pickDaemon, qemuConf, qemuOnlyDriverModule, QEMU_DRIVER_MODULE, type DaemonChoice, type DaemonKind } from './daemon-config.js';
 import { DaemonSupervisor } from './daemon-supervisor.js';
 
 /** The fixed paths a privileged libvirt daemon uses; private to the launcher's container. */
@@ -41,7 +41,7 @@ export async function startDaemon(dirs: LibvirtDirs, capsCacheDir: string | unde
   const supervisor = new DaemonSupervisor({
     command: kind.binary,
     args: ['-f', join(dirs.etc, kind.configName), '-p', join(dirs.run, kind.pidName)],
-    ...(drivers === undefined ? {} : { env: { LIBVIRT_DRIVER_DIR: drivers } }),
+    env: drivers === undefined ? DAEMON_ENV : { ...DAEMON_ENV, LIBVIRT_DRIVER_DIR: drivers },
     socketPath,
     log,
   });
