@@ -19,8 +19,9 @@
 //   what makes them slow: a pod whose init container is the test guest's copy, once with that
 //   limit and once with none, in turns.
 // - whether the console-log sidecar's CPU limit (15m, KubeVirt's) is what makes it slow to
-//   start: a pod whose native sidecar is the pause image (a program that needs next to no CPU),
-//   once with that limit and once with none, in turns.
+//   start, and whether podvirt-tail adds to it: a pod whose native sidecar is the pause image (a
+//   program that needs next to no CPU), then one whose sidecar is the guest-console-log
+//   container's podvirt-tail, each once with that limit and once with none, in turns.
 // The machine's load average is read with every figure.
 //
 // `real-at-once` instead of the node names: the VMIS VMIs created at once on the real node,
@@ -244,9 +245,14 @@ async function launcherPod(cluster: RealNodeCluster, name: string, t0: number): 
 }
 
 interface CopyRun {
-  /** `copy`: the containerDisk copy as an init container; `sidecar`: the pause image as a native sidecar. */
-  readonly what: 'copy' | 'sidecar';
+  /**
+   * `copy`: the containerDisk copy as an init container; `sidecar`: the pause image as a native
+   * sidecar; `tail`: the guest-console-log container itself (podvirt-tail of the launcher image).
+   */
+  readonly what: 'copy' | 'sidecar' | 'tail';
   readonly cpuLimit: string;
+  /** The pod's seccomp profile: the runtime's default (as the launcher pod's) or none. */
+  readonly seccomp: 'RuntimeDefault' | 'Unconfined';
   /** The copy's run, started → finished (containerd's timestamps); none for the sidecar. */
   readonly runMs: number | undefined;
   /** Created → started: what containerd and runc took to start it. */
@@ -262,18 +268,24 @@ interface CopyRun {
  * sidecar is the pause image with the guest-console-log container's resources, with the
  * controller's CPU limit or none; its container is the pause image.
  */
-async function copyPod(cluster: RealNodeCluster, what: CopyRun['what'], name: string, cpuLimit: string | undefined): Promise<CopyRun> {
+async function copyPod(cluster: RealNodeCluster, what: CopyRun['what'], name: string, cpuLimit: string | undefined, seccomp: CopyRun['seccomp']): Promise<CopyRun> {
   const file = join(cluster.dir, `${name}.json`);
   const resources = (requests: { cpu: string; memory: string }, memory: string) => ({ requests, limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory } });
   const small = resources({ cpu: '10m', memory: '40Mi' }, '40Mi');
   const init = what === 'copy'
     ? { name: what, image: 'podvirt/test-guest:latest', imagePullPolicy: 'IfNotPresent', args: ['/disks/data'], resources: small, volumeMounts: [{ name: 'disks', mountPath: '/disks' }] }
-    : { name: what, image: `podvirt/pause:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', resources: resources({ cpu: '5m', memory: '35M' }, '60M'), restartPolicy: 'Always' };
+    : what === 'sidecar'
+      ? { name: what, image: `podvirt/pause:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', resources: resources({ cpu: '5m', memory: '35M' }, '60M'), restartPolicy: 'Always' }
+      : {
+        name: what, image: `podvirt/launcher:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', command: ['/usr/bin/podvirt-tail'], args: ['--logfile', '/disks/virt-serial0-log'],
+        resources: resources({ cpu: '5m', memory: '35M' }, '60M'), restartPolicy: 'Always', volumeMounts: [{ name: 'disks', mountPath: '/disks', readOnly: true }],
+      };
   await writeFile(file, JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: NS },
     spec: {
+      ...(seccomp === 'RuntimeDefault' ? { securityContext: { seccompProfile: { type: seccomp } } } : {}),
       initContainers: [init],
       containers: [{ name: 'wait', image: `podvirt/pause:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', resources: small }],
       volumes: [{ name: 'disks', emptyDir: {} }],
@@ -294,6 +306,7 @@ async function copyPod(cluster: RealNodeCluster, what: CopyRun['what'], name: st
   return {
     what,
     cpuLimit: cpuLimit ?? 'none',
+    seccomp,
     runMs: first.finished === undefined ? undefined : first.finished - first.started,
     startMs: first.started - first.created,
     nextMs: next.created - first.started,
@@ -301,12 +314,20 @@ async function copyPod(cluster: RealNodeCluster, what: CopyRun['what'], name: st
   };
 }
 
-/** The copy at 10m and with no limit, the sidecar at 15m and with none, in turns. */
+/**
+ * The copy at 10m and with no limit, the pause sidecar and podvirt-tail at 15m and with none, in
+ * turns, without a seccomp profile; then podvirt-tail under RuntimeDefault, as the launcher pod
+ * runs it (runc compiles and loads the filter inside the container's cgroup, under its quota).
+ */
 async function startupRuns(cluster: RealNodeCluster): Promise<CopyRun[]> {
   const runs: CopyRun[] = [];
+  const kinds = [
+    ['copy', '10m', 'Unconfined'], ['copy', undefined, 'Unconfined'], ['sidecar', '15m', 'Unconfined'], ['sidecar', undefined, 'Unconfined'],
+    ['tail', '15m', 'Unconfined'], ['tail', undefined, 'Unconfined'], ['tail', '15m', 'RuntimeDefault'], ['tail', undefined, 'RuntimeDefault'],
+  ] as const;
   for (let i = 0; i < COPY_ROUNDS; i++) {
-    for (const [what, limit] of [['copy', '10m'], ['copy', undefined], ['sidecar', '15m'], ['sidecar', undefined]] as const) {
-      runs.push(await copyPod(cluster, what, `bench-${what}-${limit ?? 'unlimited'}-${i}`, limit));
+    for (const [what, limit, seccomp] of kinds) {
+      runs.push(await copyPod(cluster, what, `bench-${what}-${limit ?? 'unlimited'}-${seccomp.toLowerCase()}-${i}`, limit, seccomp));
       log('start of an init container', runs.at(-1));
     }
   }
@@ -531,9 +552,9 @@ function printRealNode(real: RealNodeResult): void {
 }
 
 function printStartups(runs: readonly CopyRun[]): void {
-  console.log('| init container, CPU limit | created → started (ms) | started → finished (ms) | started → next container created (ms) | load |');
+  console.log('| init container, CPU limit, seccomp | created → started (ms) | started → finished (ms) | started → next container created (ms) | load |');
   console.log('|---|---:|---:|---:|---|');
-  for (const c of runs) console.log(`| ${c.what}, ${c.cpuLimit} | ${c.startMs} | ${c.runMs ?? '—'} | ${c.nextMs} | ${c.load} |`);
+  for (const c of runs) console.log(`| ${c.what}, ${c.cpuLimit}, ${c.seccomp} | ${c.startMs} | ${c.runMs ?? '—'} | ${c.nextMs} | ${c.load} |`);
 }
 
 async function main(): Promise<void> {
