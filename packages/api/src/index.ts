@@ -69,6 +69,7 @@ export { NANOS_PER_UNIT, parseQuantity, parseQuantityValue, type Quantity, type 
 export { QuantityError } from './quantity-error.js';
 export { formatQuantity } from './quantity-format.js';
 export { compareQuantities, isZeroQuantity, toBytes, toMillis } from './quantity-math.js';
+export { podQosClass, type PodQosShape } from './pod-qos.js';
 export { SUPPORTED_VMI_FIELDS, type FieldTree } from './supported-fields.js';
 export { findUnsupportedFields } from './unsupported-fields.js';
 export { DEFAULT_MIN_GUEST_MEMORY_BYTES, type ValidateOptions } from './validate-options.js';
