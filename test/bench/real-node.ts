@@ -18,14 +18,28 @@
 // - whether the init containers' CPU limit (10m, a CFS quota of 1 ms per 100 ms under runc) is
 //   what makes them slow: a pod whose init container is the test guest's copy, once with that
 //   limit and once with none, in turns.
+// - whether the console-log sidecar's CPU limit (15m, KubeVirt's) is what makes it slow to
+//   start, and whether podvirt-tail adds to it: a pod whose native sidecar is the pause image (a
+//   program that needs next to no CPU), then one whose sidecar is the guest-console-log
+//   container's podvirt-tail, each once with that limit and once with none, in turns.
 // The machine's load average is read with every figure.
+//
+// `real-at-once` instead of the node names: the VMIS VMIs created at once on the real node,
+// create → Running P50 and P95 against the floor of the in-repo bench (libvirt-floor.ts: VMIS
+// domains of the launcher's XML defined and started at once on one daemon), measured in the same
+// run right before, and the medians of the launcher pods' containerd timestamps. Each VMI asks
+// for the default CPU request (100m) or, where VMIS of them would not fit the node's allocatable
+// CPU beside podvirt's own pods, for what does fit (printed).
 // Run under the machine's VM lock, after scripts/images, with no real node up:
-//   flock /tmp/podvirt-vm.lock node test/dist/bench/real-node.js [vmis] [process,image,real]
+//   flock /tmp/podvirt-vm.lock node test/dist/bench/real-node.js [vmis] [process,image,real | real-at-once]
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { toBytes, toMillis, type VirtualMachineInstance } from '@podvirt/api';
+import { DEFAULT_CPU_REQUEST, renderLauncherPod } from '@podvirt/controller';
+import { guestImage } from '../testbed/index.js';
 import { VmiPhaseWatch } from '../testbed/demo/vmi-phase-watch.js';
 import { realNodeStack } from '../testbed/demo/demo-stack.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
@@ -34,6 +48,8 @@ import { CONTAINERD_SOCKET } from '../testbed/real-node/real-node.js';
 import { runCommand } from '../testbed/sandbox/run-command.js';
 import { VmiSuite } from '../e2e/vmi-stack.js';
 import { MEMORY_ROOT, pidsIn, pssKib, rssKib, sumMib } from './cgroup-memory.js';
+import { pct } from './latency-sample.js';
+import { floor } from './libvirt-floor.js';
 
 const VMIS = Number(process.argv[2] ?? '3');
 const NODES = (process.argv[3] ?? 'process,image,real').split(',');
@@ -147,8 +163,11 @@ async function podMemoryGroups(uid: string): Promise<string[]> {
   return found.stdout.split('\n').filter((l) => l !== '');
 }
 
+/** crictl with a connection timeout that survives the load of 20 guests booting (its default is 2 s). */
+const crictl = (cluster: RealNodeCluster, args: readonly string[]): Promise<string> => cluster.node.crictl(['--timeout', '30s', ...args]);
+
 async function sandboxOf(cluster: RealNodeCluster, uid: string): Promise<string> {
-  const id = (await cluster.node.crictl(['pods', '--label', `io.kubernetes.pod.uid=${uid}`, '-q'])).split('\n')[0]?.trim() ?? '';
+  const id = (await crictl(cluster, ['pods', '--label', `io.kubernetes.pod.uid=${uid}`, '-q'])).split('\n')[0]?.trim() ?? '';
   if (id === '') throw new Error(`no sandbox of pod ${uid} in containerd`);
   return id;
 }
@@ -171,11 +190,11 @@ interface ContainerTimes {
 
 /** The sandbox's and every container's created/started/finished instants, containerd's own, oldest first. */
 async function podTimes(cluster: RealNodeCluster, sandbox: string): Promise<{ sandbox: number | undefined; containers: ContainerTimes[] }> {
-  const pod = JSON.parse(await cluster.node.crictl(['inspectp', '-o', 'json', sandbox])) as { status: { createdAt?: string } };
-  const list = JSON.parse(await cluster.node.crictl(['ps', '-a', '--pod', sandbox, '-o', 'json'])) as { containers: Array<{ id: string; metadata: { name: string } }> };
+  const pod = JSON.parse(await crictl(cluster, ['inspectp', '-o', 'json', sandbox])) as { status: { createdAt?: string } };
+  const list = JSON.parse(await crictl(cluster, ['ps', '-a', '--pod', sandbox, '-o', 'json'])) as { containers: Array<{ id: string; metadata: { name: string } }> };
   const containers: ContainerTimes[] = [];
   for (const c of list.containers) {
-    const s = (JSON.parse(await cluster.node.crictl(['inspect', '-o', 'json', c.id])) as { status: { createdAt?: string; startedAt?: string; finishedAt?: string } }).status;
+    const s = (JSON.parse(await crictl(cluster, ['inspect', '-o', 'json', c.id])) as { status: { createdAt?: string; startedAt?: string; finishedAt?: string } }).status;
     containers.push({ name: c.metadata.name, created: instant(s.createdAt), started: instant(s.startedAt), finished: instant(s.finishedAt) });
   }
   containers.sort((a, b) => (a.created ?? 0) - (b.created ?? 0));
@@ -201,9 +220,14 @@ interface RealNodeResult {
   readonly copy: CopyRun[];
 }
 
-async function launcherPod(cluster: RealNodeCluster, name: string, t0: number): Promise<LauncherPod> {
+async function launcherPodOf(cluster: RealNodeCluster, name: string): Promise<{ metadata: { name: string; uid: string } }> {
   const pod = (JSON.parse(await cluster.admin(['get', 'pods', '-n', NS, '-l', `vm.kubevirt.io/name=${name}`, '-o', 'json'])) as { items: Array<{ metadata: { name: string; uid: string } }> }).items[0];
   if (pod === undefined) throw new Error(`no launcher pod of ${name}`);
+  return pod;
+}
+
+async function launcherPod(cluster: RealNodeCluster, name: string, t0: number): Promise<LauncherPod> {
+  const pod = await launcherPodOf(cluster, name);
   await cluster.admin(['wait', '-n', NS, '--for=condition=Ready', `pod/${pod.metadata.name}`, `--timeout=${RUNNING_TIMEOUT_S}s`]);
   const groups = await podMemoryGroups(pod.metadata.uid);
   const sandbox = await sandboxOf(cluster, pod.metadata.uid);
@@ -221,28 +245,48 @@ async function launcherPod(cluster: RealNodeCluster, name: string, t0: number): 
 }
 
 interface CopyRun {
+  /**
+   * `copy`: the containerDisk copy as an init container; `sidecar`: the pause image as a native
+   * sidecar; `tail`: the guest-console-log container itself (podvirt-tail of the launcher image).
+   */
+  readonly what: 'copy' | 'sidecar' | 'tail';
   readonly cpuLimit: string;
-  /** The init container's run, started → finished (containerd's timestamps). */
-  readonly runMs: number;
+  /** The pod's seccomp profile: the runtime's default (as the launcher pod's) or none. */
+  readonly seccomp: 'RuntimeDefault' | 'Unconfined';
+  /** The copy's run, started → finished (containerd's timestamps); none for the sidecar. */
+  readonly runMs: number | undefined;
   /** Created → started: what containerd and runc took to start it. */
   readonly startMs: number;
+  /** Its start → the pod's container created: how long the kubelet took to go on. */
+  readonly nextMs: number;
   readonly load: string;
 }
 
 /**
  * A pod whose init container is the launcher pod's containerDisk copy (podvirt/test-guest
- * copying the guest's files into an emptyDir, the controller's requests), with the controller's
- * CPU limit or none; its container is the pause image.
+ * copying the guest's files into an emptyDir, the controller's requests), or whose native
+ * sidecar is the pause image with the guest-console-log container's resources, with the
+ * controller's CPU limit or none; its container is the pause image.
  */
-async function copyPod(cluster: RealNodeCluster, name: string, cpuLimit: string | undefined): Promise<CopyRun> {
+async function copyPod(cluster: RealNodeCluster, what: CopyRun['what'], name: string, cpuLimit: string | undefined, seccomp: CopyRun['seccomp']): Promise<CopyRun> {
   const file = join(cluster.dir, `${name}.json`);
-  const small = { requests: { cpu: '10m', memory: '40Mi' }, limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory: '40Mi' } };
+  const resources = (requests: { cpu: string; memory: string }, memory: string) => ({ requests, limits: { ...(cpuLimit === undefined ? {} : { cpu: cpuLimit }), memory } });
+  const small = resources({ cpu: '10m', memory: '40Mi' }, '40Mi');
+  const init = what === 'copy'
+    ? { name: what, image: 'podvirt/test-guest:latest', imagePullPolicy: 'IfNotPresent', args: ['/disks/data'], resources: small, volumeMounts: [{ name: 'disks', mountPath: '/disks' }] }
+    : what === 'sidecar'
+      ? { name: what, image: `podvirt/pause:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', resources: resources({ cpu: '5m', memory: '35M' }, '60M'), restartPolicy: 'Always' }
+      : {
+        name: what, image: `podvirt/launcher:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', command: ['/usr/bin/podvirt-tail'], args: ['--logfile', '/disks/virt-serial0-log'],
+        resources: resources({ cpu: '5m', memory: '35M' }, '60M'), restartPolicy: 'Always', volumeMounts: [{ name: 'disks', mountPath: '/disks', readOnly: true }],
+      };
   await writeFile(file, JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: NS },
     spec: {
-      initContainers: [{ name: 'copy', image: 'podvirt/test-guest:latest', imagePullPolicy: 'IfNotPresent', args: ['/disks/data'], resources: small, volumeMounts: [{ name: 'disks', mountPath: '/disks' }] }],
+      ...(seccomp === 'RuntimeDefault' ? { securityContext: { seccompProfile: { type: seccomp } } } : {}),
+      initContainers: [init],
       containers: [{ name: 'wait', image: `podvirt/pause:${PODVIRT_IMAGE_TAG}`, imagePullPolicy: 'IfNotPresent', resources: small }],
       volumes: [{ name: 'disks', emptyDir: {} }],
       terminationGracePeriodSeconds: 5,
@@ -254,9 +298,40 @@ async function copyPod(cluster: RealNodeCluster, name: string, cpuLimit: string 
   const times = await podTimes(cluster, await sandboxOf(cluster, uid));
   const load = await loadavg();
   await cluster.admin(['delete', 'pod', '-n', NS, name, '--wait=true', '--timeout=120s']);
-  const copy = times.containers.find((c) => c.name === 'copy');
-  if (copy?.started === undefined || copy.finished === undefined || copy.created === undefined) throw new Error(`${name}: no start and finish of its init container: ${JSON.stringify(times)}`);
-  return { cpuLimit: cpuLimit ?? 'none', runMs: copy.finished - copy.started, startMs: copy.started - copy.created, load };
+  const first = times.containers.find((c) => c.name === what);
+  const next = times.containers.find((c) => c.name === 'wait');
+  if (first?.started === undefined || first.created === undefined || next?.created === undefined || (what === 'copy' && first.finished === undefined)) {
+    throw new Error(`${name}: no start of its ${what} or of its container: ${JSON.stringify(times)}`);
+  }
+  return {
+    what,
+    cpuLimit: cpuLimit ?? 'none',
+    seccomp,
+    runMs: first.finished === undefined ? undefined : first.finished - first.started,
+    startMs: first.started - first.created,
+    nextMs: next.created - first.started,
+    load,
+  };
+}
+
+/**
+ * The copy at 10m and with no limit, the pause sidecar and podvirt-tail at 15m and with none, in
+ * turns, without a seccomp profile; then podvirt-tail under RuntimeDefault, as the launcher pod
+ * runs it (runc compiles and loads the filter inside the container's cgroup, under its quota).
+ */
+async function startupRuns(cluster: RealNodeCluster): Promise<CopyRun[]> {
+  const runs: CopyRun[] = [];
+  const kinds = [
+    ['copy', '10m', 'Unconfined'], ['copy', undefined, 'Unconfined'], ['sidecar', '15m', 'Unconfined'], ['sidecar', undefined, 'Unconfined'],
+    ['tail', '15m', 'Unconfined'], ['tail', undefined, 'Unconfined'], ['tail', '15m', 'RuntimeDefault'], ['tail', undefined, 'RuntimeDefault'],
+  ] as const;
+  for (let i = 0; i < COPY_ROUNDS; i++) {
+    for (const [what, limit, seccomp] of kinds) {
+      runs.push(await copyPod(cluster, what, `bench-${what}-${limit ?? 'unlimited'}-${seccomp.toLowerCase()}-${i}`, limit, seccomp));
+      log('start of an init container', runs.at(-1));
+    }
+  }
+  return runs;
 }
 
 async function realNodeRuns(): Promise<RealNodeResult> {
@@ -295,13 +370,7 @@ async function realNodeRuns(): Promise<RealNodeResult> {
       await cluster.admin(['wait', '-n', NS, '--for=delete', `vmi/${name}`, '--timeout=180s']).catch(() => undefined);
       await cluster.admin(['wait', '-n', NS, '--for=delete', 'pod', '-l', `vm.kubevirt.io/name=${name}`, '--timeout=180s']).catch(() => undefined);
     }
-    const copy: CopyRun[] = [];
-    for (let i = 0; i < COPY_ROUNDS; i++) {
-      for (const limit of ['10m', undefined]) {
-        copy.push(await copyPod(cluster, `bench-copy-${limit ?? 'unlimited'}-${i}`, limit));
-        log('copy init container', copy.at(-1));
-      }
-    }
+    const copy = await startupRuns(cluster);
     return { start: { node: 'real node (kubelet + containerd + runc)', ms, load }, pods, idle, busy, handlerRssMib, copy };
   } finally {
     await watch.stop();
@@ -309,6 +378,151 @@ async function realNodeRuns(): Promise<RealNodeResult> {
     const left = await kind.leftovers(cluster);
     if (left.length > 0) process.stderr.write(`the real node left: ${left.join(', ')}\n`);
   }
+}
+
+interface PodSpecRequests {
+  readonly containers?: ReadonlyArray<{ resources?: { requests?: Record<string, string | number> } }>;
+  readonly initContainers?: ReadonlyArray<{ restartPolicy?: string; resources?: { requests?: Record<string, string | number> } }>;
+}
+
+/** What a pod asks the scheduler for (millicores, bytes): its containers and native sidecars, or its largest init container if more. */
+function podRequest(spec: PodSpecRequests | undefined): { cpu: bigint; memory: bigint } {
+  const of = (c: { resources?: { requests?: Record<string, string | number> } }, key: 'cpu' | 'memory'): bigint => {
+    const v = c.resources?.requests?.[key];
+    return v === undefined ? 0n : key === 'cpu' ? toMillis(v) : toBytes(v);
+  };
+  const sidecars = (spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  const plain = (spec?.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always');
+  const sum = (key: 'cpu' | 'memory'): bigint => [...(spec?.containers ?? []), ...sidecars].reduce((a, c) => a + of(c, key), 0n);
+  const maxInit = (key: 'cpu' | 'memory'): bigint => plain.reduce((a, c) => (of(c, key) > a ? of(c, key) : a), 0n);
+  const pick = (key: 'cpu' | 'memory'): bigint => (maxInit(key) > sum(key) ? maxInit(key) : sum(key));
+  return { cpu: pick('cpu'), memory: pick('memory') };
+}
+
+interface Fit {
+  /** The CPU request each VMI gets: the default, or less where `count` would not fit. */
+  readonly cpu: string;
+  readonly freeCpuMillis: number;
+  readonly freeMemoryMiB: number;
+  /** One launcher pod's request, as the controller renders it. */
+  readonly podCpuMillis: number;
+  readonly podMemoryMiB: number;
+}
+
+/** Whether `count` launcher pods of the test guest fit the node beside what runs there, and at which CPU request. */
+async function fitOnNode(cluster: RealNodeCluster, base: VirtualMachineInstance, count: number): Promise<Fit> {
+  const node = (JSON.parse(await cluster.admin(['get', 'nodes', '-o', 'json'])) as { items: Array<{ status: { allocatable: Record<string, string> } }> }).items[0];
+  const pods = (JSON.parse(await cluster.admin(['get', 'pods', '-A', '-o', 'json'])) as { items: Array<{ spec: PodSpecRequests; status: { phase?: string } }> }).items
+    .filter((p) => p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed');
+  const used = pods.map((p) => podRequest(p.spec)).reduce((a, r) => ({ cpu: a.cpu + r.cpu, memory: a.memory + r.memory }), { cpu: 0n, memory: 0n });
+  const freeCpuMillis = toMillis(node?.status.allocatable['cpu'] ?? '0') - used.cpu;
+  const freeMemory = toBytes(node?.status.allocatable['memory'] ?? '0') - used.memory;
+  const render = (cpu: string): { cpu: bigint; memory: bigint } => {
+    const vmi = exampleWithCpu(base, 'fit', cpu);
+    return podRequest(renderLauncherPod(vmi, { image: 'fit', allowEmulation: true, random: () => 0 }).spec);
+  };
+  const standard = render(DEFAULT_CPU_REQUEST);
+  const besideCompute = standard.cpu - toMillis(DEFAULT_CPU_REQUEST);
+  const perVmi = freeCpuMillis / BigInt(count) - besideCompute;
+  const cpu = perVmi >= toMillis(DEFAULT_CPU_REQUEST) ? DEFAULT_CPU_REQUEST : `${perVmi}m`;
+  if (perVmi < 1n) throw new Error(`${count} VMIs do not fit the node's CPU: ${freeCpuMillis}m free, each pod asks ${besideCompute}m beside its compute container`);
+  const pod = render(cpu);
+  if (pod.memory * BigInt(count) > freeMemory) throw new Error(`${count} VMIs do not fit the node's memory: ${freeMemory / MIB} MiB free, each pod asks ${pod.memory / MIB} MiB`);
+  return { cpu, freeCpuMillis: Number(freeCpuMillis), freeMemoryMiB: Number(freeMemory / MIB), podCpuMillis: Number(pod.cpu), podMemoryMiB: Number(pod.memory / MIB) };
+}
+
+const MIB = 1024n * 1024n;
+
+function exampleWithCpu(base: VirtualMachineInstance, name: string, cpu: string): VirtualMachineInstance {
+  const vmi = structuredClone(base);
+  vmi.metadata = { ...vmi.metadata, name, namespace: NS, uid: `uid-${name}` };
+  vmi.spec.domain.resources = { ...vmi.spec.domain.resources, requests: { ...vmi.spec.domain.resources?.requests, cpu } };
+  return vmi;
+}
+
+interface AtOnceResult {
+  readonly fit: Fit;
+  /** create → Running of each VMI (ms). */
+  readonly ms: number[];
+  /** The floor's define+start of each domain, VMIS at once (ms). */
+  readonly floor: number[];
+  readonly loadBefore: string;
+  readonly loadAfter: string;
+  readonly pods: Array<{ t0: number; running: number; times: { sandbox: number | undefined; containers: ContainerTimes[] } }>;
+  readonly startups: CopyRun[];
+}
+
+async function realAtOnce(): Promise<AtOnceResult> {
+  const base = await example('template');
+  const kind = realNodeStack(root);
+  const cluster = await kind.start();
+  const running = new Map<string, number>();
+  const watch = new VmiPhaseWatch(kind.kubeConfig(cluster), NS, (name, phase) => {
+    if (phase === 'Running' && !running.has(name)) running.set(name, Date.now());
+  });
+  const names = Array.from({ length: VMIS }, (_, i) => `bench-many-${i}`);
+  try {
+    await watch.start();
+    const fit = await fitOnNode(cluster, base, VMIS);
+    log('fit', fit);
+    const loadBefore = await loadavg();
+    // The floor right before, with the node idle: both see the same machine.
+    const floorRun = (await floor(guestImage(), VMIS)).running;
+    log('floor', floorRun);
+    const custom = kind.kubeConfig(cluster).makeApiClient(CustomObjectsApi);
+    const created = new Map<string, number>();
+    await Promise.all(names.map(async (name) => {
+      const vmi = exampleWithCpu(base, name, fit.cpu);
+      delete vmi.metadata.uid;
+      created.set(name, Date.now());
+      await custom.createNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural: 'virtualmachineinstances', body: vmi });
+    }));
+    await Promise.all(names.map((name) => watch.waitFor(name, 'Running', RUNNING_TIMEOUT_S * 1000)));
+    const loadAfter = await loadavg();
+    const ms = names.map((name) => (running.get(name) ?? Number.NaN) - (created.get(name) ?? Number.NaN));
+    log('create → Running', { ms, loadAfter });
+    const pods: AtOnceResult['pods'] = [];
+    for (const name of names) {
+      const pod = await launcherPodOf(cluster, name);
+      pods.push({ t0: created.get(name) ?? Number.NaN, running: running.get(name) ?? Number.NaN, times: await podTimes(cluster, await sandboxOf(cluster, pod.metadata.uid)) });
+    }
+    await cluster.admin(['delete', 'vmi', '-n', NS, ...names, '--wait=false']);
+    for (const name of names) {
+      await cluster.admin(['wait', '-n', NS, '--for=delete', `vmi/${name}`, '--timeout=180s']).catch(() => undefined);
+      await cluster.admin(['wait', '-n', NS, '--for=delete', 'pod', '-l', `vm.kubevirt.io/name=${name}`, '--timeout=180s']).catch(() => undefined);
+    }
+    const startups = await startupRuns(cluster);
+    return { fit, ms, floor: floorRun, loadBefore, loadAfter, pods, startups };
+  } finally {
+    await watch.stop();
+    await cluster.close();
+    const left = await kind.leftovers(cluster);
+    if (left.length > 0) process.stderr.write(`the real node left: ${left.join(', ')}\n`);
+  }
+}
+
+function printAtOnce(r: AtOnceResult): void {
+  const sorted = (xs: readonly number[]): number[] => [...xs].sort((a, b) => a - b);
+  const p50 = pct(sorted(r.ms), 50);
+  const f50 = pct(sorted(r.floor), 50);
+  console.log(`Real node, ${VMIS} VMIs created at once (CPU request ${r.fit.cpu} each; the node had ${r.fit.freeCpuMillis}m CPU and ${r.fit.freeMemoryMiB} MiB free, each launcher pod asks ${r.fit.podCpuMillis}m and ${r.fit.podMemoryMiB} MiB):`);
+  console.log(`  create → Running P50 ${Math.round(p50)} ms, P95 ${Math.round(pct(sorted(r.ms), 95))} ms, each: ${sorted(r.ms).map(Math.round).join(' ')}`);
+  console.log(`  floor: ${VMIS} domains defined+started at once, P50 ${Math.round(f50)} ms, P95 ${Math.round(pct(sorted(r.floor), 95))} ms   ratio ×${(p50 / f50).toFixed(2)} (aim ≤ 2.5)`);
+  console.log(`  load: ${r.loadBefore} before the floor, ${r.loadAfter} once all were Running`);
+  console.log('  the launcher pods\' start, median over the pods, ms after each one\'s create (containerd\'s timestamps):');
+  const at = (pick: (p: AtOnceResult['pods'][number]) => number | undefined): string => {
+    const values = r.pods.map((p) => { const t = pick(p); return t === undefined ? Number.NaN : t - p.t0; }).filter((v) => Number.isFinite(v));
+    return values.length === 0 ? '—' : String(Math.round(pct(sorted(values), 50)));
+  };
+  console.log(`    sandbox created ${at((p) => p.times.sandbox)}`);
+  const names = r.pods[0]?.times.containers.map((c) => c.name) ?? [];
+  for (const name of names) {
+    const c = (p: AtOnceResult['pods'][number]): ContainerTimes | undefined => p.times.containers.find((x) => x.name === name);
+    console.log(`    ${name}: created ${at((p) => c(p)?.created)}, started ${at((p) => c(p)?.started)}${r.pods.some((p) => c(p)?.finished !== undefined) ? `, finished ${at((p) => c(p)?.finished)}` : ''}`);
+  }
+  console.log(`    Running seen ${at((p) => p.running)}`);
+  console.log('');
+  printStartups(r.startups);
 }
 
 const fmt = (m: number): string => m.toFixed(1);
@@ -334,12 +548,21 @@ function printRealNode(real: RealNodeResult): void {
     console.log(`  sandbox ${at(p.times.sandbox)}; ${p.times.containers.map((c) => `${c.name} created ${at(c.created)} started ${at(c.started)}${c.finished === undefined ? '' : ` finished ${at(c.finished)} (ran ${c.finished - (c.started ?? c.finished)})`}`).join('; ')}`);
   }
   console.log('');
-  console.log('| copy init container, CPU limit | created → started (ms) | started → finished (ms) | load |');
-  console.log('|---|---:|---:|---|');
-  for (const c of real.copy) console.log(`| ${c.cpuLimit} | ${c.startMs} | ${c.runMs} | ${c.load} |`);
+  printStartups(real.copy);
+}
+
+function printStartups(runs: readonly CopyRun[]): void {
+  console.log('| init container, CPU limit, seccomp | created → started (ms) | started → finished (ms) | started → next container created (ms) | load |');
+  console.log('|---|---:|---:|---:|---|');
+  for (const c of runs) console.log(`| ${c.what}, ${c.cpuLimit}, ${c.seccomp} | ${c.startMs} | ${c.runMs ?? '—'} | ${c.nextMs} | ${c.load} |`);
 }
 
 async function main(): Promise<void> {
+  if (NODES.includes('real-at-once')) {
+    if (NODES.length > 1) throw new Error('real-at-once runs alone');
+    printAtOnce(await realAtOnce());
+    return;
+  }
   const runs: StartRun[] = [];
   let real: RealNodeResult | undefined;
   for (const node of NODES) {

@@ -161,7 +161,8 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseP
       const found = await discoverLauncherSocket(vmi, suite.stack.nodeName, suite.stack.podsDir);
       if (found.kind !== 'found') throw new Error(`no launcher socket for ${name}: ${found.kind}`);
       const probe = fileURLToPath(new URL('./pause-probe.js', import.meta.url));
-      const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi), raw.socketPath, raw.domain, raw.plainDomain];
+      const pids = { ...(await podPids(suite, name)), handler: suite.stack.handler.pid, controller: suite.stack.controller.pid, 'podvirt-api': suite.stack.api.pid, testbed: process.pid };
+      const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi), raw.socketPath, raw.domain, raw.plainDomain, JSON.stringify(pids)];
       const handlerFrom = suite.stack.handler.lines.length;
       const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS });
       // With PODVIRT_TRACE_OPS=1 both sides log each call's steps ('call traced').
@@ -232,14 +233,22 @@ async function atOnce(suite: VmiSuite, guest: GuestImage, many: number): Promise
 }
 
 async function pauses(suite: VmiSuite, iterations: number): Promise<void> {
-  const { viaApi, viaLauncher, raw, rawPlain, grpc, traced, pss } = await pauseUnpause(suite, iterations);
+  const { viaApi, viaLauncher, viaLauncherNoStatus, raw, rawPlain, grpc, cpuMs, traced, pss } = await pauseUnpause(suite, iterations);
   const rp = pct(raw, 50);
   const ap = pct(viaApi, 50);
   const lp = pct(viaLauncher, 50);
   console.log(`pause+unpause, ${viaApi.length} iterations after ${WARMUP} warm-up, in turns with the floor: node API P50 ${ap.toFixed(2)} ms, raw libvirt suspend+resume P50 ${rp.toFixed(2)} ms   ×${(ap / rp).toFixed(2)} (aim ≤ 2)`);
   console.log(`  of which the launcher's cmd calls alone (pause+unpause on its socket): P50 ${lp.toFixed(2)} ms   ×${(lp / rp).toFixed(2)} (aim ≤ 1.5)`);
+  console.log(`  the same with the handler stopped for each pair (no status work follows the answers): P50 ${pct(viaLauncherNoStatus, 50).toFixed(2)} ms   ×${(pct(viaLauncherNoStatus, 50) / rp).toFixed(2)}`);
   console.log(`  two gRPC round trips to the launcher without libvirt (GetDomain twice): P50 ${pct(grpc, 50).toFixed(2)} ms`);
   console.log(`  the floor is the launcher's own domain XML; the testbed's plain guest XML (raw disk, cache none) on the same daemon: P50 ${pct(rawPlain, 50).toFixed(2)} ms`);
+  // The CPU each process used per pair: what a pause and an unpause set off, on the same cores.
+  const pairs = viaApi.length;
+  const roles = [...new Set(Object.values(cpuMs).flatMap((c) => Object.keys(c)))];
+  console.log(`  CPU per pair (ms, user + system, in 10 ms ticks over the ${pairs} pairs):  ${roles.join(' / ')}`);
+  for (const [series, used] of Object.entries(cpuMs)) {
+    console.log(`    ${series.padEnd(20)} ${roles.map((r) => ((used[r] ?? 0) / pairs).toFixed(1)).join(' / ')}`);
+  }
   if (TRACING) printTraces(traced);
   const split = (of: keyof Memory): void => {
     const mib = (role: string): string => `${((pss.get(role)?.[of] ?? 0) / 1024).toFixed(1)} MiB`;
@@ -263,25 +272,44 @@ interface Memory {
  * parent: it is the pod's subreaper), the launcher, the libvirt daemon, qemu, any other by name.
  */
 async function podPss(suite: VmiSuite, name: string): Promise<Map<string, Memory>> {
-  const [qemu] = await suite.qemuPids(name);
-  const monitor = qemu === undefined ? undefined : await parentOf(qemu);
-  if (monitor === undefined) throw new Error(`no qemu or no monitor found for ${name}`);
   const roles = new Map<string, Memory>();
-  const add = async (role: string, pid: number): Promise<void> => {
+  for (const { role, pid } of await podProcesses(suite, name)) {
     const m = await memoryRollup(pid).catch(() => ({} as Record<string, number>));
     const was = roles.get(role) ?? { pss: 0, private: 0 };
     roles.set(role, { pss: was.pss + (m['Pss'] ?? 0), private: was.private + (m['Private_Clean'] ?? 0) + (m['Private_Dirty'] ?? 0) });
+  }
+  return roles;
+}
+
+/** The launcher and its libvirt daemon of a VMI's pod, by role. */
+async function podPids(suite: VmiSuite, name: string): Promise<Record<string, number>> {
+  const found = await podProcesses(suite, name);
+  const pid = (role: string): number => {
+    const p = found.find((f) => f.role === role);
+    if (p === undefined) throw new Error(`no ${role} process found for ${name}`);
+    return p.pid;
   };
-  await add('monitor', monitor);
+  return { launcher: pid('launcher'), daemon: pid('daemon') };
+}
+
+/**
+ * The processes of a VMI's pod, each with its role: its monitor (qemu's parent, its subreaper)
+ * and every live process under it — the launcher, the libvirt daemon, qemu, any other by name.
+ */
+async function podProcesses(suite: VmiSuite, name: string): Promise<{ role: string; pid: number }[]> {
+  const [qemu] = await suite.qemuPids(name);
+  const monitor = qemu === undefined ? undefined : await parentOf(qemu);
+  if (monitor === undefined) throw new Error(`no qemu or no monitor found for ${name}`);
   const role = (p: ProcStat): string =>
     /^qemu/.test(p.comm) ? 'qemu' : p.comm === 'libvirtd' || p.comm === 'virtqemud' ? 'daemon' : p.ppid === monitor && p.comm === 'node' ? 'launcher' : p.comm;
+  const out = [{ role: 'monitor', pid: monitor }];
   let level = [monitor];
   while (level.length > 0) {
     const children = (await Promise.all(level.map((pid) => childrenOf(pid)))).flat().filter((p) => p.state !== 'Z');
-    for (const p of children) await add(role(p), p.pid);
+    out.push(...children.map((p) => ({ role: role(p), pid: p.pid })));
     level = children.map((p) => p.pid);
   }
-  return roles;
+  return out;
 }
 
 /** PODVIRT_TRACE_OPS=1: the handler and the launcher log each call's steps (proto/src/op-trace.ts). */

@@ -17,6 +17,7 @@ export { removeCondition, upsertCondition, type ConditionUpdate } from './condit
 export { kubeTime } from './kube-time.js';
 export { checkVmi, decodeVmi, MAX_VMI_DEPTH, type DecodeOptions } from './decode-vmi.js';
 export { jsonDepthExcess, type DepthExcess } from './json-depth.js';
+export { jsonEqual } from './json-equal.js';
 export { EventReason, EventType } from './event-reasons.js';
 export {
   DEFAULT_EVICTION_STRATEGY,
@@ -68,6 +69,7 @@ export { NANOS_PER_UNIT, parseQuantity, parseQuantityValue, type Quantity, type 
 export { QuantityError } from './quantity-error.js';
 export { formatQuantity } from './quantity-format.js';
 export { compareQuantities, isZeroQuantity, toBytes, toMillis } from './quantity-math.js';
+export { podQosClass, type PodQosShape } from './pod-qos.js';
 export { SUPPORTED_VMI_FIELDS, type FieldTree } from './supported-fields.js';
 export { findUnsupportedFields } from './unsupported-fields.js';
 export { DEFAULT_MIN_GUEST_MEMORY_BYTES, type ValidateOptions } from './validate-options.js';

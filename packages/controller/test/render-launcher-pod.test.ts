@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import { podQosClass, type VirtualMachineInstance } from '@podvirt/api';
 import { LAUNCHER_MONITOR_COMMAND, LAUNCHER_VOLUMES } from '../src/launcher-layout.js';
 import { FIXED_OVERHEAD_BYTES, memoryOverheadBytes } from '../src/render/memory-overhead.js';
 import { launcherPodPrefix, renderLauncherPod, vmNameLabelValue, type LauncherPodConfig } from '../src/render/render-launcher-pod.js';
@@ -263,6 +263,29 @@ describe('renderLauncherPod', () => {
     const compute = pod.spec?.containers[0]?.resources;
     assert.equal(compute?.limits?.['cpu'], compute?.requests?.['cpu']);
     assert.equal(compute?.requests?.['cpu'], copy?.resources?.requests?.['cpu'], 'an init request above the containers\' would raise the pod\'s');
+  });
+
+  test('a VMI asking for Guaranteed QoS gets a Guaranteed pod: the guest-console-log sidecar requests its limits, as KubeVirt renders it', () => {
+    const guaranteed = (resources: NonNullable<VirtualMachineInstance['spec']['domain']['resources']>): VirtualMachineInstance => withSpec((v) => {
+      v.spec.domain.resources = resources;
+      v.spec.domain.devices.disks = [{ name: 'root', disk: { bus: 'virtio' } }];
+      v.spec.volumes = [{ name: 'root', containerDisk: { image: 'guest:root' } }];
+    });
+    const sidecar = (pod: ReturnType<typeof renderLauncherPod>) => pod.spec?.initContainers?.find((c) => c.name === 'guest-console-log');
+    for (const resources of [
+      { requests: { cpu: '2', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } },
+      { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '0.5', memory: '1024Mi' } },
+    ]) {
+      const pod = renderLauncherPod(guaranteed(resources), config);
+      assert.deepEqual(sidecar(pod)?.resources, { requests: { cpu: '15m', memory: '60M' }, limits: { cpu: '15m', memory: '60M' } });
+      assert.equal(podQosClass(pod.spec ?? { containers: [] }), 'Guaranteed', JSON.stringify(resources));
+    }
+    // Anything else keeps KubeVirt's smaller requests: the pod is Burstable anyway.
+    for (const resources of [{ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } }, { requests: { memory: '1Gi' } }]) {
+      const pod = renderLauncherPod(guaranteed(resources), config);
+      assert.deepEqual(sidecar(pod)?.resources, { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '60M' } });
+      assert.equal(podQosClass(pod.spec ?? { containers: [] }), 'Burstable', JSON.stringify(resources));
+    }
   });
 
   test('guest-console-log: a sidecar tailing the serial log, first of the init containers; off with logSerialConsole or without a serial console', () => {

@@ -16,6 +16,7 @@
 
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import {
+  jsonEqual,
   ConditionStatus,
   EventReason,
   EventType,
@@ -39,7 +40,6 @@ import {
 import { computeTermination, isPodDown, isTerminating, podNodeName, timeOf } from './launcher-pod-state.js';
 import { MigrationConditionType, MigrationFailureReason, type MigrationDecision, type MigrationEvent } from './migration-decision.js';
 import { imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
-import { statusEqual } from './status-equal.js';
 import { isMigrationTargetPod, vmiPod } from './vmi-pod.js';
 
 export interface DecideMigrationInput {
@@ -281,12 +281,12 @@ export function decideMigration(input: DecideMigrationInput): MigrationDecision 
   return {
     ...base,
     status,
-    statusChanged: !statusEqual(vmim.status, status),
+    statusChanged: !jsonEqual(vmim.status ?? {}, status),
     addFinalizer: !hasFinalizer && !ctx.deleting && p.createPod === true,
     removeFinalizer: false,
     createTargetPod: p.createPod === true,
     deletePods: [],
-    vmi: p.vmiState !== undefined && !statusEqual(p.vmiState, vmiState) ? { migrationState: p.vmiState } : undefined,
+    vmi: p.vmiState !== undefined && !jsonEqual(p.vmiState, vmiState ?? {}) ? { migrationState: p.vmiState } : undefined,
     vmiLabels: labels,
     events: p.events ?? [],
     requeueAfterMs: p.requeueAfterMs,

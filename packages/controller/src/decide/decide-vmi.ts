@@ -15,6 +15,7 @@
 
 import type { CoreV1Event, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import {
+  jsonEqual,
   checkVmi,
   ConditionStatus,
   EventReason,
@@ -37,7 +38,6 @@ import { checkHostDisks, HOST_DISK_OFF, type HostDiskPolicy } from './host-disk-
 import { computeImage, computeTermination, isPodDown, isPodReady, isTerminating, podDownSince, podNodeName } from './launcher-pod-state.js';
 import { FAILED_MOUNT_REASON, imagePullProblem, mountProblem, unschedulable } from './pod-start-problem.js';
 import { withReadyCondition } from './ready-condition.js';
-import { statusEqual } from './status-equal.js';
 import { FailureReason, type DecisionEvent, type VmiDecision } from './vmi-decision.js';
 import { vmiPod } from './vmi-pod.js';
 
@@ -294,7 +294,7 @@ export function decideVmi(input: DecideInput): VmiDecision {
   const cleanUp = deleting && handlerDone;
   return {
     status,
-    statusChanged: !statusEqual(vmi.status, status),
+    statusChanged: !jsonEqual(vmi.status ?? {}, status),
     nodeNameLabel: nodeName !== undefined && vmi.metadata.labels?.[NODE_NAME_LABEL] !== nodeName ? nodeName : undefined,
     addFinalizer: !deleting && !hasFinalizer && !isFinalPhase(step.phase),
     createPod: wantsPod && invalid === undefined && waiting === undefined,

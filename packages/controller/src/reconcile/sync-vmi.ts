@@ -4,7 +4,7 @@
 // an optimistic-concurrency race is redone from a fresh read.
 
 import type { V1Pod } from '@kubernetes/client-node';
-import { EventType, NODE_NAME_LABEL, VMI_FINALIZER, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
+import { EventType, jsonEqual, NODE_NAME_LABEL, VMI_FINALIZER, VmiPhase, type VirtualMachineInstance } from '@podvirt/api';
 import { splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { EventRecorder, MountEventStore, PodClient, PodStore, VmiClient, VmiStore } from '../kube/cluster-roles.js';
@@ -13,7 +13,6 @@ import { isConflict, isNotFound } from '../controller-error.js';
 import { decideVmi } from '../decide/decide-vmi.js';
 import { planHotplug, type HotplugPlan } from '../decide/hotplug-attachments.js';
 import { renderAttachmentPod } from '../render/render-attachment-pod.js';
-import { statusEqual } from '../decide/status-equal.js';
 import type { PodExpectations } from './pod-expectations.js';
 import { renderLauncherPod, type LauncherPodConfig } from '../render/render-launcher-pod.js';
 import type { VmiDecision } from '../decide/vmi-decision.js';
@@ -89,7 +88,7 @@ class Attempt {
     if (decision.status.phase !== VmiPhase.Running) return { decision, plan: { create: [], delete: plan.delete, volumeStatus: plan.volumeStatus, events: [] } };
     const { volumeStatus: _was, ...rest } = decision.status;
     const status = plan.volumeStatus.length === 0 ? rest : { ...rest, volumeStatus: plan.volumeStatus };
-    return { decision: { ...decision, status, statusChanged: !statusEqual(this.vmi.status, status) }, plan };
+    return { decision: { ...decision, status, statusChanged: !jsonEqual(this.vmi.status ?? {}, status) }, plan };
   }
 
   async applyHotplug(plan: HotplugPlan): Promise<void> {

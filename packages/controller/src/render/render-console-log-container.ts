@@ -5,13 +5,41 @@
 // containers as KubeVirt renders it: it starts before the guest does and is stopped after the
 // compute container ends. On unless spec.domain.devices.logSerialConsole is false; never
 // without a serial console. Pure.
+//
+// Resources as KubeVirt renders them: requests 5m / 35M, limits 15m / 60M; for a VMI that wants
+// Guaranteed QoS (cpu and memory requests equal to their limits, or a memory limit alone) the
+// requests are raised to the limits, because the kubelet counts a native sidecar in the pod's
+// QoS class and a sidecar asking less than its limit would make the whole pod Burstable.
+// (KubeVirt does the same for dedicated CPUs, which podvirt refuses; its KubeVirt CR knobs for
+// these figures, supportContainerResources, have no counterpart in podvirt's configuration.)
 
-import type { V1Container } from '@kubernetes/client-node';
-import type { VirtualMachineInstance } from '@podvirt/api';
+import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
+import { compareQuantities, isZeroQuantity, type VirtualMachineInstance } from '@podvirt/api';
 import { CONSOLE_LOG_CONTAINER_NAME, KUBEVIRT_PRIVATE_DIR, TAIL_COMMAND } from '../launcher-layout.js';
 
-// KubeVirt's defaults for this container: requests 5m / 35M, limits 15m / 60M.
-const TAIL_RESOURCES = { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '60M' } };
+const TAIL_REQUESTS = { cpu: '5m', memory: '35M' };
+const TAIL_LIMITS = { cpu: '15m', memory: '60M' };
+
+type Quantity = string | number | undefined;
+
+function isSet(value: Quantity): value is string | number {
+  return value !== undefined && !isZeroQuantity(value);
+}
+
+/**
+ * KubeVirt's test of a VMI asking for Guaranteed QoS: a cpu request equal to the cpu limit, and
+ * a memory request equal to the memory limit or a memory limit with no request.
+ */
+export function wantsGuaranteedQos(vmi: VirtualMachineInstance): boolean {
+  const { requests = {}, limits = {} } = vmi.spec.domain.resources ?? {};
+  const equal = (request: Quantity, limit: Quantity): boolean => isSet(request) && isSet(limit) && compareQuantities(request, limit) === 0;
+  const memory = isSet(requests.memory) ? equal(requests.memory, limits.memory) : isSet(limits.memory);
+  return memory && equal(requests.cpu, limits.cpu);
+}
+
+function tailResources(vmi: VirtualMachineInstance): V1ResourceRequirements {
+  return { requests: { ...(wantsGuaranteedQos(vmi) ? TAIL_LIMITS : TAIL_REQUESTS) }, limits: { ...TAIL_LIMITS } };
+}
 
 export function consoleLogEnabled(vmi: VirtualMachineInstance): boolean {
   const devices = vmi.spec.domain.devices;
@@ -25,7 +53,7 @@ export function renderConsoleLogContainer(vmi: VirtualMachineInstance, image: st
     image,
     command: [TAIL_COMMAND],
     args: ['--logfile', `${KUBEVIRT_PRIVATE_DIR}/${uid}/virt-serial0-log`],
-    resources: structuredClone(TAIL_RESOURCES),
+    resources: tailResources(vmi),
     volumeMounts: [{ name: 'private', mountPath: KUBEVIRT_PRIVATE_DIR, readOnly: true }],
     restartPolicy: 'Always',
   };

@@ -1,8 +1,7 @@
 // Writes a computed VMI status through the status subresource only when it changed, and on a
 // conflict recomputes it on a freshly read object instead of overwriting someone's write.
 
-import { isDeepStrictEqual } from 'node:util';
-import type { VirtualMachineInstance, VmiStatus } from '@podvirt/api';
+import { jsonEqual, type VirtualMachineInstance, type VmiStatus } from '@podvirt/api';
 import { isHandlerError } from '../handler-error.js';
 import type { VmiApi } from './vmi-api.js';
 
@@ -30,7 +29,7 @@ export async function writeStatus(
     const before = current.status ?? {};
     const after = compute(current);
     const replacedVersion = current.metadata.resourceVersion;
-    if (sameJson(before, after)) return { before, after, written: false, vmi: current, replacedVersion };
+    if (jsonEqual(before, after)) return { before, after, written: false, vmi: current, replacedVersion };
     try {
       const updated = await api.updateStatus({ ...current, status: after }, signal);
       return { before, after, written: true, vmi: updated, replacedVersion };
@@ -42,9 +41,4 @@ export async function writeStatus(
       current = fresh;
     }
   }
-}
-
-/** Equal as the API server would store them: a property set to undefined is no change. */
-function sameJson(a: VmiStatus, b: VmiStatus): boolean {
-  return isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
 }

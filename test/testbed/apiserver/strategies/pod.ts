@@ -1,3 +1,4 @@
+import { podQosClass, type PodQosShape } from '@podvirt/api';
 import type { StatusCause } from '../errors.js';
 import { ageOf } from '../human-duration.js';
 import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
@@ -28,7 +29,8 @@ export const podStrategy: Strategy = {
     }
   },
   prepareForCreate(pod) {
-    pod['status'] = { phase: 'Pending', qosClass: qosClass(obj(pod['spec'])) };
+    // The kubelet's rule, init containers included (a real API server sets it the same way).
+    pod['status'] = { phase: 'Pending', qosClass: podQosClass((obj(pod['spec']) ?? {}) as PodQosShape) };
   },
   validate(pod, old) {
     const causes: StatusCause[] = [...validateObjectMeta(pod, 'subdomain'), ...validatePodSpec(obj(pod['spec']))];
@@ -132,15 +134,3 @@ function mutableView(spec: JsonValue | undefined): JsonValue {
   return view;
 }
 
-function qosClass(spec: JsonObject | undefined): string {
-  const containers = arr(spec?.['containers']).filter(isObject);
-  const resources = containers.map((c) => obj(c['resources']) ?? {});
-  const any = resources.some((r) => Object.keys(obj(r['requests']) ?? {}).length + Object.keys(obj(r['limits']) ?? {}).length > 0);
-  if (!any) return 'BestEffort';
-  const guaranteed = resources.every((r) => {
-    const limits = obj(r['limits']) ?? {};
-    const requests = obj(r['requests']) ?? limits;
-    return ['cpu', 'memory'].every((k) => limits[k] !== undefined && deepEqual(limits[k], requests[k] ?? limits[k]));
-  });
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
