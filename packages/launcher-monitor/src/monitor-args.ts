@@ -25,7 +25,7 @@ export const DEFAULT_REAP_SWEEP_INTERVAL_MS = 5_000;
 /**
  * What the launcher's environment adds to the monitor's (and overrides): one glibc malloc arena.
  * glibc gives each thread that allocates an arena of its own, and each keeps the pages it
- * touched; in an idle launcher four threads' arenas held ~4 MiB (~1 MiB less private memory in
+ * touched; in an idle launcher four threads' arenas held ~4 MiB (1–3 MiB less private memory in
  * one arena). The launcher allocates mostly on V8's heap, which this does not change.
  */
 export const LAUNCHER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '1' };
