@@ -164,7 +164,10 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseP
       const pids = { ...(await podPids(suite, name)), handler: suite.stack.handler.pid, controller: suite.stack.controller.pid, 'podvirt-api': suite.stack.api.pid, testbed: process.pid };
       const args = [probe, nodeApiSocket(suite.stack), found.path, NS, name, String(iterations), JSON.stringify(vmi), raw.socketPath, raw.domain, raw.plainDomain, JSON.stringify(pids)];
       const handlerFrom = suite.stack.handler.lines.length;
-      const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS });
+      // The probe stops the handler for some pairs and continues it after each; a probe killed
+      // in between would leave it stopped.
+      const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS })
+        .finally(() => process.kill(suite.stack.handler.pid, 'SIGCONT'));
       // With PODVIRT_TRACE_OPS=1 both sides log each call's steps ('call traced').
       const traced = [...suite.stack.handler.lines.slice(handlerFrom), ...(TRACING ? await launcherLog(suite, vmi) : [])]
         .filter((l) => l.msg === 'call traced');
