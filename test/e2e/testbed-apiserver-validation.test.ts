@@ -105,6 +105,24 @@ describe('testbed API server validation', () => {
     assert.match(kubectlGet.stdout, /^deep-510 /m);
   });
 
+  test('a pod\'s QoS class counts its init containers; a quantity that does not parse is 400 BadRequest, never a 500', async () => {
+    const guaranteed = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } };
+    const spec = (sidecarRequests: Record<string, string>) => ({
+      initContainers: [{ name: 'sidecar', image: 'busybox', restartPolicy: 'Always', resources: { requests: sidecarRequests, limits: { cpu: '15m', memory: '60M' } } }],
+      containers: [{ name: 'main', image: 'busybox', resources: guaranteed }],
+    });
+    const even = await create(podManifest('qos-even', { spec: spec({ cpu: '15m', memory: '60M' }) }));
+    assert.equal(even.status, 201, JSON.stringify(even.body));
+    assert.equal((even.body['status'] as { qosClass?: string }).qosClass, 'Guaranteed');
+    const uneven = await create(podManifest('qos-uneven', { spec: spec({ cpu: '5m', memory: '35M' }) }));
+    assert.equal(uneven.status, 201, JSON.stringify(uneven.body));
+    assert.equal((uneven.body['status'] as { qosClass?: string }).qosClass, 'Burstable');
+    const bad = await create(podManifest('qos-bad', { spec: { containers: [{ name: 'main', image: 'busybox', resources: { limits: { cpu: 'lots' } } }] } }));
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.equal(bad.body['reason'], 'BadRequest');
+    assert.match(String(bad.body['message']), /^Pod in version "v1" cannot be handled as a Pod: invalid quantity "lots"/);
+  });
+
   test('names per kind: a namespace is a DNS label, a pod a DNS subdomain; generated names stay within limits', async () => {
     const ns = await http(base, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } });
     assert.equal(ns.status, 422);

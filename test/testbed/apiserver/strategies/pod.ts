@@ -1,5 +1,5 @@
-import { podQosClass, type PodQosShape } from '@podvirt/api';
-import type { StatusCause } from '../errors.js';
+import { podQosClass, QuantityError, type PodQosShape } from '@podvirt/api';
+import { ApiError, type StatusCause } from '../errors.js';
 import { ageOf } from '../human-duration.js';
 import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
 import { validateObjectMeta } from '../object-meta.js';
@@ -30,7 +30,15 @@ export const podStrategy: Strategy = {
   },
   prepareForCreate(pod) {
     // The kubelet's rule, init containers included (a real API server sets it the same way).
-    pod['status'] = { phase: 'Pending', qosClass: podQosClass((obj(pod['spec']) ?? {}) as PodQosShape) };
+    // A quantity that does not parse is refused as kube-apiserver refuses it when it decodes the pod.
+    let qosClass: string;
+    try {
+      qosClass = podQosClass((obj(pod['spec']) ?? {}) as PodQosShape);
+    } catch (err) {
+      if (err instanceof QuantityError) throw ApiError.badRequest(`Pod in version "v1" cannot be handled as a Pod: ${err.message}`);
+      throw err;
+    }
+    pod['status'] = { phase: 'Pending', qosClass };
   },
   validate(pod, old) {
     const causes: StatusCause[] = [...validateObjectMeta(pod, 'subdomain'), ...validatePodSpec(obj(pod['spec']))];
