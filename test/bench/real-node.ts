@@ -365,11 +365,7 @@ async function realNodeRuns(): Promise<RealNodeResult> {
     log(`real node, ${VMIS} VMIs`, busy);
     const handler = (await cluster.admin(['-n', 'podvirt', 'get', 'pods', '-l', 'app.kubernetes.io/name=podvirt-handler', '-o', 'jsonpath={.items[0].metadata.uid}'])).trim();
     const handlerRssMib = await sumMib(await podMemoryGroups(handler), rssKib);
-    for (const name of names) await cluster.admin(['delete', 'vmi', '-n', NS, name, '--wait=false']);
-    for (const name of names) {
-      await cluster.admin(['wait', '-n', NS, '--for=delete', `vmi/${name}`, '--timeout=180s']).catch(() => undefined);
-      await cluster.admin(['wait', '-n', NS, '--for=delete', 'pod', '-l', `vm.kubevirt.io/name=${name}`, '--timeout=180s']).catch(() => undefined);
-    }
+    await deleteVmis(cluster, names);
     const copy = await startupRuns(cluster);
     return { start: { node: 'real node (kubelet + containerd + runc)', ms, load }, pods, idle, busy, handlerRssMib, copy };
   } finally {
@@ -377,6 +373,15 @@ async function realNodeRuns(): Promise<RealNodeResult> {
     await cluster.close();
     const left = await kind.leftovers(cluster);
     if (left.length > 0) process.stderr.write(`the real node left: ${left.join(', ')}\n`);
+  }
+}
+
+/** Deletes the VMIs and waits for them and their launcher pods to go (a timeout is left to the leftovers check). */
+async function deleteVmis(cluster: RealNodeCluster, names: readonly string[]): Promise<void> {
+  await cluster.admin(['delete', 'vmi', '-n', NS, ...names, '--wait=false']);
+  for (const name of names) {
+    await cluster.admin(['wait', '-n', NS, '--for=delete', `vmi/${name}`, '--timeout=180s']).catch(() => undefined);
+    await cluster.admin(['wait', '-n', NS, '--for=delete', 'pod', '-l', `vm.kubevirt.io/name=${name}`, '--timeout=180s']).catch(() => undefined);
   }
 }
 
@@ -486,11 +491,7 @@ async function realAtOnce(): Promise<AtOnceResult> {
       const pod = await launcherPodOf(cluster, name);
       pods.push({ t0: created.get(name) ?? Number.NaN, running: running.get(name) ?? Number.NaN, times: await podTimes(cluster, await sandboxOf(cluster, pod.metadata.uid)) });
     }
-    await cluster.admin(['delete', 'vmi', '-n', NS, ...names, '--wait=false']);
-    for (const name of names) {
-      await cluster.admin(['wait', '-n', NS, '--for=delete', `vmi/${name}`, '--timeout=180s']).catch(() => undefined);
-      await cluster.admin(['wait', '-n', NS, '--for=delete', 'pod', '-l', `vm.kubevirt.io/name=${name}`, '--timeout=180s']).catch(() => undefined);
-    }
+    await deleteVmis(cluster, names);
     const startups = await startupRuns(cluster);
     return { fit, ms, floor: floorRun, loadBefore, loadAfter, pods, startups };
   } finally {

@@ -167,7 +167,7 @@ async function pauseUnpause(suite: VmiSuite, iterations: number): Promise<PauseP
       // The probe stops the handler for some pairs and continues it after each; a probe killed
       // in between would leave it stopped.
       const { stdout } = await execFileAsync(process.execPath, args, { timeout: TIMEOUT_MS })
-        .finally(() => process.kill(suite.stack.handler.pid, 'SIGCONT'));
+        .finally(() => continueProcess(suite.stack.handler.pid));
       // With PODVIRT_TRACE_OPS=1 both sides log each call's steps ('call traced').
       const traced = [...suite.stack.handler.lines.slice(handlerFrom), ...(TRACING ? await launcherLog(suite, vmi) : [])]
         .filter((l) => l.msg === 'call traced');
@@ -282,6 +282,15 @@ async function podPss(suite: VmiSuite, name: string): Promise<Map<string, Memory
     roles.set(role, { pss: was.pss + (m['Pss'] ?? 0), private: was.private + (m['Private_Clean'] ?? 0) + (m['Private_Dirty'] ?? 0) });
   }
   return roles;
+}
+
+/** SIGCONT, for a process that may have exited meanwhile (then there is nothing to continue). */
+function continueProcess(pid: number): void {
+  try {
+    process.kill(pid, 'SIGCONT');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
 }
 
 /** The launcher and its libvirt daemon of a VMI's pod, by role. */

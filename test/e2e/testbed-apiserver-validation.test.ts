@@ -121,6 +121,9 @@ describe('testbed API server validation', () => {
     assert.equal(bad.status, 400, JSON.stringify(bad.body));
     assert.equal(bad.body['reason'], 'BadRequest');
     assert.match(String(bad.body['message']), /^Pod in version "v1" cannot be handled as a Pod: invalid quantity "lots"/);
+    // A spec of the wrong shape reaches validation, which names it, instead of failing the QoS class.
+    const shapeless = await create(podManifest('qos-shapeless', { spec: { containers: { name: 'main' } } }));
+    assert.equal(shapeless.status, 422, JSON.stringify(shapeless.body));
   });
 
   test('names per kind: a namespace is a DNS label, a pod a DNS subdomain; generated names stay within limits', async () => {

@@ -30,7 +30,7 @@ function isSet(value: Quantity): value is string | number {
  * KubeVirt's test of a VMI asking for Guaranteed QoS: a cpu request equal to the cpu limit, and
  * a memory request equal to the memory limit or a memory limit with no request.
  */
-export function wantsGuaranteedQos(vmi: VirtualMachineInstance): boolean {
+function wantsGuaranteedQos(vmi: VirtualMachineInstance): boolean {
   const { requests = {}, limits = {} } = vmi.spec.domain.resources ?? {};
   const equal = (request: Quantity, limit: Quantity): boolean => isSet(request) && isSet(limit) && compareQuantities(request, limit) === 0;
   const memory = isSet(requests.memory) ? equal(requests.memory, limits.memory) : isSet(limits.memory);

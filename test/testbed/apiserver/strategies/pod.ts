@@ -33,7 +33,9 @@ export const podStrategy: Strategy = {
     // A quantity that does not parse is refused as kube-apiserver refuses it when it decodes the pod.
     let qosClass: string;
     try {
-      qosClass = podQosClass((obj(pod['spec']) ?? {}) as PodQosShape);
+      const spec = obj(pod['spec']);
+      // Validation comes after: a spec of the wrong shape is named there, not here.
+      qosClass = podQosClass({ containers: arr(spec?.['containers']).filter(isObject), initContainers: arr(spec?.['initContainers']).filter(isObject) } as PodQosShape);
     } catch (err) {
       if (err instanceof QuantityError) throw ApiError.badRequest(`Pod in version "v1" cannot be handled as a Pod: ${err.message}`);
       throw err;
