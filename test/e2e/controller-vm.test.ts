@@ -76,6 +76,7 @@ describe('VirtualMachine controller end to end (testbed API server)', () => {
     custom = tb.kubeConfig.makeApiClient(CustomObjectsApi);
     core = tb.kubeConfig.makeApiClient(CoreV1Api);
     client = await KubeClient.create(await readKubeconfigFile(tb.kubeconfigPath));
+    await core.createNode({ body: { metadata: { name: 'node01', labels: { 'kubevirt.io/schedulable': 'true' } } } });
   });
   after(async () => {
     for (const app of apps) await app.close();
@@ -94,10 +95,22 @@ describe('VirtualMachine controller end to end (testbed API server)', () => {
       const found = await vm(name);
       return found?.status?.printableStatus === want ? found : undefined;
     }, { what: `VM ${name} ${want}`, deadlineMs: 15_000 });
-  /** What the handler writes when the guest runs. */
+  /**
+   * Scheduler, kubelet and handler once the guest runs: the launcher pod bound and Ready, then the
+   * VMI's phase Running (its Ready condition is the controller's, copied from the pod).
+   */
   const reportRunning = async (name: string): Promise<void> => {
+    const uid = (await vmi(name))?.metadata.uid ?? '';
+    const pod = await eventually(async () => (await core.listNamespacedPod({ namespace: NS })).items.find((p) => p.metadata?.ownerReferences?.some((r) => r.uid === uid)), { what: `launcher pod of ${name}`, deadlineMs: 15_000 });
+    const podName = pod.metadata?.name ?? '';
+    await core.createNamespacedPodBinding({ name: podName, namespace: NS, body: { metadata: { name: podName }, target: { kind: 'Node', name: 'node01' } } });
+    await core.patchNamespacedPodStatus(
+      { name: podName, namespace: NS, body: { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(async () => ((await vmi(name))?.status?.phase === 'Scheduled' ? true : undefined), { what: `VMI ${name} Scheduled`, deadlineMs: 15_000 });
     await custom.patchNamespacedCustomObjectStatus(
-      { ...vmiApi, name, body: { status: { phase: 'Running', phaseTransitionTimestamps: [{ phase: 'Running', phaseTransitionTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }], conditions: [{ type: 'Ready', status: 'True' }] } } },
+      { ...vmiApi, name, body: { status: { phase: 'Running', phaseTransitionTimestamps: [{ phase: 'Running', phaseTransitionTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   };
@@ -119,8 +132,12 @@ describe('VirtualMachine controller end to end (testbed API server)', () => {
     assert.deepEqual([row?.[0], row?.[2], row?.[3]], ['vm-one', 'Starting', 'False']);
 
     await reportRunning('vm-one');
-    const running = await printable('vm-one', 'Running');
-    assert.equal(running.status?.ready, true);
+    // Running and ready: the VMI's Ready condition follows the pod's, and the VM mirrors it.
+    const running = await eventually(async () => {
+      const found = await vm('vm-one');
+      return found?.status?.printableStatus === 'Running' && found.status.ready === true ? found : undefined;
+    }, { what: 'VM vm-one Running and ready', deadlineMs: 15_000 });
+    assert.equal(running.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
     assert.equal((await vmi('vm-one'))?.metadata.uid, made.metadata.uid, 'still the one VMI');
     const events = (await core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.involvedObject.kind === 'VirtualMachine' && e.involvedObject.name === 'vm-one');
     assert.equal(events.filter((e) => e.reason === 'SuccessfulCreate').length, 1);
@@ -136,6 +153,9 @@ describe('VirtualMachine controller end to end (testbed API server)', () => {
     await printable('vm-one', 'Stopping');
     // The handler shuts the guest down: the VMI ends, and its finalizer comes off.
     await custom.patchNamespacedCustomObjectStatus({ ...vmiApi, name: 'vm-one', body: { status: { phase: 'Succeeded' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    // The controller deletes the launcher pod; the kubelet sees its containers gone and removes it.
+    const terminating = await eventually(async () => (await core.listNamespacedPod({ namespace: NS })).items.find((p) => p.metadata?.labels?.['kubevirt.io/domain'] === 'vm-one' && p.metadata.deletionTimestamp !== undefined), { what: 'launcher pod deleted', deadlineMs: 15_000 });
+    await core.deleteNamespacedPod({ name: terminating.metadata?.name ?? '', namespace: NS, gracePeriodSeconds: 0 });
     await eventually(async () => ((await vmi('vm-one')) === undefined ? true : undefined), { what: 'VMI gone', deadlineMs: 20_000 });
     const stopped = await printable('vm-one', 'Stopped');
     assert.equal(stopped.status?.conditions?.some((c) => c.type === 'RestartRequired'), false);

@@ -1,7 +1,7 @@
 // An in-memory VM cluster for the VM controller's tests: the VM and VMI caches (which lag the
 // API until `observe()`), the writes the controller makes, and the Events it records.
 
-import type { EventType, VirtualMachine, VirtualMachineInstance } from '@podvirt/api';
+import type { EventType, VirtualMachine, VirtualMachineInstance, VmStatus } from '@podvirt/api';
 import type { MetadataPatch, VmClient, VmEventRecorder, VmiStore, VmStore } from '../src/kube/cluster-roles.js';
 import { ControllerError } from '../src/controller-error.js';
 
@@ -110,7 +110,8 @@ export class FakeVms implements VmStore, VmiStore, VmClient, VmEventRecorder {
     if (current === undefined || current.metadata.resourceVersion !== vm.metadata.resourceVersion) {
       return Promise.reject(new ControllerError('CONTROLLER_ERR_CONFLICT', `VM ${key} changed`));
     }
-    const next = { ...current, status: structuredClone(vm.status ?? {}), metadata: { ...current.metadata, resourceVersion: String(++this.#version) } };
+    // Stored as JSON, as the API server does: a property set to undefined is no property.
+    const next = { ...current, status: JSON.parse(JSON.stringify(vm.status ?? {})) as VmStatus, metadata: { ...current.metadata, resourceVersion: String(++this.#version) } };
     this.apiVms.set(key, next);
     return Promise.resolve(next);
   }

@@ -11,8 +11,7 @@
 // VMI made from a VM carries it too, taken off once the VMI has ended and the VM's status has
 // recorded how (or once no VM controls the VMI any more).
 
-import { isDeepStrictEqual } from 'node:util';
-import { formatFieldErrors, isFinalPhase, kubeTime, runStrategyOf, templateVmi, validateVm, VM_API_VERSION, VM_CONTROLLER_FINALIZER, VM_KIND, type RunStrategy, type VirtualMachine, type VirtualMachineInstance } from '@podvirt/api';
+import { formatFieldErrors, isFinalPhase, jsonEqual, kubeTime, runStrategyOf, templateVmi, validateVm, VM_API_VERSION, VM_CONTROLLER_FINALIZER, VM_KIND, type RunStrategy, type VirtualMachine, type VirtualMachineInstance } from '@podvirt/api';
 import { objectKey, splitObjectKey } from '@podvirt/kube-runtime';
 import type { Logger } from 'pino';
 import type { VmClient, VmEventRecorder, VmiStore, VmStore } from '../kube/cluster-roles.js';
@@ -181,7 +180,7 @@ export async function syncVm(deps: VmSyncDeps, key: string, signal?: AbortSignal
     random: deps.random,
     now: kubeTime(nowDate),
   });
-  if (!isDeepStrictEqual(status, vm.status ?? {})) {
+  if (!jsonEqual(status, vm.status ?? {})) {
     const written = await deps.vmClient.replaceVmStatus({ ...vm, status }, signal);
     remember(deps, key, vm, written);
     vm = written;
