@@ -18,6 +18,7 @@ import {
 import { defaultAutoattach, defaultDisks, defaultVolumeDisks, defaultVolumes, defaultWatchdog } from './defaults-devices.js';
 import { defaultPodInterface } from './defaults-network.js';
 import { hotplugVolumeNames } from './hotplug-volume.js';
+import { jsonClone } from './json-value.js';
 import { resolveDefaultsOptions, type DefaultsOptions } from './defaults-options.js';
 import type { DefaultedVmi } from './types/defaulted.js';
 import type { VirtualMachineInstance } from './types/vmi.js';
@@ -45,7 +46,7 @@ function defaultStatus(vmi: VirtualMachineInstance): void {
  */
 export function applyDefaults(vmi: VirtualMachineInstance, options?: DefaultsOptions): DefaultedVmi {
   const settings = resolveDefaultsOptions(options);
-  const copy = structuredClone(vmi);
+  const copy = jsonClone(vmi);
   const domain = copy.spec.domain;
   // A grace period gives the guest time to shut down cleanly before it is destroyed.
   copy.spec.terminationGracePeriodSeconds ??= settings.terminationGracePeriodSeconds;

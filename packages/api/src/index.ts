@@ -17,7 +17,7 @@ export { removeCondition, upsertCondition, type ConditionUpdate } from './condit
 export { kubeTime } from './kube-time.js';
 export { checkVmi, decodeVmi, MAX_VMI_DEPTH, type DecodeOptions } from './decode-vmi.js';
 export { jsonDepthExcess, type DepthExcess } from './json-depth.js';
-export { jsonEqual } from './json-equal.js';
+export { jsonClone, jsonEqual } from './json-value.js';
 export { EventReason, EventType } from './event-reasons.js';
 export {
   DEFAULT_EVICTION_STRATEGY,

@@ -6,9 +6,9 @@
 // recorded in disruptedPods) and the pod gets the DisruptionTarget condition and is deleted with
 // the Eviction's deleteOptions. An unready pod is let go without touching the budget when its
 // unhealthyPodEvictionPolicy is AlwaysAllow, or (IfHealthyBudget) the budget is met.
-import { kubeTime } from '@podvirt/api';
+import { jsonClone, kubeTime } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { arr, clone, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
+import { arr, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import { type DeleteOptions, type ObjectDeleter, parseDeleteOptions } from './object-deleter.js';
 import type { ObjectService } from './object-service.js';
 import type { ResourceType } from './resource-type.js';
@@ -67,7 +67,7 @@ export function evict(service: ObjectService, deleter: ObjectDeleter, pdbType: R
     throw tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0, `The disruption budget ${pdbName} needs ${num(status['desiredHealthy'])} healthy pods and has ${num(status['currentHealthy'])} currently`);
   }
   if (!dryRun) {
-    const next = clone(pdb);
+    const next = jsonClone(pdb);
     const nextStatus = obj(next['status']) ?? {};
     nextStatus['disruptionsAllowed'] = allowed - 1;
     nextStatus['disruptedPods'] = { ...(obj(nextStatus['disruptedPods']) ?? {}), [name]: kubeTime(service.now()) };
@@ -107,7 +107,7 @@ function deletePod(service: ObjectService, deleter: ObjectDeleter, podType: Reso
     if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta(latest)['resourceVersion']) {
       throw ApiError.conflict({ group: '', resource: 'Pod', name }, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(meta(latest)['resourceVersion'])}). The object might have been modified`);
     }
-    const next = clone(latest);
+    const next = jsonClone(latest);
     const status = obj(next['status']) ?? {};
     const conditions = arr(status['conditions']).filter((c) => !(isObject(c) && c['type'] === 'DisruptionTarget'));
     conditions.push({ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting', lastProbeTime: null, lastTransitionTime: kubeTime(service.now()) });

@@ -1,10 +1,11 @@
+import { jsonClone } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { clone, deepEqual, isObject, type JsonObject, type JsonValue } from './json.js';
+import { deepEqual, isObject, type JsonObject, type JsonValue } from './json.js';
 
 /** RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, everything else replaces. */
 export function applyMergePatch(target: JsonValue, patch: JsonValue): JsonValue {
-  if (!isObject(patch)) return clone(patch);
-  const result: JsonObject = isObject(target) ? clone(target) : {};
+  if (!isObject(patch)) return jsonClone(patch);
+  const result: JsonObject = isObject(target) ? jsonClone(target) : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else result[key] = applyMergePatch(result[key] ?? null, value);
@@ -15,7 +16,7 @@ export function applyMergePatch(target: JsonValue, patch: JsonValue): JsonValue 
 /** RFC 6902 JSON patch (add, remove, replace, move, copy, test) over JSON pointers. */
 export function applyJsonPatch(target: JsonValue, operations: JsonValue): JsonValue {
   if (!Array.isArray(operations)) throw ApiError.badRequest('json patch must be an array of operations');
-  let doc = clone(target);
+  let doc = jsonClone(target);
   for (const op of operations) {
     if (!isObject(op) || typeof op['op'] !== 'string' || typeof op['path'] !== 'string') {
       throw ApiError.badRequest('json patch operation must have "op" and "path"');
@@ -40,7 +41,7 @@ function applyOne(doc: JsonValue, kind: string, path: string[], op: JsonObject):
       return insert(removed.doc, path, removed.value);
     }
     case 'copy':
-      return insert(doc, path, clone(get(doc, pointer(String(need(op, 'from'))))));
+      return insert(doc, path, jsonClone(get(doc, pointer(String(need(op, 'from'))))));
     case 'test':
       if (!deepEqual(get(doc, path), need(op, 'value'))) {
         throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: testing value /${path.join('/')} failed`);
@@ -84,15 +85,15 @@ function get(doc: JsonValue, path: string[]): JsonValue {
 }
 
 function insert(doc: JsonValue, path: string[], value: JsonValue): JsonValue {
-  if (path.length === 0) return clone(value);
+  if (path.length === 0) return jsonClone(value);
   const parent = get(doc, path.slice(0, -1));
   const last = path[path.length - 1] ?? '';
   if (Array.isArray(parent)) {
     const index = last === '-' ? parent.length : Number(last);
     if (!Number.isInteger(index) || index < 0 || index > parent.length) throw missing(path);
-    parent.splice(index, 0, clone(value));
+    parent.splice(index, 0, jsonClone(value));
   } else if (isObject(parent)) {
-    parent[last] = clone(value);
+    parent[last] = jsonClone(value);
   } else {
     throw missing(path);
   }

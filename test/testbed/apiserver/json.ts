@@ -1,5 +1,6 @@
 // JSON value helpers shared by the API server: every stored object is plain JSON, so
-// cloning and comparing by structure is enough (no Dates, no class instances).
+// comparing by structure is enough (no Dates, no class instances); copies are @podvirt/api's
+// jsonClone.
 export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
@@ -7,10 +8,6 @@ export interface JsonObject {
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function clone<T extends JsonValue>(value: T): T {
-  return structuredClone(value);
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { kubeTime } from '@podvirt/api';
+import { jsonClone, kubeTime } from '@podvirt/api';
 import { ApiError, type ResourceRef } from './errors.js';
 import { applyJsonPatch, applyMergePatch } from './json-patch.js';
-import { clone, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
+import { deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import { generateNameSuffix } from './object-meta.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 import type { Registry } from './registry.js';
@@ -228,17 +228,17 @@ export class ObjectService {
     const hasStatus = rt.subresources.includes('status');
     if (subresource === 'status') {
       if (!hasStatus) throw ApiError.notFound(this.ref(rt, str(meta(current)['name'])));
-      const result = clone(current);
+      const result = jsonClone(current);
       if (next['status'] === undefined) delete result['status'];
       else result['status'] = next['status'];
       return result;
     }
-    const result = clone(next);
+    const result = jsonClone(next);
     const m = meta(result);
     const currentMeta = meta(current);
     for (const key of [...serverOwnedMeta, 'namespace', 'name', 'resourceVersion']) {
       if (currentMeta[key] === undefined) delete m[key];
-      else m[key] = clone(currentMeta[key] as JsonValue);
+      else m[key] = jsonClone(currentMeta[key] as JsonValue);
     }
     delete m['managedFields'];
     result['apiVersion'] = current['apiVersion'] ?? null;
@@ -256,7 +256,7 @@ export class ObjectService {
     if (kind !== undefined && kind !== rt.kind) {
       throw ApiError.badRequest(`the kind in the data (${String(kind)}) does not match the expected kind (${rt.kind})`);
     }
-    const internal = rt.strategy.fromExternal?.(clone(body)) ?? clone(body);
+    const internal = rt.strategy.fromExternal?.(jsonClone(body)) ?? jsonClone(body);
     const storageType = this.registry.byStorageKey(rt.storageKey)[0] ?? rt;
     internal['apiVersion'] = apiVersionOf(storageType);
     internal['kind'] = rt.kind;

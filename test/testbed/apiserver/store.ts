@@ -1,5 +1,6 @@
+import { jsonClone } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { clone, meta, str, type JsonObject } from './json.js';
+import { meta, str, type JsonObject } from './json.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -45,7 +46,7 @@ export class Store {
 
   get(storageKey: string, namespace: string, name: string): JsonObject | undefined {
     const found = this.#objects.get(keyOf(storageKey, namespace, name));
-    return found === undefined ? undefined : clone(found);
+    return found === undefined ? undefined : jsonClone(found);
   }
 
   /** Current objects of one kind, sorted by namespace/name as etcd's key order gives them. */
@@ -54,14 +55,14 @@ export class Store {
     return [...this.#objects.entries()]
       .filter(([key]) => key.startsWith(prefix))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, value]) => clone(value));
+      .map(([, value]) => jsonClone(value));
   }
 
   /** Every object of every kind; the garbage collector scans owner references with it. */
   all(): Array<{ storageKey: string; object: JsonObject }> {
     return [...this.#objects.entries()].map(([key, value]) => ({
       storageKey: key.slice(0, key.indexOf('|')),
-      object: clone(value),
+      object: jsonClone(value),
     }));
   }
 
@@ -77,7 +78,7 @@ export class Store {
       if (namespace !== undefined && event.namespace !== namespace) continue;
       const key = `${event.namespace}|${event.name}`;
       if (event.previous === undefined) state.delete(key);
-      else state.set(key, clone(event.previous));
+      else state.set(key, jsonClone(event.previous));
     }
     return [...state.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
   }
@@ -91,7 +92,7 @@ export class Store {
     const previous = this.#objects.get(key);
     this.#revision += 1;
     m['resourceVersion'] = String(this.#revision);
-    const stored = clone(object);
+    const stored = jsonClone(object);
     this.#objects.set(key, stored);
     const event: StoreEvent = {
       type: previous === undefined ? 'ADDED' : 'MODIFIED',
@@ -103,7 +104,7 @@ export class Store {
     };
     if (previous !== undefined) event.previous = previous;
     this.#record(event);
-    return clone(stored);
+    return jsonClone(stored);
   }
 
   /** Removes an object; the DELETED event carries it with the deletion's revision. */
@@ -113,10 +114,10 @@ export class Store {
     if (previous === undefined) return undefined;
     this.#objects.delete(key);
     this.#revision += 1;
-    const final = clone(previous);
+    const final = jsonClone(previous);
     meta(final)['resourceVersion'] = String(this.#revision);
     this.#record({ type: 'DELETED', revision: this.#revision, storageKey, namespace, name, object: final, previous });
-    return clone(final);
+    return jsonClone(final);
   }
 
   /** History after `revision` (exclusive), or an `Expired` error when it has been compacted. */

@@ -1,5 +1,6 @@
+import { jsonClone } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { clone, deepEqual, isObject, type JsonObject, type JsonValue } from './json.js';
+import { deepEqual, isObject, type JsonObject, type JsonValue } from './json.js';
 
 /**
  * Patch metadata of the built-in kinds podvirt's testbed serves, keyed by field name: lists
@@ -41,7 +42,7 @@ function mergeMap(original: JsonObject, patch: JsonObject): JsonObject | null {
   const directive = patch['$patch'];
   if (directive === 'delete') return null;
   if (directive === 'replace') return withoutDirectives(patch);
-  const result = clone(original);
+  const result = jsonClone(original);
   const retain = patch['$retainKeys'];
   if (Array.isArray(retain)) {
     for (const key of Object.keys(result)) if (!retain.includes(key)) delete result[key];
@@ -97,7 +98,7 @@ function mergeList(field: string, original: JsonValue[], patch: JsonValue[]): Js
   }
   const key = mergeKeys[field];
   if (key === undefined) return patch.map((i) => stripDeep(i));
-  const result = original.map((i) => clone(i));
+  const result = original.map((i) => jsonClone(i));
   for (const item of patch) {
     if (!isObject(item)) continue;
     const index = result.findIndex((r) => isObject(r) && deepEqual(r[key], item[key]));

@@ -5,7 +5,7 @@
 // counters (data left, passes) are never written: they change every second, the VMI would see
 // a write storm; `kubectl get vmim` shows phases, and the launcher's log the counters.
 
-import { kubeTime, type MigrationAbortStatus, type MigrationMode, type VmiMigrationState, type VmiStatus } from '@podvirt/api';
+import { jsonClone, kubeTime, type MigrationAbortStatus, type MigrationMode, type VmiMigrationState, type VmiStatus } from '@podvirt/api';
 import type { cmd } from '@podvirt/proto';
 
 export interface TargetFields {
@@ -61,7 +61,7 @@ function end(ms: VmiMigrationState, atMs: number, completed: boolean, reason?: s
 
 function patch(status: VmiStatus, migrationUid: string, change: (ms: VmiMigrationState) => void): VmiStatus {
   if (status.migrationState?.migrationUid !== migrationUid) return status;
-  const ms = structuredClone(status.migrationState);
+  const ms = jsonClone(status.migrationState);
   change(ms);
   return { ...status, migrationState: ms };
 }

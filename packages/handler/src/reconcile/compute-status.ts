@@ -6,6 +6,7 @@
 import {
   ConditionStatus,
   isFinalPhase,
+  jsonClone,
   kubeTime,
   removeCondition,
   upsertCondition,
@@ -62,7 +63,7 @@ export function computeStatus(input: StatusInput): VmiStatus {
   const domain = effectiveDomain(input.domain, launcher);
   const old = vmi.status ?? {};
   if (isFinalPhase(old.phase)) return old;
-  const status: VmiStatus = structuredClone(old);
+  const status: VmiStatus = jsonClone(old);
   const now = kubeTime(nowMs);
   if (domain !== undefined) applyDomainFields(status, vmi, domain);
 

@@ -1,8 +1,9 @@
 // JSON equality as the API server stores values: it must agree with comparing the values' JSON
 // text with keys sorted, on every case where key order, undefined properties, null and arrays meet.
+// The JSON copy: equal to structuredClone's on JSON values, and sharing nothing with its source.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonEqual } from '../src/index.js';
+import { jsonClone, jsonEqual } from '../src/index.js';
 
 /** The slow reference the walk replaces: both values as JSON with their keys sorted. */
 function sortedJson(value: unknown): string {
@@ -37,3 +38,23 @@ for (const [what, a, b, equal] of CASES) {
     assert.equal(sortedJson(a) === sortedJson(b), equal, 'the reference agrees');
   });
 }
+
+test('jsonClone: the same value as structuredClone gives, sharing no object or array with its source', () => {
+  const source = {
+    metadata: { name: 'vm', labels: { a: 'b' }, finalizers: ['x'] },
+    status: { conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, reason: undefined }], nodeName: 'n', ready: false, count: 0, ips: ['10.0.0.2', 'fd00::2'] },
+    nested: [[1, 2], [], [{}]],
+  };
+  const copy = jsonClone(source);
+  assert.deepStrictEqual(copy, structuredClone(source));
+  assert.ok(Object.hasOwn(copy.status.conditions[0] ?? {}, 'reason'), 'an undefined property is kept, as structuredClone keeps it');
+  copy.metadata.labels.a = 'changed';
+  copy.metadata.finalizers.push('y');
+  copy.status.conditions[0]!.status = 'False';
+  copy.nested[0]!.push(3);
+  assert.equal(source.metadata.labels.a, 'b');
+  assert.deepEqual(source.metadata.finalizers, ['x']);
+  assert.equal(source.status.conditions[0]?.status, 'True');
+  assert.deepEqual(source.nested[0], [1, 2]);
+  for (const scalar of ['s', 1, true, null]) assert.equal(jsonClone(scalar), scalar);
+});
