@@ -3,8 +3,8 @@
 // spec) it makes. podvirtctl applies it through the API server today; a subresource can apply the
 // same edit later, so the rules live here and not in a client.
 
-import { isDeepStrictEqual } from 'node:util';
 import type { FieldError } from './field-error.js';
+import { jsonEqual } from './json-value.js';
 import type { Disk } from './types/devices.js';
 import type { Volume } from './types/volumes.js';
 import { isDnsLabel, DNS_LABEL_RULE, isRawObject, Validation } from './validate-context.js';
@@ -169,5 +169,5 @@ function withoutHotplug(spec: unknown): unknown {
  * (its addvolume/removevolume subresources make it); the new spec is then checked whole.
  */
 export function isHotplugEdit(oldSpec: unknown, newSpec: unknown): boolean {
-  return isDeepStrictEqual(withoutHotplug(oldSpec), withoutHotplug(newSpec));
+  return jsonEqual(withoutHotplug(oldSpec), withoutHotplug(newSpec));
 }

@@ -1,6 +1,6 @@
 // Plain JSON values (what the API server stores and every informer holds): equality and copy,
-// each one walk, nothing serialised, on the hot paths of the handler, the controller and the
-// testbed's API server.
+// each one walk, nothing serialised. The one way podvirt compares JSON values (statuses, specs,
+// admission's before and after, the testbed API server's objects) and copies them where it is hot.
 //
 // Equality as the API server stores them: key order does not matter, a property set to undefined
 // is no property, and an undefined array element is null. A status computed here and the same

@@ -5,10 +5,10 @@
 // (Ready pods not being deleted and not evicted in the last 2 minutes), disruptionsAllowed,
 // disruptedPods, observedGeneration and the DisruptionAllowed condition. A pod in disruptedPods
 // that is still there 2 minutes after its eviction counts again, as there.
-import { jsonClone, kubeTime } from '@podvirt/api';
+import { jsonClone, jsonEqual, kubeTime } from '@podvirt/api';
 import type { V1LabelSelector } from '@kubernetes/client-node';
 import { ApiError } from './errors.js';
-import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
+import { arr, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import type { ObjectService } from './object-service.js';
 import type { ResourceType } from './resource-type.js';
 import type { StoreEvent } from './store.js';
@@ -96,7 +96,7 @@ export class DisruptionController {
       next = { ...status, disruptionsAllowed: 0 };
       next['conditions'] = withCondition(status, 'False', 'SyncFailed', err.message, typeof status['observedGeneration'] === 'number' ? status['observedGeneration'] : 0, now);
     }
-    if (deepEqual(next, status)) return;
+    if (jsonEqual(next, status)) return;
     const updated = jsonClone(pdb);
     updated['status'] = next;
     this.service.update(this.pdbType, str(m['namespace']) ?? '', str(m['name']) ?? '', updated, 'status');

@@ -1,6 +1,6 @@
-import { jsonClone } from '@podvirt/api';
+import { jsonClone, jsonEqual } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { deepEqual, isObject, type JsonObject, type JsonValue } from './json.js';
+import { isObject, type JsonObject, type JsonValue } from './json.js';
 
 /** RFC 7386 JSON merge patch: objects merge recursively, `null` deletes, everything else replaces. */
 export function applyMergePatch(target: JsonValue, patch: JsonValue): JsonValue {
@@ -43,7 +43,7 @@ function applyOne(doc: JsonValue, kind: string, path: string[], op: JsonObject):
     case 'copy':
       return insert(doc, path, jsonClone(get(doc, pointer(String(need(op, 'from'))))));
     case 'test':
-      if (!deepEqual(get(doc, path), need(op, 'value'))) {
+      if (!jsonEqual(get(doc, path), need(op, 'value'))) {
         throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: testing value /${path.join('/')} failed`);
       }
       return doc;

@@ -1,6 +1,5 @@
-// JSON value helpers shared by the API server: every stored object is plain JSON, so
-// comparing by structure is enough (no Dates, no class instances); copies are @podvirt/api's
-// jsonClone.
+// JSON value helpers shared by the API server: every stored object is plain JSON (no Dates, no
+// class instances); copies and comparisons are @podvirt/api's jsonClone and jsonEqual.
 export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
@@ -8,19 +7,6 @@ export interface JsonObject {
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]));
-  }
-  return false;
 }
 
 /** The object's `metadata`, created when absent so callers can assign into it. */

@@ -1,6 +1,6 @@
-import { kubeTime } from '@podvirt/api';
+import { jsonEqual, kubeTime } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
+import { arr, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import type { ObjectService, WriteOptions } from './object-service.js';
 import type { ResourceType } from './resource-type.js';
 
@@ -77,7 +77,7 @@ export class ObjectDeleter {
 
   #changed(rt: ResourceType, namespace: string, name: string, next: JsonObject): boolean {
     const stored = this.service.getStored(rt, namespace, name);
-    return !deepEqual(stored, next);
+    return !jsonEqual(stored, next);
   }
 
   #checkPreconditions(rt: ResourceType, current: JsonObject, options: DeleteOptions): void {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { jsonClone, kubeTime } from '@podvirt/api';
+import { jsonClone, jsonEqual, kubeTime } from '@podvirt/api';
 import { ApiError, type ResourceRef } from './errors.js';
 import { applyJsonPatch, applyMergePatch } from './json-patch.js';
-import { deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
+import { isObject, meta, obj, str, type JsonObject, type JsonValue } from './json.js';
 import { generateNameSuffix } from './object-meta.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 import type { Registry } from './registry.js';
@@ -194,7 +194,7 @@ export class ObjectService {
 
   #completeWrite(rt: ResourceType, current: JsonObject, result: JsonObject): void {
     this.#validate(rt, result, current);
-    if (!deepEqual(result['spec'], current['spec'])) {
+    if (!jsonEqual(result['spec'], current['spec'])) {
       const generation = meta(current)['generation'];
       meta(result)['generation'] = (typeof generation === 'number' ? generation : 0) + 1;
     }
@@ -206,7 +206,7 @@ export class ObjectService {
     const stored = this.store.get(rt.storageKey, str(currentMeta['namespace']) ?? '', name);
     if (stored === undefined) throw ApiError.notFound(this.ref(rt, name));
     if (meta(stored)['resourceVersion'] !== currentMeta['resourceVersion']) throw ApiError.staleUpdate(this.ref(rt, name));
-    if (deepEqual(result, current)) return this.external(rt, current);
+    if (jsonEqual(result, current)) return this.external(rt, current);
     if (options.dryRun === true) return this.external(rt, result);
     if (this.deletionComplete(rt, result)) {
       return this.external(rt, this.store.remove(rt.storageKey, str(currentMeta['namespace']) ?? '', name) ?? result);

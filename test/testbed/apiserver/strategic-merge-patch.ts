@@ -1,6 +1,6 @@
-import { jsonClone } from '@podvirt/api';
+import { jsonClone, jsonEqual } from '@podvirt/api';
 import { ApiError } from './errors.js';
-import { deepEqual, isObject, type JsonObject, type JsonValue } from './json.js';
+import { isObject, type JsonObject, type JsonValue } from './json.js';
 
 /**
  * Patch metadata of the built-in kinds podvirt's testbed serves, keyed by field name: lists
@@ -58,7 +58,7 @@ function mergeMap(original: JsonObject, patch: JsonObject): JsonObject | null {
       const field = key.slice(deletePrimitivePrefix.length);
       const current = result[field];
       if (Array.isArray(current) && Array.isArray(value)) {
-        result[field] = current.filter((item) => !value.some((v) => deepEqual(v, item)));
+        result[field] = current.filter((item) => !value.some((v) => jsonEqual(v, item)));
       }
       continue;
     }
@@ -93,7 +93,7 @@ function mergeList(field: string, original: JsonValue[], patch: JsonValue[]): Js
   }
   if (primitiveMergeLists.has(field)) {
     const result = [...original];
-    for (const item of patch) if (!result.some((r) => deepEqual(r, item))) result.push(item);
+    for (const item of patch) if (!result.some((r) => jsonEqual(r, item))) result.push(item);
     return result;
   }
   const key = mergeKeys[field];
@@ -101,7 +101,7 @@ function mergeList(field: string, original: JsonValue[], patch: JsonValue[]): Js
   const result = original.map((i) => jsonClone(i));
   for (const item of patch) {
     if (!isObject(item)) continue;
-    const index = result.findIndex((r) => isObject(r) && deepEqual(r[key], item[key]));
+    const index = result.findIndex((r) => isObject(r) && jsonEqual(r[key], item[key]));
     if (item['$patch'] === 'delete') {
       if (index >= 0) result.splice(index, 1);
       continue;
@@ -126,7 +126,7 @@ function reorder(result: JsonObject, field: string, order: JsonValue[]): void {
   const identity = (item: JsonValue): JsonValue => (key !== undefined && isObject(item) ? (item[key] ?? null) : item);
   const wanted = order.map(identity);
   const ranked = list.map((item, i) => {
-    const rank = wanted.findIndex((w) => deepEqual(w, identity(item)));
+    const rank = wanted.findIndex((w) => jsonEqual(w, identity(item)));
     return { item, rank: rank < 0 ? wanted.length + i : rank };
   });
   ranked.sort((a, b) => a.rank - b.rank);

@@ -3,8 +3,7 @@
 // the start-failure record, the conditions (Ready copied from the VMI, Failure, RestartRequired and
 // the VMI's other conditions mirrored), the printable status and the generations. Pure.
 
-import { isDeepStrictEqual } from 'node:util';
-import { applyDefaults, isFinalPhase, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmiSpec, type VmStatus } from '@podvirt/api';
+import { applyDefaults, isFinalPhase, jsonEqual, removeCondition, upsertCondition, type RunStrategy, type StateChangeRequest, type VirtualMachine, type VirtualMachineInstance, type VmiCondition, type VmiSpec, type VmStatus } from '@podvirt/api';
 import { nextStartFailure } from './vm-start-backoff.js';
 import { printableStatus, type PendingWork } from './vm-printable-status.js';
 
@@ -67,7 +66,7 @@ function defaultedSpec(vmi: VirtualMachineInstance, spec: VmiSpec): unknown {
  */
 function restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
   if (vmi === undefined || vmi.metadata.deletionTimestamp !== undefined || isFinalPhase(vmi.status?.phase)) return false;
-  return !isDeepStrictEqual(defaultedSpec(vmi, vmi.spec), defaultedSpec(vmi, vm.spec.template.spec));
+  return !jsonEqual(defaultedSpec(vmi, vmi.spec), defaultedSpec(vmi, vm.spec.template.spec));
 }
 
 function failureOf(vmi: VirtualMachineInstance | undefined, failure: VmFailure | undefined): VmFailure | undefined {

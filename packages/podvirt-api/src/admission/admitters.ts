@@ -3,8 +3,7 @@
 // the VM through validateVm, the migration through validateMigration. So a VMI the controller
 // would refuse is refused here, with the same field paths.
 
-import { isDeepStrictEqual } from 'node:util';
-import { applyDefaults, checkVmi, isHotplugEdit, validateMigration, validateVm, type FieldError, type VirtualMachineInstance } from '@podvirt/api';
+import { applyDefaults, checkVmi, isHotplugEdit, jsonEqual, validateMigration, validateVm, type FieldError, type VirtualMachineInstance } from '@podvirt/api';
 import { ALLOWED, invalid, type AdmissionRequest, type AdmissionResult } from './admission-review.js';
 
 export type Admitter = (request: AdmissionRequest) => AdmissionResult;
@@ -32,7 +31,7 @@ function isGracePeriodShortening(oldSpec: unknown, newSpec: unknown): boolean {
   if (typeof oldSpec !== 'object' || oldSpec === null || typeof newSpec !== 'object' || newSpec === null) return false;
   const { terminationGracePeriodSeconds: before, ...oldRest } = oldSpec as Record<string, unknown>;
   const { terminationGracePeriodSeconds: after, ...newRest } = newSpec as Record<string, unknown>;
-  return typeof after === 'number' && (typeof before !== 'number' || after <= before) && isDeepStrictEqual(oldRest, newRest);
+  return typeof after === 'number' && (typeof before !== 'number' || after <= before) && jsonEqual(oldRest, newRest);
 }
 
 /**
@@ -46,7 +45,7 @@ export const validateVmiAdmission: Admitter = (request) => {
     const errors = checkVmi(request.object);
     return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
   }
-  if (request.operation === 'UPDATE' && !isDeepStrictEqual(specOf(request.object), specOf(request.oldObject))) {
+  if (request.operation === 'UPDATE' && !jsonEqual(specOf(request.object), specOf(request.oldObject))) {
     if (isHotplugEdit(specOf(request.oldObject), specOf(request.object)) || isGracePeriodShortening(specOf(request.oldObject), specOf(request.object))) {
       const errors = checkVmi(request.object);
       return errors.length === 0 ? ALLOWED : invalid(VMI, nameOf(request), errors);
@@ -66,7 +65,7 @@ export const mutateVmiAdmission: Admitter = (request) => {
   if (request.operation !== 'CREATE' || nameOf(request) === undefined) return ALLOWED;
   if (checkVmi(request.object).length > 0) return ALLOWED;
   const defaulted = applyDefaults(request.object as VirtualMachineInstance);
-  if (isDeepStrictEqual(defaulted.spec, specOf(request.object))) return ALLOWED;
+  if (jsonEqual(defaulted.spec, specOf(request.object))) return ALLOWED;
   return { allowed: true, patch: [{ op: 'replace', path: '/spec', value: defaulted.spec }] };
 };
 

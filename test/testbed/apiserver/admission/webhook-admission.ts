@@ -10,9 +10,10 @@
 // is ignored under Ignore. The testbed serves one version per resource, so matchPolicy
 // Equivalent finds nothing an Exact rule would not.
 import { randomUUID } from 'node:crypto';
+import { jsonEqual } from '@podvirt/api';
 import { ApiError } from '../errors.js';
 import { applyJsonPatch } from '../json-patch.js';
-import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
+import { arr, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
 import type { Store } from '../store.js';
 import { celVariables, exemptFromAdmission, reviewRequest, ruleMatches, selectorsMatch, type AdmissionAttributes } from './attributes.js';
 import { CelError, compileCel } from './cel-subset.js';
@@ -30,7 +31,6 @@ interface Hook {
   readonly spec: JsonObject;
   readonly name: string;
 }
-
 
 export class WebhookAdmission {
   readonly #policies: PolicyAdmission;
@@ -51,7 +51,7 @@ export class WebhookAdmission {
     let changedAfterReinvocable = false;
     for (const hook of hooks) {
       const patched = await this.#callMutating(hook, { ...attrs, object });
-      if (patched !== undefined && !deepEqual(patched, object)) {
+      if (patched !== undefined && !jsonEqual(patched, object)) {
         object = patched;
         if (reinvocable.length > 0) changedAfterReinvocable = true;
       }

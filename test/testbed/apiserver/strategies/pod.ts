@@ -1,7 +1,7 @@
-import { podQosClass, QuantityError, type PodQosShape } from '@podvirt/api';
+import { jsonClone, jsonEqual, podQosClass, QuantityError, type PodQosShape } from '@podvirt/api';
 import { ApiError, type StatusCause } from '../errors.js';
 import { ageOf } from '../human-duration.js';
-import { arr, deepEqual, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
+import { arr, isObject, meta, obj, str, type JsonObject, type JsonValue } from '../json.js';
 import { validateObjectMeta } from '../object-meta.js';
 import type { Strategy } from '../resource-type.js';
 import { validatePodSpec } from './pod-spec-validation.js';
@@ -44,7 +44,7 @@ export const podStrategy: Strategy = {
   },
   validate(pod, old) {
     const causes: StatusCause[] = [...validateObjectMeta(pod, 'subdomain'), ...validatePodSpec(obj(pod['spec']))];
-    if (old !== undefined && !deepEqual(mutableView(pod['spec']), mutableView(old['spec']))) {
+    if (old !== undefined && !jsonEqual(mutableView(pod['spec']), mutableView(old['spec']))) {
       causes.push({ reason: 'FieldValueForbidden', message: `Forbidden: ${immutableMessage}`, field: 'spec' });
     }
     return causes;
@@ -134,7 +134,7 @@ function podStatusText(pod: JsonObject, statuses: JsonObject[]): string {
 /** The spec with the fields an update may change blanked out. */
 function mutableView(spec: JsonValue | undefined): JsonValue {
   if (!isObject(spec)) return null;
-  const view = structuredClone(spec);
+  const view = jsonClone(spec);
   delete view['activeDeadlineSeconds'];
   delete view['tolerations'];
   delete view['terminationGracePeriodSeconds'];
