@@ -91,7 +91,10 @@ describe('testbed API server: evictions and PodDisruptionBudgets', () => {
     const blocked = await kubectl(tb.kubeconfigPath, [...drain, '--timeout=8s']);
     assert.notEqual(blocked.code, 0, blocked.stdout);
     assert.match(blocked.stdout, /node\/drain-me cordoned/);
-    assert.match(blocked.stderr, /Warning: ignoring DaemonSet-managed Pods: default\/agent-x/);
+    // kubectl joins its warnings on one line, in the order of a Go map: either may come first.
+    const warning = blocked.stderr.split('\n').find((line) => line.startsWith('Warning: ')) ?? '';
+    assert.match(warning, /ignoring DaemonSet-managed Pods: default\/agent-x(;|$)/, blocked.stderr);
+    assert.match(warning, /deleting Pods that declare no controller: default\/db-a, default\/db-b(;|$)/, blocked.stderr);
     assert.match(blocked.stderr, /error when evicting pods\/"db-[ab]" -n "default" \(will retry after 5s\): Cannot evict pod as it would violate the pod's disruption budget\./);
     const node = (await http(base(), 'GET', '/api/v1/nodes/drain-me')).body;
     assert.equal((node['spec'] as JsonObject)['unschedulable'], true);
