@@ -30,6 +30,7 @@ import { eventually } from '@podvirt/test-support';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { readTcp } from '../testbed/index.js';
 import { NODE_API_SOCKET, realNodeLeftovers } from '../testbed/real-node/real-node.js';
+import { consoleLogTail, credentialsOf, UNPRIVILEGED_TAIL } from './console-log-process.js';
 import { realNodeFaultTests } from './real-node-faults.js';
 import { cniNetns, kubeChains, NODE, qemuInPods, REAL_NODE_SKIP, RealNodeStack, ROOT, VERSION, type LauncherPod } from './real-node-stack.js';
 
@@ -130,7 +131,8 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
     // The masquerade example: the test guest with a pod network interface forwarding TCP 8080.
     await admin(['apply', '-f', join(root, 'manifests/examples/vmi-masquerade.yaml')]);
     await s().waitForPhase(VMI, 'Running');
-    const pods = await s().launcherPods((await s().vmi(VMI))?.metadata.uid ?? assert.fail(`${VMI} vanished`));
+    const vmiUid = (await s().vmi(VMI))?.metadata.uid ?? assert.fail(`${VMI} vanished`);
+    const pods = await s().launcherPods(vmiUid);
     assert.equal(pods.length, 1);
     const launcher: LauncherPod = pods[0]!;
     const images = (cs: ReadonlyArray<{ image: string }> | undefined): string[] => [...new Set((cs ?? []).map((c) => c.image))].sort();
@@ -146,6 +148,10 @@ describe('the real node: upstream kubelet on containerd', { skip: REAL_NODE_SKIP
       return logs.includes('PODVIRT-GUEST-READY') && BOOT_ID.test(logs) ? logs : undefined;
     }, { what: 'the guest marker and boot_id in kubectl logs -c guest-console-log', deadlineMs: 120_000, stepMs: 1_000 });
     const bootId = BOOT_ID.exec(consoleLog)?.[1] ?? '';
+    // containerd ran the sidecar as rendered: uid 107, no capability, no_new_privs.
+    const tail = await consoleLogTail(vmiUid);
+    assert.ok(tail !== undefined, 'the guest-console-log process runs');
+    assert.deepEqual(credentialsOf(tail), UNPRIVILEGED_TAIL);
 
     // kubectl exec into the compute container (API server → kubelet → containerd).
     assert.equal((await admin(['exec', launcher.metadata.name, '-c', 'compute', '--', 'cat', '/etc/hostname'])).trim(), launcher.metadata.name);

@@ -2,10 +2,13 @@
 // pod's directories or the handler's host directories is wider than its owner needs: every
 // socket (qemu monitor, guest agent, serial console, libvirt, launcher, node API, and any a
 // component adds later) and every file with guest output, cloud-init data, keys, domain XML or
-// ghost records has no group or other bits.
+// ghost records has no group or other bits. The serial log belongs to the guest-console-log
+// container's unprivileged account.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { NON_ROOT_UID, SERIAL_LOG_FILE } from '@podvirt/api';
 import { listModes, widerThanOwner } from './file-modes.js';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
@@ -26,6 +29,13 @@ test('sockets and secret-bearing files of a running VM and of the handler are ow
   for (const expected of ['virt-serial0', 'monitor.sock', 'org.qemu.guest_agent.0', 'launcher-sock', 'node.sock', 'virt-serial0-log', 'noCloud.iso']) {
     assert.ok(all.some((l) => l.endsWith(`/${expected}`)), `${expected} exists (so the walk covers it):\n${all.join('\n')}`);
   }
+  // The serial log belongs to the account the guest-console-log container runs as (it reads the
+  // log with no capability), owner-only all the same; its directory stays root's, and others may
+  // only pass through it.
+  const serialLog = (all.find((l) => l.endsWith(`/${SERIAL_LOG_FILE}`)) ?? '').split(' ').slice(2).join(' ');
+  assert.equal((await stat(serialLog)).uid, NON_ROOT_UID, `owner of ${serialLog}`);
+  const dir = await stat(dirname(serialLog));
+  assert.deepEqual({ uid: dir.uid, mode: (dir.mode & 0o777).toString(8) }, { uid: 0, mode: '711' }, dirname(serialLog));
   const wide = await widerThanOwner(roots);
   assert.deepEqual(wide, [], `wider than owner-only:\n${all.join('\n')}`);
   assert.equal((await suite.kubectl(['delete', 'vmi', 'vm-modes', '--wait=false'])).code, 0);

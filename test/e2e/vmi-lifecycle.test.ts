@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
+import { consoleLogTail, credentialsOf, UNPRIVILEGED_TAIL } from './console-log-process.js';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
 describe('VMI lifecycle on the testbed', () => {
@@ -39,8 +40,14 @@ describe('VMI lifecycle on the testbed', () => {
     const containerID = pod?.status?.containerStatuses?.find((c) => c.name === 'compute')?.containerID ?? '';
     assert.ok(containerID === `testbed://${computePid}` || /^podman:\/\/[0-9a-f]{64}$/.test(containerID), containerID);
     // In the image runtime the VM runs with exactly the rendered capabilities (never privileged):
-    // DAC_OVERRIDE SETGID SETUID SETPCAP NET_BIND_SERVICE.
-    if (containerID.startsWith('podman://')) assert.match(status, /^CapBnd:\s+00000000000005c2$/m);
+    // CHOWN DAC_OVERRIDE SETGID SETUID SETPCAP NET_BIND_SERVICE.
+    if (containerID.startsWith('podman://')) {
+      assert.match(status, /^CapBnd:\s+00000000000005c3$/m);
+      // The guest-console-log sidecar as rendered: uid 107, no capability, no_new_privs.
+      const tail = await consoleLogTail(running.metadata?.uid ?? '');
+      assert.ok(tail !== undefined, 'the guest-console-log process runs');
+      assert.deepEqual(credentialsOf(tail), UNPRIVILEGED_TAIL);
+    }
     const logs = await suite.kubectl(['logs', podName, '-c', 'compute']);
     assert.equal(logs.code, 0, logs.stderr);
     const lines = logs.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);

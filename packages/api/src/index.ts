@@ -88,6 +88,7 @@ export type * from './types/volumes.js';
 export { VOLUME_SOURCE_KEYS } from './types/volumes.js';
 export { vmiLogBindings, type VmiLogBindings } from './vmi-log-bindings.js';
 export { vmiReference, type ObjectReference } from './vmi-reference.js';
+export { NON_ROOT_UID, SERIAL_LOG_FILE } from './console-log.js';
 export {
   parsePodNetworkHandoff,
   PodNetworkHandoffError,

@@ -169,7 +169,7 @@ describe('renderLauncherPod', () => {
       assert.deepEqual(compute?.securityContext, {
         capabilities: {
           drop: ['ALL'],
-          add: ['NET_BIND_SERVICE', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'],
+          add: ['NET_BIND_SERVICE', 'CHOWN', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'],
         },
       });
     }
@@ -288,7 +288,7 @@ describe('renderLauncherPod', () => {
     }
   });
 
-  test('guest-console-log: a sidecar tailing the serial log, first of the init containers; off with logSerialConsole or without a serial console', () => {
+  test('guest-console-log: a sidecar tailing the serial log, first of the init containers, unprivileged; off with logSerialConsole or without a serial console', () => {
     const pod = renderLauncherPod(withSpec(() => undefined), config);
     const [first] = pod.spec?.initContainers ?? [];
     const uid = pod.metadata?.ownerReferences?.[0]?.uid ?? '';
@@ -299,6 +299,7 @@ describe('renderLauncherPod', () => {
       args: ['--logfile', `/var/run/kubevirt-private/${uid}/virt-serial0-log`],
       resources: { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '60M' } },
       volumeMounts: [{ name: 'private', mountPath: '/var/run/kubevirt-private', readOnly: true }],
+      securityContext: { runAsUser: 107, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
       restartPolicy: 'Always',
     });
     const names = (p: ReturnType<typeof renderLauncherPod>): string[] => (p.spec?.initContainers ?? []).map((c) => c.name);

@@ -1,9 +1,10 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_MACHINE_TYPE, vmiLogBindings, type DefaultedVmi } from '@podvirt/api';
+import { DEFAULT_MACHINE_TYPE, NON_ROOT_UID, vmiLogBindings, type DefaultedVmi } from '@podvirt/api';
 import { GoFlagError } from '@podvirt/api/go-flags';
 import { LibvirtClient } from '@podvirt/libvirt';
 import type { Logger } from 'pino';
+import { serialPaths } from './convert/console.js';
 import { domainName } from './convert/domain-name.js';
 import { acpiEnabled } from './convert/features.js';
 import { decideDomainType } from './convert/hypervisor.js';
@@ -81,16 +82,21 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
   const dirs = o.libvirtDirs ?? DEFAULT_LIBVIRT_DIRS;
   const emulator = o.emulator ?? '/usr/bin/qemu-system-x86_64';
 
-  // The serial console socket and log live here; the log holds whatever the guest printed.
+  // The serial console socket and log live here; the log holds whatever the guest printed. It
+  // belongs to the guest-console-log container's account, owner-only: that container reads it
+  // with no capability. The directory stays root's, as are qemu (root with every capability
+  // dropped) and its sockets in it; others may only pass through it to the log (the sockets are
+  // owner-only).
   const vmiPrivate = join(flags.privateDir, uid);
-  await mkdir(vmiPrivate, { recursive: true, mode: 0o700 });
-  await chmod(vmiPrivate, 0o700);
+  await mkdir(vmiPrivate, { recursive: true, mode: 0o711 });
+  await chmod(vmiPrivate, 0o711);
   // A migration's unix sockets meet here (the handlers' proxies; an incoming guest's qemu
   // listens here as a target): the same in-pod path on both sides, KubeVirt's directory.
   await mkdir(join(flags.shareDir, 'migrationproxy'), { recursive: true, mode: 0o755 });
-  const serialLog = join(vmiPrivate, 'virt-serial0-log');
+  const serialLog = serialPaths(flags, uid).log;
   await writeFile(serialLog, '', { flag: 'a', mode: 0o600 });
   await chmod(serialLog, 0o600);
+  if (process.getuid?.() === 0) await chown(serialLog, NON_ROOT_UID, NON_ROOT_UID);
   // Probed while the libvirt daemon starts: neither waits for the other.
   const kvmProbe = (o.kvmProbe ?? (() => probeKvm()))();
   kvmProbe.catch(() => undefined);

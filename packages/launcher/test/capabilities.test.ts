@@ -8,8 +8,8 @@ import { describe, test } from 'node:test';
 import { CapabilityError, checkCapabilities, missingCapabilities, REQUIRED_CAPABILITIES } from '../src/host/capabilities.js';
 
 const status = (eff: string, bnd: string): string => `Name:\tnode\nCapInh:\t0000000000000000\nCapPrm:\t${eff}\nCapEff:\t${eff}\nCapBnd:\t${bnd}\nCapAmb:\t0000000000000000\n`;
-// DAC_OVERRIDE(1) SETGID(6) SETUID(7) SETPCAP(8) NET_BIND_SERVICE(10): what the controller renders.
-const RENDERED = '00000000000005c2';
+// CHOWN(0) DAC_OVERRIDE(1) SETGID(6) SETUID(7) SETPCAP(8) NET_BIND_SERVICE(10): what the controller renders.
+const RENDERED = '00000000000005c3';
 
 describe('missingCapabilities', () => {
   test('the rendered set lacks nothing; a full root set lacks nothing', () => {
@@ -18,7 +18,7 @@ describe('missingCapabilities', () => {
   });
 
   test('one capability short: that one, from the effective or the bounding set', () => {
-    const noSetpcap = (0x5c2 & ~(1 << 8)).toString(16).padStart(16, '0');
+    const noSetpcap = (0x5c3 & ~(1 << 8)).toString(16).padStart(16, '0');
     assert.deepEqual(missingCapabilities(status(noSetpcap, RENDERED)).map((c) => c.name), ['CAP_SETPCAP']);
     assert.deepEqual(missingCapabilities(status(RENDERED, noSetpcap)).map((c) => c.name), ['CAP_SETPCAP']);
   });
@@ -37,7 +37,7 @@ describe('checkCapabilities', () => {
     const dir = await mkdtemp(join(tmpdir(), 'podvirt-caps-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const path = join(dir, 'status');
-    await writeFile(path, status('00000000000004c2', '00000000000004c2'));
+    await writeFile(path, status('00000000000004c3', '00000000000004c3'));
     const err = await checkCapabilities(path).then(() => undefined, (e: unknown) => e);
     assert.ok(err instanceof CapabilityError);
     assert.equal(err.code, 'LAUNCHER_ERR_CAPABILITIES');

@@ -6,6 +6,10 @@
 // compute container ends. On unless spec.domain.devices.logSerialConsole is false; never
 // without a serial console. Pure.
 //
+// It runs as KubeVirt runs it: as the unprivileged account the launcher gives the log to
+// (NON_ROOT_UID), with every capability dropped and no privilege escalation, so a flaw in the
+// tail reaches the guest's log and nothing else of the pod.
+//
 // Resources as KubeVirt renders them: requests 5m / 35M, limits 15m / 60M; for a VMI that wants
 // Guaranteed QoS (cpu and memory requests equal to their limits, or a memory limit alone) the
 // requests are raised to the limits, because the kubelet counts a native sidecar in the pod's
@@ -14,7 +18,7 @@
 // these figures, supportContainerResources, have no counterpart in podvirt's configuration.)
 
 import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
-import { compareQuantities, isZeroQuantity, type VirtualMachineInstance } from '@podvirt/api';
+import { compareQuantities, isZeroQuantity, NON_ROOT_UID, SERIAL_LOG_FILE, type VirtualMachineInstance } from '@podvirt/api';
 import { CONSOLE_LOG_CONTAINER_NAME, KUBEVIRT_PRIVATE_DIR, TAIL_COMMAND } from '../launcher-layout.js';
 
 const TAIL_REQUESTS = { cpu: '5m', memory: '35M' };
@@ -52,9 +56,15 @@ export function renderConsoleLogContainer(vmi: VirtualMachineInstance, image: st
     name: CONSOLE_LOG_CONTAINER_NAME,
     image,
     command: [TAIL_COMMAND],
-    args: ['--logfile', `${KUBEVIRT_PRIVATE_DIR}/${uid}/virt-serial0-log`],
+    args: ['--logfile', `${KUBEVIRT_PRIVATE_DIR}/${uid}/${SERIAL_LOG_FILE}`],
     resources: tailResources(vmi),
     volumeMounts: [{ name: 'private', mountPath: KUBEVIRT_PRIVATE_DIR, readOnly: true }],
+    securityContext: {
+      runAsUser: NON_ROOT_UID,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    },
     restartPolicy: 'Always',
   };
 }

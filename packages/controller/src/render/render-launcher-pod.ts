@@ -65,10 +65,11 @@ export const DEFAULT_CPU_REQUEST = '100m';
  * (test/bench/compute-capabilities.ts): NET_BIND_SERVICE for the launcher's DHCP server on
  * port 67 (as KubeVirt adds it), and for the private libvirt daemon starting qemu: SETUID and
  * SETGID (it sets qemu's user and groups), SETPCAP (it drops qemu's capabilities) and
- * DAC_OVERRIDE (it probes qemu with it). CHOWN, FOWNER, KILL and SYS_NICE are not needed here:
+ * DAC_OVERRIDE (it probes qemu with it); CHOWN for the launcher to give the serial log to the
+ * unprivileged guest-console-log container. FOWNER, KILL and SYS_NICE are not needed here:
  * qemu runs as root with no file relabelling, and podvirt pins no CPUs.
  */
-export const COMPUTE_CAPABILITIES: readonly string[] = ['NET_BIND_SERVICE', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'];
+export const COMPUTE_CAPABILITIES: readonly string[] = ['NET_BIND_SERVICE', 'CHOWN', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'];
 const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPUTE_CAPABILITIES] } };
 /**
  * Every container of the pod runs under the container runtime's default seccomp profile

@@ -19,7 +19,8 @@ export interface RequiredCapability {
 }
 
 export const REQUIRED_CAPABILITIES: readonly RequiredCapability[] = [
-  { name: 'CAP_DAC_OVERRIDE', bit: 1, why: 'the libvirt daemon probes qemu with it (so that the probe can open root-only devices) before any domain starts' },
+  { name: 'CAP_CHOWN', bit: 0, why: 'the launcher gives the guest\'s serial log to the account the guest-console-log container runs as (uid 107)' },
+  { name: 'CAP_DAC_OVERRIDE', bit: 1, why: 'the libvirt daemon probes qemu with it (so that the probe can open root-only devices) and opens the serial log, which belongs to the guest-console-log container\'s account' },
   { name: 'CAP_SETGID', bit: 6, why: 'the libvirt daemon sets qemu\'s groups before it starts qemu' },
   { name: 'CAP_SETUID', bit: 7, why: 'the libvirt daemon sets qemu\'s user before it starts qemu' },
   { name: 'CAP_SETPCAP', bit: 8, why: 'the libvirt daemon drops capabilities before it starts qemu' },
