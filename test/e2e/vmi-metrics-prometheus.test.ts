@@ -7,29 +7,18 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { DemoShell } from '../testbed/demo/demo-shell.js';
 import { repoRoot } from '../testbed/guest/repo-root.js';
+import { freePort } from '../testbed/free-port.js';
 import { readTcp } from '../testbed/index.js';
 import { metricsPort } from './handler-node.js';
 import { guestVmi, VmiSuite } from './vmi-stack.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const NAME = 'vm-metrics';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('Prometheus scrapes the handler and the controller', () => {
   const suite = VmiSuite.setUp({

@@ -8,11 +8,11 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { eventually } from '@podvirt/test-support';
 import { writeTlsKubeconfig } from '../apiserver/kubeconfig.js';
+import { freePort } from '../free-port.js';
 import { StackProcess } from '../stack/stack-process.js';
 import { FRONT_PROXY_CLIENT, makeClusterPki, type CertPair, type ClusterPki } from './cluster-pki.js';
 import { ControlPlaneError, controlPlaneBinaries, type ControlPlaneBinaries } from './control-plane-binaries.js';
@@ -48,18 +48,6 @@ omitStages: [RequestReceived]
 rules:
 - level: Metadata
 `;
-
-/** A port the kernel just handed out on 127.0.0.1 (closed again; the component binds it next). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 export class RealControlPlane {
   readonly url: string;

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { NODE_API_SERVER_NAME } from '@podvirt/podvirt-api';
 import type { ApiServer } from '../apiserver/api-server.js';
 import { FRONT_PROXY_CLIENT, issueCertificate, makeCa, makeFrontProxyPki, type ClusterPki } from '../control-plane/cluster-pki.js';
-import { freePort } from '../control-plane/real-control-plane.js';
+import { freePort } from '../free-port.js';
 import type { HandlerApiAccess } from './podvirt-api-process.js';
 
 export const PODVIRT_API_NODE_CLIENT = 'podvirt-api';

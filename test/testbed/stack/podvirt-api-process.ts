@@ -13,7 +13,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NODE_API_SECRET_FLAGS } from '@podvirt/podvirt-api';
-import { freePort } from '../control-plane/real-control-plane.js';
+import { freePort } from '../free-port.js';
 import { findWorkload, ManifestError, type ManifestWorkload } from './manifest-workload.js';
 import { StackProcess } from './stack-process.js';
 import { testbedCommand, type TestbedCommand, type TestbedMapping } from './testbed-command.js';
