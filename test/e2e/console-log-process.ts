@@ -4,8 +4,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { NON_ROOT_UID, SERIAL_LOG_FILE } from '@podvirt/api';
 
+/** What the kernel holds for a process: the credentials a container runtime applied. */
 export interface ProcessCredentials {
-  readonly pid: number;
   /** Real, effective, saved and filesystem uids, as /proc/<pid>/status lists them. */
   readonly uids: readonly number[];
   readonly capEff: bigint;
@@ -14,9 +14,9 @@ export interface ProcessCredentials {
 }
 
 /** The credentials the unprivileged guest-console-log container must run with. */
-export const UNPRIVILEGED_TAIL = { uids: [NON_ROOT_UID, NON_ROOT_UID, NON_ROOT_UID, NON_ROOT_UID], capEff: 0n, capBnd: 0n, noNewPrivs: true };
+export const UNPRIVILEGED_TAIL: ProcessCredentials = { uids: [NON_ROOT_UID, NON_ROOT_UID, NON_ROOT_UID, NON_ROOT_UID], capEff: 0n, capBnd: 0n, noNewPrivs: true };
 
-/** The tail of the VMI with this uid (`podvirt-tail --logfile …/<uid>/virt-serial0-log`), if it runs. */
+/** The credentials of the tail of the VMI with this uid (`podvirt-tail --logfile …/<uid>/virt-serial0-log`), if it runs. */
 export async function consoleLogTail(vmiUid: string): Promise<ProcessCredentials | undefined> {
   for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
     const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
@@ -26,7 +26,6 @@ export async function consoleLogTail(vmiUid: string): Promise<ProcessCredentials
     if (status === undefined) continue;
     const field = (name: string): string => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)?.[1]?.trim() ?? '';
     return {
-      pid: Number(pid),
       uids: field('Uid').split(/\s+/).map(Number),
       capEff: BigInt(`0x${field('CapEff') || '0'}`),
       capBnd: BigInt(`0x${field('CapBnd') || '0'}`),
@@ -34,9 +33,4 @@ export async function consoleLogTail(vmiUid: string): Promise<ProcessCredentials
     };
   }
   return undefined;
-}
-
-/** The part of the credentials UNPRIVILEGED_TAIL speaks of, to compare with it. */
-export function credentialsOf(p: ProcessCredentials): typeof UNPRIVILEGED_TAIL {
-  return { uids: [...p.uids], capEff: p.capEff, capBnd: p.capBnd, noNewPrivs: p.noNewPrivs };
 }

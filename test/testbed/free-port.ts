@@ -14,17 +14,17 @@ const NODE_PORTS = 30_000;
 const ATTEMPTS = 200;
 const handedOut = new Set<number>();
 
-function ephemeralLow(): number {
-  const text = (() => {
-    try {
-      return readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
-    } catch {
-      return '';
-    }
-  })();
+/** The first port of the kernel's ephemeral range (ip_local_port_range), read once. */
+const ephemeralLow = ((): number => {
+  let text = '';
+  try {
+    text = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
+  } catch {
+    // Not Linux's procfs: the kernel's default.
+  }
   const low = Number(text.trim().split(/\s+/)[0]);
   return Number.isInteger(low) && low > 0 ? low : 32_768;
-}
+})();
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -36,7 +36,7 @@ function bindable(port: number): Promise<boolean> {
 
 /** A free port below the ephemeral range, at random; the kernel's choice where that range leaves no room. */
 export async function freePort(): Promise<number> {
-  const high = Math.min(ephemeralLow(), NODE_PORTS) - 1;
+  const high = Math.min(ephemeralLow, NODE_PORTS) - 1;
   if (high - LOWEST >= 1_000) {
     for (let i = 0; i < ATTEMPTS; i++) {
       const port = LOWEST + Math.floor(Math.random() * (high - LOWEST + 1));

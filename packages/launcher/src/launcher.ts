@@ -84,9 +84,8 @@ async function run(o: LauncherOptions, stop: AbortSignal): Promise<number> {
 
   // The serial console socket and log live here; the log holds whatever the guest printed. It
   // belongs to the guest-console-log container's account, owner-only: that container reads it
-  // with no capability. The directory stays root's, as are qemu (root with every capability
-  // dropped) and its sockets in it; others may only pass through it to the log (the sockets are
-  // owner-only).
+  // with no capability. The directory stays root's, as are qemu and its sockets in it; others
+  // may only pass through it to the log (the sockets are owner-only).
   const vmiPrivate = join(flags.privateDir, uid);
   await mkdir(vmiPrivate, { recursive: true, mode: 0o711 });
   await chmod(vmiPrivate, 0o711);

@@ -63,11 +63,13 @@ export const DEFAULT_CPU_REQUEST = '100m';
  * NAT, sysctls) is the handler's, from outside the pod, so the container needs no NET_ADMIN and
  * is never privileged. What is kept, each shown needed by starting the launcher without it
  * (test/bench/compute-capabilities.ts): NET_BIND_SERVICE for the launcher's DHCP server on
- * port 67 (as KubeVirt adds it), and for the private libvirt daemon starting qemu: SETUID and
- * SETGID (it sets qemu's user and groups), SETPCAP (it drops qemu's capabilities) and
- * DAC_OVERRIDE (it probes qemu with it); CHOWN for the launcher to give the serial log to the
- * unprivileged guest-console-log container. FOWNER, KILL and SYS_NICE are not needed here:
- * qemu runs as root with no file relabelling, and podvirt pins no CPUs.
+ * port 67 (as KubeVirt adds it), and for the private libvirt daemon starting qemu: SETGID (it
+ * sets qemu's groups), SETUID and SETPCAP (Debian's libvirtd, the fallback, sets qemu's user and
+ * drops its capabilities with them; podvirt's virtqemud, built without libcap-ng, does not) and
+ * DAC_OVERRIDE (it probes qemu with it, and opens the serial log); CHOWN for the launcher to
+ * give the serial log to the unprivileged guest-console-log container. FOWNER, KILL and
+ * SYS_NICE are not needed here: qemu runs as root with no file relabelling, and podvirt pins no
+ * CPUs.
  */
 export const COMPUTE_CAPABILITIES: readonly string[] = ['NET_BIND_SERVICE', 'CHOWN', 'DAC_OVERRIDE', 'SETGID', 'SETUID', 'SETPCAP'];
 const COMPUTE_SECURITY_CONTEXT = { capabilities: { drop: ['ALL'], add: [...COMPUTE_CAPABILITIES] } };
